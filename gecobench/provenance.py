@@ -1,0 +1,92 @@
+"""How a result was made: package version, git commit, library versions, data fingerprints, time."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import platform
+import subprocess
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import gecobench
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@lru_cache(maxsize=1)
+def git_commit() -> str:
+    """The commit of the checkout this package runs from, with ``+dirty`` when files changed; ``unknown`` outside git."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=REPO_ROOT, capture_output=True, text=True, timeout=10, check=True,
+        ).stdout.strip()
+        return commit + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of the libraries whose behaviour can change scores."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    for name in ("torch", "transformers", "captum", "lime", "datasets", "evaluate", "numpy", "accelerate"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def utc_now() -> str:
+    """Current UTC time in ISO 8601 with a ``Z`` suffix."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def base_provenance(seed: int | None = None) -> dict[str, Any]:
+    """The provenance block every record carries."""
+    return {
+        "package": "gecobench-hub",
+        "package_version": gecobench.__version__,
+        "git_commit": git_commit(),
+        "libraries": library_versions(),
+        "created_at": utc_now(),
+        "seed": seed,
+    }
+
+
+def sha256_file(path: str | Path, chunk_size: int = 1 << 20) -> str:
+    """SHA-256 hex digest of a file."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(chunk_size), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def fingerprint_rows(rows: Iterable[Any]) -> str:
+    """A stable fingerprint (SHA-256 of canonical JSON lines) of a sequence of JSON-serialisable rows."""
+    digest = hashlib.sha256()
+    for row in rows:
+        digest.update(json.dumps(row, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def fingerprint_directory(path: str | Path, patterns: tuple[str, ...] = ("*.json", "*.safetensors", "*.bin", "*.txt")) -> str:
+    """SHA-256 over the names and contents of the files in a checkpoint folder (order-independent)."""
+    root = Path(path)
+    digest = hashlib.sha256()
+    files = sorted({p for pattern in patterns for p in root.glob(pattern) if p.is_file()})
+    for file in files:
+        digest.update(file.name.encode("utf-8"))
+        digest.update(sha256_file(file).encode("ascii"))
+    return digest.hexdigest()

