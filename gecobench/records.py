@@ -13,6 +13,7 @@ Records are validated on write and on read (:func:`validate_record`). The schema
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -33,6 +34,9 @@ _METRIC_VALUE = {
         "median": {"type": ["number", "null"]},
         "n_scored": {"type": "integer", "minimum": 0},
         "n_undefined": {"type": "integer", "minimum": 0},
+        "reason": {"type": "string", "description": "why value is null"},
+        "direction": {"type": ["string", "null"]},
+        "computed_with": {"type": "string"},
     },
 }
 
@@ -83,6 +87,13 @@ EXPLAINER_SCORE_SCHEMA: dict[str, Any] = {
                 "seed": {"type": ["integer", "null"]},
                 "checkpoint_sha256": {"type": ["string", "null"]},
                 "zero_shot_method": {"type": ["string", "null"]},
+                "name": {"type": "string"},
+                "train_config": {"type": ["string", "null"]},
+                "num_labels": {"type": "integer", "minimum": 1},
+                "accuracy_on_scored": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+                "accuracy_on_evaluated": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+                "zero_shot_reference": {"type": ["string", "null"]},
+                "zero_shot_reference_sha256": {"type": ["string", "null"]},
             },
         },
         "dataset": {
@@ -96,8 +107,25 @@ EXPLAINER_SCORE_SCHEMA: dict[str, Any] = {
             },
         },
         "protocol": {"type": "object"},
-        "metrics": {"type": "object", "additionalProperties": _METRIC_VALUE},
-        "groups": {"type": "object"},
+        "metrics": {"type": "object", "required": ["mass_accuracy"], "additionalProperties": _METRIC_VALUE},
+        "groups": {
+            "type": "object",
+            "description": "Mass Accuracy per gender group (class label of the sentence)",
+            "propertyNames": {"enum": ["female", "male", "non-binary"]},
+            "additionalProperties": {
+                "type": "object",
+                "required": ["mass_accuracy", "n_scored"],
+                "properties": {
+                    "mass_accuracy": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+                    "median": {"type": ["number", "null"]},
+                    "ci_low": {"type": ["number", "null"]},
+                    "ci_high": {"type": ["number", "null"]},
+                    "n_scored": {"type": "integer", "minimum": 0},
+                    "n_undefined": {"type": "integer", "minimum": 0},
+                    "n_sentences": {"type": "integer", "minimum": 0},
+                },
+            },
+        },
         "counts": {
             "type": "object",
             "required": ["n_sentences", "n_scored"],
@@ -105,13 +133,16 @@ EXPLAINER_SCORE_SCHEMA: dict[str, Any] = {
                 "n_sentences": {"type": "integer", "minimum": 0},
                 "n_scored": {"type": "integer", "minimum": 0},
                 "n_undefined": {"type": "integer", "minimum": 0},
+                "n_filtered_out": {"type": "integer", "minimum": 0},
+                "n_malformed_groups": {"type": "integer", "minimum": 0},
             },
         },
         "runtime": {
             "type": "object",
             "properties": {
-                "seconds_per_sentence": {"type": ["number", "null"]},
-                "total_seconds": {"type": ["number", "null"]},
+                "seconds_per_sentence": {"type": ["number", "null"], "minimum": 0},
+                "total_seconds": {"type": ["number", "null"], "minimum": 0},
+                "n_processes": {"type": "integer", "minimum": 1},
             },
         },
         "provenance": _PROVENANCE,
@@ -170,6 +201,16 @@ def _non_finite_paths(value: Any, path: str = "") -> list[str]:
     return []
 
 
+@functools.lru_cache(maxsize=None)
+def _validator_for(record_type: str) -> Any:
+    """A compiled validator per record type: ``jsonschema.validate`` re-checks the schema on every call, which
+    made reading a 10,000-record store take minutes."""
+    schema = SCHEMAS[record_type]
+    validator_class = jsonschema.validators.validator_for(schema)
+    validator_class.check_schema(schema)
+    return validator_class(schema)
+
+
 def validate_record(record: Any) -> dict[str, Any]:
     """Validate a record against the schema of its ``record_type``; return it unchanged or raise."""
     if not isinstance(record, dict):
@@ -186,7 +227,9 @@ def validate_record(record: Any) -> dict[str, Any]:
             f"compatible with this package's {SCHEMA_VERSION}"
         )
     try:
-        jsonschema.validate(record, SCHEMAS[record_type])
+        error = jsonschema.exceptions.best_match(_validator_for(record_type).iter_errors(record))
+        if error is not None:
+            raise error
     except jsonschema.ValidationError as err:
         where = "/".join(str(p) for p in err.absolute_path) or "<root>"
         raise RecordValidationError(f"record {record.get('record_id', '?')}: field {where}: {err.message}") from None

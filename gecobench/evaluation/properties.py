@@ -1,0 +1,84 @@
+"""Property metrics (issue #8) and ranking metrics for a record, from the extra attributions the runner computes.
+
+* MRC — the explainer on a re-initialised copy of the model (:func:`gecobench.evaluation.modelling.randomised_copy`);
+* SNC — the explainer on a copy with a fixed Gaussian perturbation of the input embeddings
+  (:func:`gecobench.evaluation.modelling.noisy_copy`, std = protocol ``small_noise_std``);
+* LD — the explainer for the other class (binary) or the mean over the other classes (three classes);
+* DMA — every explainer of the run against the others on the same sentences (computed after all explainers);
+* SP, CVR, relevance rank accuracy, AUPRC — from the attributions and the ground truth only.
+
+The math is in :mod:`gecobench.metrics.properties` and :mod:`gecobench.metrics.ranking`; this module only pairs
+the arrays and summarises them (mean over defined sentences, bootstrap 95 % CI of the mean).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from gecobench.metrics import METRICS_META
+from gecobench.metrics import properties as prop
+from gecobench.metrics import ranking
+from gecobench.metrics.mass_accuracy import summarize
+from gecobench.evaluation.scoring import finite_or_none
+
+if TYPE_CHECKING:
+    from gecobench.evaluation.runner import EvaluationSettings
+
+PROPERTY_METRICS = ("model_randomisation_check", "small_noise_check", "label_difference", "methods_agreement")
+ATTRIBUTION_ONLY_METRICS = ("sparsity", "covariate_complexity", "relevance_rank_accuracy", "auprc")
+
+
+def summary_block(name: str, per_sentence: np.ndarray, bootstrap: int, seed: int) -> dict[str, Any]:
+    """A record metric block: mean over defined sentences, bootstrap CI, counts and the metric's direction."""
+    summary = summarize(np.asarray(per_sentence, dtype=np.float64), bootstrap=bootstrap, seed=seed)
+    block = {"value": finite_or_none(summary["mean"]), "median": finite_or_none(summary["median"]),
+             "ci_low": finite_or_none(summary["ci_low"]), "ci_high": finite_or_none(summary["ci_high"]),
+             "n_scored": summary["n_scored"], "n_undefined": summary["n_undefined"],
+             "direction": METRICS_META.get(name, {}).get("direction")}
+    if block["value"] is None:
+        block["reason"] = "undefined on every scored sentence"
+    return block
+
+
+def _missing(reason: str) -> dict[str, Any]:
+    return {"value": None, "ci_low": None, "ci_high": None, "reason": reason}
+
+
+def score_properties(
+    scores: list[np.ndarray], ground_truth: list[list[int]], randomised: list[np.ndarray] | None,
+    noisy: list[np.ndarray] | None, other_target: list[np.ndarray] | None, settings: "EvaluationSettings",
+) -> dict[str, Any]:
+    """Blocks for MRC, SNC, LD (when their attributions were computed) and SP, CVR, RRA, AUPRC."""
+    b, s = settings.bootstrap, settings.seed
+    out: dict[str, Any] = {
+        "sparsity": summary_block("sparsity", prop.sparsity_per_sentence(scores), b, s),
+        "covariate_complexity": summary_block("covariate_complexity", prop.covariate_complexity_per_sentence(scores), b, s),
+        "relevance_rank_accuracy": summary_block(
+            "relevance_rank_accuracy", ranking.relevance_rank_accuracy_per_sentence(scores, ground_truth), b, s),
+        "auprc": summary_block("auprc", ranking.auprc_per_sentence(scores, ground_truth), b, s),
+    }
+    pairs = {
+        "model_randomisation_check": (randomised, prop.model_randomisation_check_per_sentence),
+        "small_noise_check": (noisy, prop.small_noise_check_per_sentence),
+        "label_difference": (other_target, prop.label_difference_per_sentence),
+    }
+    for name, (other, function) in pairs.items():
+        out[name] = (summary_block(name, function(scores, other), b, s) if other is not None
+                     else _missing("property metrics were switched off (--no-properties)"))
+    return out
+
+
+def score_agreement(main_scores: dict[str, list[np.ndarray]], ground_truth: list[list[int]],
+                    settings: "EvaluationSettings") -> dict[str, dict[str, Any]]:
+    """DMA block per explainer key: mean TV distance to every other explainer of the run on the same sentences."""
+    if len(main_scores) < 2:
+        return {k: _missing("methods agreement needs at least two explainers in the run") for k in main_scores}
+    per = prop.methods_agreement_by_explainer(main_scores)
+    blocks = {}
+    for key, values in per.items():
+        block = summary_block("methods_agreement", values, settings.bootstrap, settings.seed)
+        block["compared_with"] = sorted(k.rsplit("-", 1)[0] for k in main_scores if k != key)
+        blocks[key] = block
+    return blocks

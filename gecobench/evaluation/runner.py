@@ -1,0 +1,382 @@
+"""The main job: explainers × models × GECO configs → validated ``explainer_score`` records in the results store.
+
+Flow for one (GECO config, model):
+
+1. the test split's sentence groups (all gender variants of one source sentence) are cut into fixed chunks of
+   ``chunk_size`` groups; the chunks — not the processes — define the work, so 1 and N processes compute the
+   same thing;
+2. Accelerate splits the chunk list between processes (``split_between_processes``); each process predicts its
+   chunks, applies the correctness filter (keep a group only if every variant is classified correctly) and, per
+   explainer, computes the word scores the metrics need — the model's, the zero-shot reference's (RMA), a
+   re-initialised copy's (MRC), a noisy copy's (SNC) and other targets' (LD) — writing a checkpoint per chunk;
+3. the per-chunk results are gathered on the main process (``gather_object``), which scores them, computes the
+   cross-explainer metric (DMA) and appends one record per explainer to the store. A record that already exists
+   (same identity) is not written again, so reruns and resumed runs never duplicate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gecobench.evaluation.attribution import attribute_words
+from gecobench.evaluation.checkpoints import CheckpointStore
+from gecobench.evaluation.data import GecoSplit, load_split, scorable
+from gecobench.evaluation.modelling import LoadedModel, load_model, noisy_copy, other_targets, predict, randomised_copy
+from gecobench.evaluation.properties import score_properties, score_agreement
+from gecobench.evaluation.scoring import score_correctness
+from gecobench.explainers.base import Explainer, get_explainer
+from gecobench.provenance import base_provenance
+from gecobench.records import SCHEMA_VERSION, explainer_score_identity, record_id_for, validate_record
+from gecobench.store import open_results_store
+
+log = logging.getLogger("gecobench.evaluation")
+
+ZERO_SHOT_REGIME = "ZS"
+SCORE_KINDS = ("main", "reference", "randomised", "noisy", "other_target")
+
+
+@dataclass
+class ExplainerSpec:
+    """An explainer name and its protocol parameters, as written on the command line (``name:key=value,...``)."""
+
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str) -> "ExplainerSpec":
+        name, _, rest = text.partition(":")
+        params: dict[str, Any] = {}
+        for item in filter(None, rest.split(",")):
+            key, sep, raw = item.partition("=")
+            if not sep or not key:
+                raise ValueError(f"explainer spec {text!r}: expected name:key=value,key=value")
+            try:
+                params[key] = json.loads(raw)
+            except json.JSONDecodeError:
+                params[key] = raw
+        return cls(name.strip(), params)
+
+    def key(self) -> str:
+        digest = hashlib.sha256(json.dumps(self.params, sort_keys=True).encode()).hexdigest()[:10]
+        return f"{self.name}-{digest}"
+
+
+@dataclass
+class EvaluationSettings:
+    """Protocol parameters of a run (everything except *what* is evaluated and *where* it is written)."""
+
+    split: str = "test"
+    seed: int = 0
+    filter_correct: bool = True
+    properties: bool = True
+    bootstrap: int = 1000
+    batch_size: int = 8
+    chunk_size: int = 16
+    max_groups: int | None = None
+    noise_std: float = 0.01
+    randomisation_seed: int = 1234
+    data_dir: str | None = None
+
+    def protocol(self) -> dict[str, Any]:
+        """The protocol block of a record (part of its identity; process count and paths are not)."""
+        return {
+            "split": self.split, "seed": self.seed,
+            "filter": "all_gender_variants_correct" if self.filter_correct else "none",
+            "properties": self.properties, "bootstrap_resamples": self.bootstrap, "ci_level": 0.95,
+            "batch_size": self.batch_size, "chunk_size": self.chunk_size, "max_sentence_groups": self.max_groups,
+            "target": "true label",
+            "small_noise_std": self.noise_std if self.properties else None,
+            "randomisation": ({"method": "reset_parameters of every nn.Linear and nn.Embedding",
+                               "seed": self.randomisation_seed} if self.properties else None),
+            "label_difference_target": "other class (binary) / mean over other classes" if self.properties else None,
+        }
+
+
+@dataclass
+class RunSummary:
+    """What a run did: record ids written, ids skipped because they already existed, and warnings."""
+
+    written: list[str] = field(default_factory=list)
+    existing: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _stable_seed(*parts: Any) -> int:
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+    return int(digest[:8], 16) % (2**31 - 1)
+
+
+def _accelerator() -> Any:
+    from accelerate import Accelerator
+
+    return Accelerator(cpu=True) if not _cuda_available() else Accelerator()
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def find_zero_shot_reference(model: LoadedModel, candidates: list[str]) -> tuple[str | None, str | None]:
+    """Path of a ZS model of the same base among ``candidates`` or next to the model; else (None, reason)."""
+    if model.regime == ZERO_SHOT_REGIME:
+        return None, "the model is the zero-shot reference itself (RMA = 0 by definition)"
+    pool = list(candidates)
+    parent = Path(model.path).parent
+    if parent.is_dir():
+        pool += [str(p) for p in sorted(parent.iterdir()) if (p / "gecobench_model.json").is_file()]
+    for path in pool:
+        info_file = Path(path) / "gecobench_model.json"
+        if not info_file.is_file() or Path(path).resolve() == Path(model.path).resolve():
+            continue
+        try:
+            info = json.loads(info_file.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{info_file}: invalid JSON ({err})") from None
+        if info.get("regime") == ZERO_SHOT_REGIME and info.get("base_model") == model.base_model:
+            return path, None
+    return None, f"no zero-shot (ZS) model of base {model.base_model!r} among or next to the models"
+
+
+def _kept_rows(split: GecoSplit, chunk: list[list[int]], predictions: dict[int, int], filter_correct: bool
+               ) -> tuple[list[int], int]:
+    """Rows to score in a chunk (whole groups only) and the number of malformed groups dropped."""
+    kept: list[int] = []
+    malformed = 0
+    for group in chunk:
+        if not all(scorable(split.rows[i]) for i in group):
+            malformed += 1
+            continue
+        if filter_correct and any(predictions[i] != split.rows[i].label for i in group):
+            continue
+        kept.extend(group)
+    return kept, malformed
+
+
+class _Perturbed:
+    """Lazily built randomised and noisy copies of one model (built once, reused by every explainer)."""
+
+    def __init__(self, model: Any, settings: EvaluationSettings) -> None:
+        self._model, self._settings = model, settings
+        self._randomised: Any = None
+        self._noisy: Any = None
+
+    @property
+    def randomised(self) -> Any:
+        if self._randomised is None:
+            self._randomised = randomised_copy(self._model, self._settings.randomisation_seed)
+        return self._randomised
+
+    @property
+    def noisy(self) -> Any:
+        if self._noisy is None:
+            self._noisy = noisy_copy(self._model, self._settings.noise_std, self._settings.randomisation_seed + 1)
+        return self._noisy
+
+
+def _explain_chunk(explainer: Explainer, spec: ExplainerSpec, lm: LoadedModel, reference: LoadedModel | None,
+                   perturbed: _Perturbed, split: GecoSplit, rows: list[int], chunk_id: int,
+                   settings: EvaluationSettings) -> dict[str, Any]:
+    """Every kind of word scores one explainer needs on one chunk's kept rows."""
+    words = [list(split.rows[i].words) for i in rows]
+    targets = [split.rows[i].label for i in rows]
+    seed = _stable_seed(settings.seed, spec.name, spec.params, chunk_id)
+    run = lambda model, tok, tg: [s.tolist() for s in attribute_words(  # noqa: E731
+        explainer, model, tok, words, tg, batch_size=settings.batch_size, seed=seed)]
+    scores: dict[str, Any] = {kind: None for kind in SCORE_KINDS}
+    scores["main"] = run(lm.model, lm.tokenizer, targets)
+    if reference is not None:
+        scores["reference"] = run(reference.model, reference.tokenizer, targets)
+    if settings.properties:
+        scores["randomised"] = run(perturbed.randomised, lm.tokenizer, targets)
+        scores["noisy"] = run(perturbed.noisy, lm.tokenizer, targets)
+        n_labels = lm.num_labels
+        others = [other_targets(t, n_labels) for t in targets]
+        # For binary models this is the other class; with three classes, the mean over the two others.
+        per_other = [run(lm.model, lm.tokenizer, [o[k] for o in others]) for k in range(n_labels - 1)]
+        scores["other_target"] = [np.mean([np.asarray(p[i]) for p in per_other], axis=0).tolist()
+                                  for i in range(len(rows))]
+    return scores
+
+
+def _identity_record(spec: ExplainerSpec, explainer: Explainer, lm: LoadedModel, split: GecoSplit,
+                     protocol: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "explainer": {"name": spec.name, "version": str(explainer.version), "params": explainer.params()},
+        "model": {"regime": lm.regime, "base_model": lm.base_model, "seed": lm.info.get("seed"),
+                  "checkpoint_sha256": lm.checkpoint_sha256},
+        "dataset": {"config": split.config, "split": split.split, "fingerprint": split.fingerprint},
+        "protocol": protocol,
+    }
+
+
+def run_evaluation(
+    explainers: list[ExplainerSpec | str], models: list[str], configs: list[str],
+    settings: EvaluationSettings | None = None, store_location: str | None = None,
+    checkpoint_dir: str | Path = "runs/eval_checkpoints", progress: bool = True,
+) -> RunSummary:
+    """Evaluate every explainer × model × config; append one record each to the results store.
+
+    Safe to run under ``accelerate launch`` / ``torchrun`` with any number of processes: only the main process
+    writes records. Returns a :class:`RunSummary` (meaningful on the main process).
+    """
+    from accelerate.utils import gather_object
+    from tqdm.auto import tqdm
+
+    settings = settings or EvaluationSettings()
+    specs = [ExplainerSpec.parse(e) if isinstance(e, str) else e for e in explainers]
+    if not specs or not models or not configs:
+        raise ValueError("need at least one explainer, one model and one config")
+    accelerator = _accelerator()
+    store = open_results_store(store_location)
+    checkpoints = CheckpointStore(checkpoint_dir)
+    summary = RunSummary()
+    protocol = settings.protocol()
+    reference_cache: dict[str, LoadedModel] = {}
+
+    for config in configs:
+        split = load_split(config, settings.split, settings.data_dir)
+        train = load_split(config, "train", settings.data_dir)
+        groups = split.groups[: settings.max_groups] if settings.max_groups else split.groups
+        chunks = [groups[i:i + settings.chunk_size] for i in range(0, len(groups), settings.chunk_size)]
+        instances: list[Explainer] = []
+        for spec in specs:
+            explainer = get_explainer(spec.name, **spec.params)
+            train_rows = [r for r in train.rows if scorable(r)]
+            explainer.fit([list(r.words) for r in train_rows], [r.label for r in train_rows])
+            instances.append(explainer)
+
+        for model_path in models:
+            lm = load_model(model_path)
+            ref_path, ref_reason = find_zero_shot_reference(lm, models)
+            reference = None
+            if ref_path is not None:
+                reference = reference_cache.get(ref_path) or load_model(ref_path)
+                reference_cache[ref_path] = reference
+            # The RMA reference changes a record's numbers, so it is part of the protocol (and of the identity).
+            unit_protocol = {**protocol, "rma_reference_sha256": reference.checkpoint_sha256 if reference else None}
+            identities = [_identity_record(s, e, lm, split, unit_protocol) for s, e in zip(specs, instances)]
+            record_ids = [record_id_for(explainer_score_identity(i)) for i in identities]
+            if all(store.exists("explainer_score", rid) for rid in record_ids):
+                summary.existing.extend(record_ids)
+                log.info("records for %s on %s already in the store; skipped", model_path, config)
+                continue
+            perturbed = _Perturbed(lm.model, settings)
+            unit = hashlib.sha256(json.dumps([lm.checkpoint_sha256, split.fingerprint, unit_protocol],
+                                             sort_keys=True).encode()).hexdigest()[:16]
+
+            local_results = []
+            with accelerator.split_between_processes(list(range(len(chunks)))) as my_chunks:
+                bar = tqdm(my_chunks, desc=f"{lm.name} · {config}", disable=not (progress and accelerator.is_main_process))
+                for chunk_id in bar:
+                    chunk = chunks[chunk_id]
+                    chunk_rows = [i for g in chunk for i in g]
+                    preds = predict(lm.model, lm.tokenizer, [list(split.rows[i].words) for i in chunk_rows],
+                                    batch_size=max(settings.batch_size, 16))
+                    predictions = {i: int(p) for i, p in zip(chunk_rows, preds)}
+                    kept, malformed = _kept_rows(split, chunk, predictions, settings.filter_correct)
+                    per_explainer = {}
+                    for spec, explainer in zip(specs, instances):
+                        cached = checkpoints.load(unit, spec.key(), chunk_id, kept)
+                        if cached is None:
+                            start = time.perf_counter()
+                            scores = _explain_chunk(explainer, spec, lm, reference, perturbed, split, kept, chunk_id, settings)
+                            cached = {"scores": scores, "seconds": time.perf_counter() - start}
+                            checkpoints.save(unit, spec.key(), chunk_id, kept, scores, cached["seconds"])
+                        per_explainer[spec.key()] = cached
+                    local_results.append({"chunk": chunk_id, "rows": chunk_rows, "predictions": predictions,
+                                          "kept": kept, "malformed": malformed, "explainers": per_explainer})
+            gathered = gather_object(local_results)
+            if accelerator.is_main_process:
+                by_chunk = {r["chunk"]: r for r in gathered}
+                if sorted(by_chunk) != list(range(len(chunks))):
+                    raise RuntimeError(f"gathered chunks {sorted(by_chunk)} do not cover 0..{len(chunks) - 1}")
+                ordered = [by_chunk[c] for c in range(len(chunks))]
+                records = _build_records(specs, instances, identities, record_ids, lm, split, ordered, settings,
+                                         unit_protocol, reference, ref_reason, accelerator.num_processes)
+                for record in records:
+                    if store.exists("explainer_score", record["record_id"]):
+                        summary.existing.append(record["record_id"])
+                        continue
+                    store.append(record)
+                    summary.written.append(record["record_id"])
+            accelerator.wait_for_everyone()
+    return summary
+
+
+def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], identities: list[dict[str, Any]],
+                   record_ids: list[str], lm: LoadedModel, split: GecoSplit, chunks: list[dict[str, Any]],
+                   settings: EvaluationSettings, protocol: dict[str, Any], reference: LoadedModel | None,
+                   ref_reason: str | None, n_processes: int) -> list[dict[str, Any]]:
+    """Score the gathered chunks and build one validated record per explainer."""
+    evaluated_rows = [i for c in chunks for i in c["rows"]]
+    predictions = {i: p for c in chunks for i, p in c["predictions"].items()}
+    kept = [i for c in chunks for i in c["kept"]]
+    ground_truth = [list(split.rows[i].ground_truth) for i in kept]
+    labels = [split.rows[i].label for i in kept]
+    n_correct_all = sum(int(predictions[i]) == split.rows[i].label for i in evaluated_rows)
+    n_correct_kept = sum(int(predictions[i]) == split.rows[i].label for i in kept)
+
+    def collect(key: str, kind: str) -> list[np.ndarray] | None:
+        """Scores of one kind over all chunks, in row order; None when that kind was not computed."""
+        parts = [c["explainers"][key]["scores"][kind] for c in chunks]
+        if any(p is None for p in parts):
+            return None
+        return [np.asarray(s, dtype=np.float64) for p in parts for s in p]
+
+    main_scores = {s.key(): collect(s.key(), "main") or [] for s in specs}
+    agreement = score_agreement(main_scores, ground_truth, settings) if settings.properties and kept else {}
+    records = []
+    for spec, explainer, identity, record_id in zip(specs, instances, identities, record_ids):
+        key = spec.key()
+        scores = main_scores[key]
+        seconds = sum(c["explainers"][key]["seconds"] for c in chunks)
+        reference_scores = collect(key, "reference") if reference is not None else None
+        if not kept:
+            metrics: dict[str, Any] = {"mass_accuracy": {"value": None, "n_scored": 0, "n_undefined": 0,
+                                                         "reason": "no sentence passed the filter"}}
+            groups: dict[str, Any] = {}
+        else:
+            metrics, groups, _ = score_correctness(scores, ground_truth, labels, reference_scores, ref_reason,
+                                                   settings.bootstrap, settings.seed)
+            if settings.properties:
+                metrics.update(score_properties(
+                    scores, ground_truth, collect(key, "randomised"), collect(key, "noisy"),
+                    collect(key, "other_target"), settings))
+                metrics["methods_agreement"] = agreement.get(key, {"value": None, "reason": "not computed"})
+        record = {
+            "schema_version": SCHEMA_VERSION,
+            "record_type": "explainer_score",
+            "record_id": record_id,
+            "explainer": {**identity["explainer"], "model_independent": bool(explainer.model_independent),
+                          "is_baseline": bool(explainer.is_baseline), "source": "builtin"},
+            "model": {**identity["model"], "base_revision": lm.info.get("base_revision"),
+                      "zero_shot_method": lm.info.get("zero_shot_method"), "name": lm.name,
+                      "train_config": lm.info.get("geco_config", lm.info.get("config")), "num_labels": lm.num_labels,
+                      "accuracy_on_scored": (n_correct_kept / len(kept)) if kept else None,
+                      "accuracy_on_evaluated": (n_correct_all / len(evaluated_rows)) if evaluated_rows else None,
+                      "zero_shot_reference": (reference.name if reference is not None else None),
+                      "zero_shot_reference_sha256": (reference.checkpoint_sha256 if reference is not None else None)},
+            "dataset": {"name": "geco", **identity["dataset"], "source": split.source},
+            "protocol": protocol,
+            "metrics": metrics,
+            "groups": groups,
+            "counts": {"n_sentences": len(evaluated_rows), "n_scored": len(kept),
+                       "n_undefined": int(metrics["mass_accuracy"].get("n_undefined", 0)),
+                       "n_filtered_out": len(evaluated_rows) - len(kept),
+                       "n_malformed_groups": sum(c["malformed"] for c in chunks)},
+            "runtime": {"total_seconds": seconds, "seconds_per_sentence": (seconds / len(kept)) if kept else None,
+                        "n_processes": n_processes},
+            "provenance": base_provenance(settings.seed),
+        }
+        records.append(validate_record(record))
+    return records

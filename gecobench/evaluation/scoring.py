@@ -1,0 +1,172 @@
+"""Turn word scores into the metric blocks of an ``explainer_score`` record.
+
+The headline Mass Accuracy (MA) and Relative Mass Accuracy (RMA) are computed by the ``evaluate`` modules in
+``metrics/`` (loaded once per process, from paths relative to the repository root); the per-sentence arrays the
+gender-group breakdown, the confidence intervals and the property metrics need come from the plain functions in
+``gecobench.metrics``. Undefined values (NaN) never reach a record: they become ``null`` with a ``reason``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gecobench.evaluation.data import LABEL_NAMES
+from gecobench.metrics.mass_accuracy import mass_accuracy_per_sentence, summarize
+from gecobench.metrics.relative_mass_accuracy import relative_mass_accuracy
+from gecobench.provenance import REPO_ROOT
+
+METRICS_DIR = REPO_ROOT / "metrics"
+
+
+def finite_or_none(value: Any) -> float | None:
+    """A float for the record, or None when the value is missing or not finite."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+@lru_cache(maxsize=None)
+def load_metric_module(name: str) -> Any | None:
+    """The ``evaluate`` module ``metrics/<name>`` (cached per process), or None when it is not in this checkout."""
+    folder = METRICS_DIR / name
+    if not (folder / f"{name}.py").is_file():
+        return None
+    import evaluate
+
+    return evaluate.load(str(folder))
+
+
+def bootstrap_statistic_ci(values: np.ndarray, statistic: Callable[[np.ndarray], float], n_resamples: int,
+                           seed: int, confidence: float = 0.95) -> tuple[float | None, float | None]:
+    """Percentile bootstrap interval of any statistic of finite ``values`` (None when there is nothing to resample)."""
+    data = np.asarray(values, dtype=np.float64)
+    data = data[np.isfinite(data)]
+    if n_resamples <= 0 or data.size == 0:
+        return None, None
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, data.size, size=(n_resamples, data.size))
+    stats = np.array([statistic(data[row]) for row in idx])
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(stats, [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+def headline_mass_accuracy(attributions: list[np.ndarray], ground_truth: list[list[int]], bootstrap: int,
+                           seed: int) -> tuple[dict[str, Any], np.ndarray]:
+    """The record's ``mass_accuracy`` block and the per-sentence MA, from the ``metrics/mass_accuracy`` module.
+
+    Falls back to the same math in :mod:`gecobench.metrics.mass_accuracy` when the module folder is absent
+    (the block's ``computed_with`` says which).
+    """
+    module = load_metric_module("mass_accuracy")
+    if module is None:
+        per_sentence = mass_accuracy_per_sentence(attributions, ground_truth)
+        block = mass_accuracy_block(per_sentence, bootstrap, seed)
+        block["computed_with"] = "gecobench.metrics.mass_accuracy"
+        return block, per_sentence
+    result = module.compute(attributions=[np.asarray(a, dtype=np.float64).tolist() for a in attributions],
+                            ground_truth=[list(g) for g in ground_truth], return_per_sentence=True,
+                            bootstrap=bootstrap, seed=seed)
+    per_sentence = np.array([np.nan if v is None else v for v in result["per_sentence"]], dtype=np.float64)
+    block = {"value": finite_or_none(result["mass_accuracy"]), "median": finite_or_none(result["median"]),
+             "ci_low": finite_or_none(result.get("ci_low")), "ci_high": finite_or_none(result.get("ci_high")),
+             "n_scored": int(result["n_scored"]), "n_undefined": int(result["n_undefined"]),
+             "computed_with": "evaluate:metrics/mass_accuracy"}
+    if block["value"] is None:
+        block["reason"] = "no sentence has a defined Mass Accuracy"
+    return block, per_sentence
+
+
+def mass_accuracy_block(per_sentence: np.ndarray, bootstrap: int, seed: int) -> dict[str, Any]:
+    """The record's ``mass_accuracy``-style block (value = mean) for per-sentence MA values."""
+    summary = summarize(per_sentence, bootstrap=bootstrap, seed=seed)
+    block = {
+        "value": finite_or_none(summary["mean"]), "median": finite_or_none(summary["median"]),
+        "ci_low": finite_or_none(summary["ci_low"]), "ci_high": finite_or_none(summary["ci_high"]),
+        "n_scored": summary["n_scored"], "n_undefined": summary["n_undefined"],
+    }
+    if block["value"] is None:
+        block["reason"] = "no sentence has a defined Mass Accuracy"
+    return block
+
+
+def score_correctness(
+    attributions: list[np.ndarray], ground_truth: list[list[int]], labels: Sequence[int],
+    reference_attributions: list[np.ndarray] | None, reference_reason: str | None, bootstrap: int, seed: int,
+) -> tuple[dict[str, Any], dict[str, Any], np.ndarray]:
+    """MA (mean, median, CI), RMA against a reference model, MA per gender group and the largest group gap.
+
+    Returns ``(metrics, groups, per_sentence_ma)``.
+    """
+    ma_block, per_sentence = headline_mass_accuracy(attributions, ground_truth, bootstrap, seed)
+    metrics: dict[str, Any] = {"mass_accuracy": ma_block}
+
+    metrics["relative_mass_accuracy"] = _rma_block(per_sentence, attributions, reference_attributions,
+                                                   ground_truth, reference_reason, bootstrap, seed)
+
+    labels_arr = np.asarray(labels)
+    groups: dict[str, Any] = {}
+    for label, name in enumerate(LABEL_NAMES):
+        mask = labels_arr == label
+        if not mask.any():
+            continue
+        block = mass_accuracy_block(per_sentence[mask], bootstrap, seed)
+        groups[name] = {"mass_accuracy": block["value"], "median": block["median"], "ci_low": block["ci_low"],
+                        "ci_high": block["ci_high"], "n_scored": block["n_scored"],
+                        "n_undefined": block["n_undefined"], "n_sentences": int(mask.sum())}
+    metrics["mass_accuracy_gap"] = _gap_block(per_sentence, labels_arr, groups, bootstrap, seed)
+    return metrics, groups, per_sentence
+
+
+def _gap_block(per_sentence: np.ndarray, labels: np.ndarray, groups: dict[str, Any], bootstrap: int,
+               seed: int) -> dict[str, Any]:
+    """Largest difference between gender groups' mean MA; CI by resampling sentences within each group."""
+    means = {name: g["mass_accuracy"] for name, g in groups.items() if g["mass_accuracy"] is not None}
+    if len(means) < 2:
+        return {"value": None, "ci_low": None, "ci_high": None,
+                "reason": "fewer than two gender groups have a defined Mass Accuracy"}
+    high_name = max(means, key=means.get)
+    low_name = min(means, key=means.get)
+    block: dict[str, Any] = {"value": float(means[high_name] - means[low_name]), "highest_group": high_name,
+                             "lowest_group": low_name, "ci_low": None, "ci_high": None}
+    if bootstrap > 0:
+        rng = np.random.default_rng(seed + 1)
+        per_group = [per_sentence[labels == LABEL_NAMES.index(n)] for n in means]
+        per_group = [v[np.isfinite(v)] for v in per_group]
+        gaps = np.empty(bootstrap)
+        for b in range(bootstrap):
+            resampled = [v[rng.integers(0, v.size, v.size)].mean() for v in per_group]
+            gaps[b] = max(resampled) - min(resampled)
+        block["ci_low"], block["ci_high"] = (float(x) for x in np.quantile(gaps, [0.025, 0.975]))
+    return block
+
+
+def _rma_block(per_sentence: np.ndarray, attributions: list[np.ndarray], reference_attributions: list[np.ndarray] | None,
+               ground_truth: list[list[int]], reference_reason: str | None, bootstrap: int, seed: int) -> dict[str, Any]:
+    if reference_attributions is None:
+        return {"value": None, "ci_low": None, "ci_high": None,
+                "reason": reference_reason or "no zero-shot reference model"}
+    _, reference_ma = headline_mass_accuracy(reference_attributions, ground_truth, 0, seed)
+    to_list = lambda a: [None if not np.isfinite(x) else float(x) for x in a]  # noqa: E731
+    # The per-sentence log ratios (for the CI) come from the math function; the headline from the module.
+    result = relative_mass_accuracy(to_list(per_sentence), to_list(reference_ma))
+    computed_with = "gecobench.metrics.relative_mass_accuracy"
+    module = load_metric_module("relative_mass_accuracy")
+    if module is not None:
+        headline = module.compute(predictions=to_list(per_sentence), references=to_list(reference_ma))
+        result.update({k: headline[k] for k in ("median_log_rma", "ratio_of_means", "n_scored", "n_excluded")})
+        computed_with = "evaluate:metrics/relative_mass_accuracy"
+    ci_low, ci_high = bootstrap_statistic_ci(result["log_rma"], np.median, bootstrap, seed)
+    block = {"value": finite_or_none(result["median_log_rma"]), "ratio_of_means": finite_or_none(result["ratio_of_means"]),
+             "ci_low": ci_low, "ci_high": ci_high, "n_scored": result["n_scored"], "n_undefined": result["n_excluded"],
+             "statistic": "median of ln(MA / MA_zero_shot) over sentences", "computed_with": computed_with}
+    if block["value"] is None:
+        block["reason"] = "no sentence has a defined MA for both the model and the zero-shot reference"
+    return block

@@ -1,0 +1,497 @@
+"""The paper's explainers, registered under their names (importing this module registers them).
+
+Gradient methods (Captum): ``saliency``, ``input_x_gradient``, ``deeplift``, ``guided_backprop``,
+``integrated_gradients``, ``gradient_shap``. Perturbation methods: ``lime`` (the ``lime`` package's weighted
+ridge fit, LimeTextExplainer's sampling and kernel), ``kernel_shap`` (Captum ``KernelShap``). Baselines:
+``uniform_random`` and ``pattern_variant`` (model-independent).
+
+The shared protocol (see ``docs/explainers.md``) is in :data:`PROTOCOL` and in every explainer's
+:meth:`~gecobench.explainers.base.Explainer.protocol`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from gecobench.explainers.base import Explainer, register_explainer
+from gecobench.explainers.inputs import (
+    DEFAULT_MAX_LENGTH,
+    EmbeddingForward,
+    EncodedBatch,
+    embed,
+    encode_batch,
+    fold_batch,
+    forward_rows,
+    model_device,
+    sentence_seed,
+)
+
+#: How many token positions one forward (or forward + backward) pass should hold: large enough to amortise
+#: per-call overhead, small enough for the activations to stay in cache (tuned with bench/bench_explainers.py).
+DEFAULT_TOKENS_PER_FORWARD = 2048
+
+PROTOCOL: dict[str, Any] = {
+    "attribution_point": "output of model.get_input_embeddings() (position/token-type embeddings added once, by the model)",
+    "reference_input": "[CLS] + [PAD]*(n-2) + [SEP] of the same length (special tokens kept)",
+    "hidden_reduction": "signed sum over the embedding dimension",
+    "word_rule": "gecobench.words.fold_token_scores_to_words: |score| per token, summed per word",
+    "perturbation": "whole words: all tokens of a removed word set to [PAD] (positions kept, attention mask 1)",
+    "target": "the class passed by the caller (evaluation default: the true label; option: the predicted label)",
+    "max_length": DEFAULT_MAX_LENGTH,
+}
+
+
+class BuiltinExplainer(Explainer):
+    """Common machinery: run-seed handling, speed knobs kept out of the recorded protocol parameters."""
+
+    #: keys of ``PROTOCOL`` that apply to this explainer
+    protocol_keys: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, tokens_per_forward: int = DEFAULT_TOKENS_PER_FORWARD, **params: Any) -> None:
+        super().__init__(**params)
+        if int(tokens_per_forward) < 1:
+            raise ValueError(f"tokens_per_forward must be >= 1, got {tokens_per_forward}")
+        # A speed knob: it changes how work is chunked, never the scores, so it is not a protocol parameter.
+        self.tokens_per_forward = int(tokens_per_forward)
+        self.seed = 0
+        self.last_diagnostics: dict[str, np.ndarray] = {}
+
+    def set_seed(self, seed: int) -> None:
+        """The run seed; random explainers derive one stream per sentence from it (see ``sentence_seed``)."""
+        self.seed = int(seed)
+
+    def protocol(self) -> dict[str, Any]:
+        out = super().protocol()
+        out.update({key: PROTOCOL[key] for key in self.protocol_keys})
+        return out
+
+    def rows_per_forward(self, n_tokens: int) -> int:
+        return max(1, self.tokens_per_forward // max(1, n_tokens))
+
+
+# --------------------------------------------------------------------------------------------- gradient methods
+
+
+class GradientExplainer(BuiltinExplainer):
+    """Attribution with respect to the word-embedding output, for a whole padded batch at once."""
+
+    protocol_keys = ("attribution_point", "reference_input", "hidden_reduction", "word_rule", "target", "max_length")
+
+    def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
+        batch = encode_batch(tokenizer, words, model_device(model))
+        forward = EmbeddingForward(model)
+        # requires_grad up front: Captum warns when it has to switch it on itself
+        inputs = embed(model, batch.input_ids).detach().requires_grad_(True)
+        baselines = embed(model, batch.reference_ids).detach()
+        target = torch.as_tensor(list(targets), dtype=torch.long, device=inputs.device)
+        with torch.enable_grad():
+            token_scores = self.attribute_embeddings(forward, batch, inputs, baselines, target, list(words), list(targets))
+        return fold_batch(token_scores, batch)
+
+    def additional_args(self, batch: EncodedBatch) -> tuple[torch.Tensor, ...]:
+        if batch.token_type_ids is None:
+            return (batch.attention_mask,)
+        return (batch.attention_mask, batch.token_type_ids)
+
+    def attribute_embeddings(
+        self,
+        forward: EmbeddingForward,
+        batch: EncodedBatch,
+        inputs: torch.Tensor,
+        baselines: torch.Tensor,
+        target: torch.Tensor,
+        words: list[Sequence[str]],
+        targets: list[int],
+    ) -> torch.Tensor:
+        raise NotImplementedError
+
+
+@register_explainer
+class SaliencyExplainer(GradientExplainer):
+    """Captum ``Saliency``: the gradient of the target output (absolute value by default, as in Captum)."""
+
+    name = "saliency"
+    description = "Gradient of the target output w.r.t. the word embeddings (Captum Saliency, abs=True)."
+
+    def __init__(self, abs: bool = True, **kwargs: Any) -> None:  # noqa: A002 - Captum's parameter name
+        super().__init__(abs=bool(abs), **kwargs)
+
+    def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
+        from captum.attr import Saliency
+
+        return Saliency(forward).attribute(
+            inputs, target=target, abs=self._params["abs"], additional_forward_args=self.additional_args(batch)
+        )
+
+
+@register_explainer
+class InputXGradientExplainer(GradientExplainer):
+    """Captum ``InputXGradient``: embedding times gradient."""
+
+    name = "input_x_gradient"
+    description = "Word embedding times the gradient of the target output (Captum InputXGradient)."
+
+    def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
+        from captum.attr import InputXGradient
+
+        return InputXGradient(forward).attribute(inputs, target=target, additional_forward_args=self.additional_args(batch))
+
+
+@register_explainer
+class GuidedBackpropExplainer(GradientExplainer):
+    """Captum ``GuidedBackprop``. It overrides the backward pass of ``nn.ReLU`` modules only: on GELU models
+    (BERT, MiniLM) it returns the plain gradient (see docs/explainers.md).
+
+    ``abs=True`` (default) takes the absolute value before the hidden-dimension sum, as Saliency does: the signed
+    sum of any gradient taken at the input of a LayerNorm is zero (LayerNorm ignores a shift of all its inputs),
+    so on BERT-like models the signed reduction would only return rounding noise.
+    """
+
+    name = "guided_backprop"
+    description = "Captum GuidedBackprop (ReLU modules only; equals the gradient on GELU models), abs=True."
+
+    def __init__(self, abs: bool = True, **kwargs: Any) -> None:  # noqa: A002 - same name as Saliency's
+        super().__init__(abs=bool(abs), **kwargs)
+
+    def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
+        from captum.attr import GuidedBackprop
+
+        guided = GuidedBackprop(forward).attribute(inputs, target=target, additional_forward_args=self.additional_args(batch))
+        return guided.abs() if self._params["abs"] else guided
+
+
+@register_explainer
+class DeepLiftExplainer(GradientExplainer):
+    """Captum ``DeepLift`` (rescale rule) against the ``[CLS] [PAD]… [SEP]`` reference.
+
+    The rescale rule applies only to Captum's supported nonlinear *modules* (ReLU, ELU, LeakyReLU, Sigmoid, Tanh,
+    Softplus, Softmax, MaxPool); everything else — GELU, functional softmax in attention, LayerNorm — passes the
+    plain gradient. On a HF BERT classifier that leaves the pooler's ``nn.Tanh`` as the one rescaled nonlinearity.
+    """
+
+    name = "deeplift"
+    description = "Captum DeepLift (rescale) w.r.t. the [CLS][PAD]..[SEP] reference."
+
+    def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
+        from captum.attr import DeepLift
+
+        return DeepLift(forward).attribute(
+            inputs, baselines=baselines, target=target, additional_forward_args=self.additional_args(batch)
+        )
+
+
+@register_explainer
+class IntegratedGradientsExplainer(GradientExplainer):
+    """Captum ``IntegratedGradients`` (200 steps by default), steps evaluated in cache-sized internal batches.
+
+    After each call ``last_diagnostics["convergence_delta"]`` holds, per sentence, Captum's completeness gap
+    ``sum(attributions) - (f(input) - f(reference))`` (before the hidden-dimension reduction and the word rule).
+    """
+
+    name = "integrated_gradients"
+    description = "Captum IntegratedGradients from the [CLS][PAD]..[SEP] reference (200 steps)."
+
+    def __init__(self, n_steps: int = 200, method: str = "gausslegendre", **kwargs: Any) -> None:
+        if int(n_steps) < 1:
+            raise ValueError(f"n_steps must be >= 1, got {n_steps}")
+        super().__init__(n_steps=int(n_steps), method=str(method), **kwargs)
+
+    def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
+        from captum.attr import IntegratedGradients
+
+        n_sentences, n_tokens = inputs.shape[:2]
+        steps_per_forward = max(1, self.rows_per_forward(n_tokens) // n_sentences)
+        attributions, delta = IntegratedGradients(forward).attribute(
+            inputs,
+            baselines=baselines,
+            target=target,
+            additional_forward_args=self.additional_args(batch),
+            n_steps=self._params["n_steps"],
+            method=self._params["method"],
+            internal_batch_size=steps_per_forward * n_sentences,
+            return_convergence_delta=True,
+        )
+        self.last_diagnostics = {"convergence_delta": delta.detach().to(torch.float64).cpu().numpy().reshape(-1)}
+        return attributions
+
+
+@register_explainer
+class GradientShapExplainer(GradientExplainer):
+    """Gradient SHAP: ``E[grad f(b + a (x + e - b))] * (x + e - b)`` over ``a ~ U(0, 1)``, ``e ~ N(0, stdevs²)``.
+
+    The estimator of Captum's ``GradientShap`` with the one ``[CLS] [PAD]… [SEP]`` baseline, written out here so
+    every sentence draws its own random stream: Captum draws one stream for the whole batch, which would make a
+    sentence's scores depend on the batch it lands in. Noise is added to the sentence's tokens only, never to
+    batch padding.
+    """
+
+    name = "gradient_shap"
+    description = "Gradient SHAP with the [CLS][PAD]..[SEP] baseline, per-sentence random draws (Captum's estimator)."
+
+    def __init__(self, n_samples: int = 5, stdevs: float = 0.0, **kwargs: Any) -> None:
+        if int(n_samples) < 1:
+            raise ValueError(f"n_samples must be >= 1, got {n_samples}")
+        if float(stdevs) < 0:
+            raise ValueError(f"stdevs must be >= 0, got {stdevs}")
+        super().__init__(n_samples=int(n_samples), stdevs=float(stdevs), **kwargs)
+
+    def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
+        n_samples, stdevs = self._params["n_samples"], self._params["stdevs"]
+        inputs = inputs.detach()
+        n_sentences, n_tokens, hidden = inputs.shape
+        alphas, noise = [], torch.zeros((n_sentences, n_samples, n_tokens, hidden), dtype=inputs.dtype)
+        for i, length in enumerate(batch.lengths):
+            generator = torch.Generator().manual_seed(sentence_seed(self.seed, words[i], targets[i]))
+            alphas.append(torch.rand(n_samples, generator=generator, dtype=torch.float64))
+            if stdevs > 0:
+                noise[i, :, :length] = torch.randn((n_samples, length, hidden), generator=generator, dtype=torch.float64).to(inputs.dtype) * stdevs
+        alpha = torch.stack(alphas).to(device=inputs.device, dtype=inputs.dtype)  # (B, S)
+        noisy = inputs.unsqueeze(1) + noise.to(inputs.device)  # (B, S, T, H)
+        delta = noisy - baselines.unsqueeze(1)
+        points = (baselines.unsqueeze(1) + alpha[:, :, None, None] * delta).reshape(-1, n_tokens, hidden)
+        extra = [t.repeat_interleave(n_samples, dim=0) for t in self.additional_args(batch)]
+        row_target = target.repeat_interleave(n_samples)
+        grads = []
+        chunk = self.rows_per_forward(n_tokens)
+        for start in range(0, points.shape[0], chunk):
+            point = points[start : start + chunk].clone().requires_grad_(True)
+            output = forward(point, *[t[start : start + chunk] for t in extra])
+            picked = output.gather(1, row_target[start : start + chunk, None]).sum()
+            grads.append(torch.autograd.grad(picked, point)[0])
+        grad = torch.cat(grads).reshape(n_sentences, n_samples, n_tokens, hidden)
+        return (grad * delta).mean(dim=1)
+
+
+# ----------------------------------------------------------------------------------------- perturbation methods
+
+
+class PerturbationExplainer(BuiltinExplainer):
+    """Whole-word perturbations: every token of a removed word becomes ``[PAD]`` (positions kept)."""
+
+    protocol_keys = ("perturbation", "target", "max_length")
+
+    def __init__(self, n_samples: int, output: str = "logit", perturbations_per_eval: int | None = None, **kwargs: Any) -> None:
+        if int(n_samples) < 2:
+            raise ValueError(f"n_samples must be >= 2, got {n_samples}")
+        if output not in ("logit", "probability"):
+            raise ValueError(f"output must be 'logit' or 'probability', got {output!r}")
+        if perturbations_per_eval is not None and int(perturbations_per_eval) < 1:
+            raise ValueError(f"perturbations_per_eval must be >= 1, got {perturbations_per_eval}")
+        super().__init__(n_samples=int(n_samples), output=output, **kwargs)
+        # Speed knob only: None = as many perturbed inputs per forward pass as the token budget allows.
+        self.perturbations_per_eval = None if perturbations_per_eval is None else int(perturbations_per_eval)
+
+    def rows_per_forward(self, n_tokens: int) -> int:
+        if self.perturbations_per_eval is not None:
+            return self.perturbations_per_eval
+        return super().rows_per_forward(n_tokens)
+
+
+def _word_first_tokens(word_ids: Sequence[int | None], n_words: int) -> np.ndarray:
+    """Index of each word's first token (-1 for words lost to truncation)."""
+    first = np.full(n_words, -1, dtype=np.int64)
+    for position, word in enumerate(word_ids):
+        if word is not None and first[word] < 0:
+            first[word] = position
+    return first
+
+
+@register_explainer
+class LimeExplainer(PerturbationExplainer):
+    """LIME on whole words: LimeTextExplainer's sampling, cosine distance and exponential kernel (width 25),
+    the ``lime`` package's ``LimeBase`` weighted ridge fit. All perturbed sentences of a batch are evaluated
+    together, ``rows_per_forward`` rows per forward pass. Word score = ``|ridge coefficient|``."""
+
+    name = "lime"
+    description = "LIME (lime package, whole-word removal to [PAD]), 100 samples; |coefficient| per word."
+
+    def __init__(self, n_samples: int = 100, kernel_width: float = 25.0, output: str = "logit", **kwargs: Any) -> None:
+        if float(kernel_width) <= 0:
+            raise ValueError(f"kernel_width must be > 0, got {kernel_width}")
+        super().__init__(n_samples=n_samples, output=output, kernel_width=float(kernel_width), **kwargs)
+
+    def sample_masks(self, n_words: int, rng: np.random.Generator) -> np.ndarray:
+        """``(n_samples, n_words)`` 0/1 matrix; row 0 keeps every word (LimeTextExplainer's scheme)."""
+        n_samples = self._params["n_samples"]
+        masks = np.ones((n_samples, n_words), dtype=np.int64)
+        for row in range(1, n_samples):
+            n_removed = int(rng.integers(1, max(n_words, 2)))
+            masks[row, rng.choice(n_words, size=n_removed, replace=False)] = 0
+        return masks
+
+    def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
+        from lime.lime_base import LimeBase
+
+        batch = encode_batch(tokenizer, words, model_device(model))
+        n_samples, width = self._params["n_samples"], self._params["kernel_width"]
+        all_masks, rows = [], []
+        for i in range(len(words)):
+            rng = np.random.default_rng(sentence_seed(self.seed, words[i], targets[i]))
+            masks = self.sample_masks(batch.n_words[i], rng)
+            all_masks.append(masks)
+            rows.append(_perturbed_ids(batch, i, masks, tokenizer.pad_token_id))
+        input_ids = torch.cat(rows)
+        repeat = lambda t: t.repeat_interleave(n_samples, dim=0)  # noqa: E731
+        outputs = forward_rows(
+            EmbeddingForward(model, self._params["output"]), model, input_ids, repeat(batch.attention_mask),
+            None if batch.token_type_ids is None else repeat(batch.token_type_ids),
+            self.rows_per_forward(input_ids.shape[1]),
+        ).to(torch.float64).cpu().numpy()
+        kernel = lambda d: np.sqrt(np.exp(-(d**2) / width**2))  # noqa: E731 - LimeTextExplainer's kernel
+        scores = []
+        for i, masks in enumerate(all_masks):
+            labels = outputs[i * n_samples : (i + 1) * n_samples, int(targets[i])][:, None]
+            norms = np.linalg.norm(masks, axis=1) * np.sqrt(masks.shape[1])
+            cosine = np.divide(masks.sum(axis=1), norms, out=np.zeros(len(masks)), where=norms > 0)
+            distances = (1.0 - cosine) * 100
+            fit = LimeBase(kernel, random_state=sentence_seed(self.seed, words[i], targets[i]) % (2**32))
+            _, weights, _, _ = fit.explain_instance_with_data(
+                masks, labels, distances, 0, masks.shape[1], feature_selection="none"
+            )
+            word_scores = np.zeros(batch.n_words[i])
+            for feature, weight in weights:
+                word_scores[feature] = abs(weight)
+            scores.append(word_scores)
+        return scores
+
+
+def _perturbed_ids(batch: EncodedBatch, index: int, masks: np.ndarray, pad_id: int) -> torch.Tensor:
+    """Rows of token ids of sentence ``index`` with the words a mask row zeroes set to ``[PAD]``."""
+    ids = batch.input_ids[index]
+    word_of_token = torch.tensor([-1 if w is None else w for w in batch.word_ids[index]], device=ids.device)
+    keep_word = torch.as_tensor(masks, device=ids.device).bool()  # (S, W)
+    is_word = word_of_token >= 0
+    keep_token = torch.ones((masks.shape[0], ids.shape[0]), dtype=torch.bool, device=ids.device)
+    keep_token[:, is_word] = keep_word[:, word_of_token[is_word]]
+    return torch.where(keep_token, ids.expand_as(keep_token), torch.full_like(keep_token, pad_id, dtype=ids.dtype))
+
+
+@register_explainer
+class KernelShapExplainer(PerturbationExplainer):
+    """Captum ``KernelShap`` on whole words (25 samples by default), word score = ``|Shapley estimate|``.
+
+    Captum explains one sentence at a time; each sentence's perturbed inputs are evaluated together
+    (``perturbations_per_eval`` = token budget) instead of Captum's default of one per forward pass. Special
+    tokens share word 0's feature: their reference equals the input, so they never change the output.
+    """
+
+    name = "kernel_shap"
+    description = "Captum KernelShap on whole words ([PAD] reference), 25 samples; |estimate| per word."
+
+    def __init__(self, n_samples: int = 25, output: str = "logit", **kwargs: Any) -> None:
+        super().__init__(n_samples=n_samples, output=output, **kwargs)
+
+    def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
+        from captum.attr import KernelShap
+
+        batch = encode_batch(tokenizer, words, model_device(model))
+        forward = EmbeddingForward(model, self._params["output"])
+        scores = []
+        for i in range(len(words)):
+            one = batch.sentence(i)
+            n_words = one.n_words[0]
+            inputs, baselines = embed(model, one.input_ids).detach(), embed(model, one.reference_ids).detach()
+            extra = (one.attention_mask,) if one.token_type_ids is None else (one.attention_mask, one.token_type_ids)
+            first = _word_first_tokens(one.word_ids[0], n_words)
+            present = first >= 0
+            if present.sum() < 2:
+                # One player: its Shapley value is exactly f(input) - f(reference).
+                with torch.inference_mode():
+                    gap = forward(inputs, *extra)[0, targets[i]] - forward(baselines, *extra)[0, targets[i]]
+                word_scores = np.zeros(n_words)
+                word_scores[present] = abs(float(gap))
+                scores.append(word_scores)
+                continue
+            features = torch.tensor([0 if w is None else w for w in one.word_ids[0]], device=inputs.device)
+            torch.manual_seed(sentence_seed(self.seed, words[i], targets[i]))
+            with torch.inference_mode(False), torch.no_grad():
+                attributions = KernelShap(forward).attribute(
+                    inputs,
+                    baselines=baselines,
+                    target=int(targets[i]),
+                    additional_forward_args=extra,
+                    feature_mask=features[None, :, None],
+                    n_samples=self._params["n_samples"],
+                    perturbations_per_eval=self.rows_per_forward(inputs.shape[1]),
+                )
+            token_values = attributions[0, :, 0].to(torch.float64).cpu().numpy()
+            word_scores = np.zeros(n_words)
+            word_scores[present] = np.abs(token_values[first[present]])
+            scores.append(word_scores)
+        return scores
+
+
+# -------------------------------------------------------------------------------------------------- baselines
+
+
+@register_explainer
+class UniformRandomExplainer(BuiltinExplainer):
+    """Baseline: independent ``U(0, 1)`` scores per word, one random stream per sentence."""
+
+    name = "uniform_random"
+    model_independent = True
+    is_baseline = True
+    description = "Baseline: uniform random word scores."
+
+    def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
+        return [
+            np.random.default_rng(sentence_seed(self.seed, sentence, target)).uniform(size=len(sentence))
+            for sentence, target in zip(words, targets)
+        ]
+
+
+@register_explainer
+class PatternVariantExplainer(BuiltinExplainer):
+    """Baseline: the covariance between each vocabulary word's tf-idf feature and the label (Haufe et al.'s
+    activation pattern of a linear model), fitted on the train split, the same for every sentence.
+
+    For class ``c`` the pattern is ``cov(tfidf_j, 1[y == c])`` — the one-hot target indicator — which in the
+    binary case is ``±cov(tfidf_j, y)``. A word's score is ``|pattern|`` of its lower-cased form for the target
+    class; words unseen in training score 0.
+    """
+
+    name = "pattern_variant"
+    model_independent = True
+    is_baseline = True
+    description = "Baseline: |cov(tf-idf word feature, one-hot label)| fitted on the train split."
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.vocabulary: dict[str, int] = {}
+        self.patterns: np.ndarray | None = None  # (n_classes, n_vocabulary)
+
+    def fit(self, words: Sequence[Sequence[str]], labels: Sequence[int]) -> None:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        if len(words) != len(labels):
+            raise ValueError(f"fit got {len(words)} sentences but {len(labels)} labels")
+        if len(words) < 2:
+            raise ValueError("pattern_variant.fit needs at least two training sentences")
+        y = np.asarray(labels)
+        if y.ndim != 1 or not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
+            raise ValueError("pattern_variant.fit: labels must be non-negative integers")
+        vectorizer = TfidfVectorizer(analyzer=_lower_words)
+        features = vectorizer.fit_transform(words).toarray()
+        one_hot = np.eye(int(y.max()) + 1)[y]
+        centred = features - features.mean(axis=0)
+        self.patterns = ((one_hot - one_hot.mean(axis=0)).T @ centred) / (len(y) - 1)
+        self.vocabulary = {word: int(j) for word, j in vectorizer.vocabulary_.items()}
+
+    def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
+        if self.patterns is None:
+            raise RuntimeError("pattern_variant must be fitted on the train split first: call fit(words, labels)")
+        out = []
+        for sentence, target in zip(words, targets):
+            if not 0 <= int(target) < self.patterns.shape[0]:
+                raise ValueError(f"pattern_variant: target {target} outside the fitted classes 0..{self.patterns.shape[0] - 1}")
+            row = self.patterns[int(target)]
+            out.append(np.array([abs(row[self.vocabulary[w]]) if w in self.vocabulary else 0.0 for w in _lower_words(sentence)]))
+        return out
+
+
+def _lower_words(sentence: Sequence[str]) -> list[str]:
+    return [word.strip().lower() for word in sentence]

@@ -1,0 +1,185 @@
+"""Mass Accuracy (Wilming et al. 2025, GECOBench): the share of attribution mass on ground-truth words.
+
+For one sentence with word attributions ``s`` and ground-truth mask ``h`` (1 = the word carries the gender
+signal), ``MA = sum_j |s_j| h_j / sum_j |s_j|``. MA lies in [0, 1]; higher is better; 1 means every bit of
+attribution mass falls on ground-truth words.
+
+A sentence is *undefined* (NaN) when its attribution is all zero (no mass to distribute) or when it has no
+ground-truth word (nothing to hit). Undefined sentences are excluded from the aggregates and counted in
+``n_undefined`` by :func:`summarize`: they are never scored as 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from gecobench.metrics._ragged import Ragged, check_binary, check_same_shape, flatten
+from gecobench.words import fold_token_scores_to_words
+
+METRIC_META: dict[str, Any] = {
+    "name": "mass_accuracy",
+    "direction": "higher",
+    "range": [0.0, 1.0],
+    "best": 1.0,
+    "property": "correctness (ground truth)",
+}
+
+
+def mass_accuracy_per_sentence(
+    attributions: Sequence[Sequence[float]], ground_truth: Sequence[Sequence[int]]
+) -> np.ndarray:
+    """Mass Accuracy of every sentence, vectorised over ragged sentences.
+
+    Args:
+        attributions: per sentence, one score per word (any sign; the absolute value is used).
+        ground_truth: per sentence, 0/1 per word, same lengths as ``attributions``.
+
+    Returns:
+        float64 array with one value per sentence; NaN where the sentence is undefined (all-zero
+        attribution, or no ground-truth word).
+
+    The paper's example: ground truth (1, 1, 0, 0) and scores (0.9, 0, 0, 0.1).
+
+    >>> mass_accuracy_per_sentence([[0.9, 0.0, 0.0, 0.1]], [[1, 1, 0, 0]])
+    array([0.9])
+    >>> mass_accuracy_per_sentence([[-2.0, 2.0], [0.0, 0.0], [1.0, 1.0]], [[1, 0], [1, 0], [0, 0]])
+    array([0.5, nan, nan])
+    """
+    scores = flatten(attributions, "attributions")
+    mask = flatten(ground_truth, "ground_truth")
+    check_same_shape(scores, mask, "attributions", "ground_truth")
+    check_binary(mask, "ground_truth")
+    return _mass_accuracy_flat(np.abs(scores.flat), mask.flat, scores)
+
+
+def _mass_accuracy_flat(abs_scores: np.ndarray, mask: np.ndarray, layout: Ragged) -> np.ndarray:
+    """The vectorised core: per-sentence sums by ``np.add.reduceat`` on the concatenated sentences."""
+    total = layout.per_sentence_sum(abs_scores)
+    on_truth = layout.per_sentence_sum(abs_scores * mask)
+    n_truth = layout.per_sentence_sum(mask)
+    defined = (total > 0) & (n_truth > 0)
+    result = np.full(layout.n_sentences, np.nan)
+    # Clip because float summation can overshoot 1 by an ulp when all mass is on the ground truth.
+    result[defined] = np.clip(on_truth[defined] / total[defined], 0.0, 1.0)
+    return result
+
+
+def mass_accuracy_loop(
+    attributions: Sequence[Sequence[float]], ground_truth: Sequence[Sequence[int]]
+) -> np.ndarray:
+    """Reference implementation, one sentence at a time (used to check and benchmark the vectorised one).
+
+    >>> mass_accuracy_loop([[0.9, 0.0, 0.0, 0.1]], [[1, 1, 0, 0]])
+    array([0.9])
+    """
+    out = np.full(len(attributions), np.nan)
+    for i, (s, h) in enumerate(zip(attributions, ground_truth)):
+        a = np.abs(np.asarray(s, dtype=np.float64))
+        m = np.asarray(h, dtype=np.float64)
+        total = a.sum()
+        if total > 0 and m.sum() > 0:
+            out[i] = min(1.0, float((a * m).sum() / total))
+    return out
+
+
+def fold_token_attributions(
+    attributions: Sequence[Sequence[float]],
+    word_ids: Sequence[Sequence[int | None]],
+    ground_truth: Sequence[Sequence[int]],
+) -> list[np.ndarray]:
+    """Turn token-level attributions into word-level ones with the hub's single folding rule.
+
+    Each sentence is folded with :func:`gecobench.words.fold_token_scores_to_words` (absolute value per
+    token, summed per word, tokens without a word dropped) to as many words as its ground truth has.
+
+    >>> fold_token_attributions([[9.0, -1.0, 2.0, 0.5]], [[None, 0, 0, 1]], [[1, 0]])
+    [array([3. , 0.5])]
+    """
+    if len(attributions) != len(word_ids):
+        raise ValueError(f"attributions has {len(attributions)} sentences but word_ids has {len(word_ids)}")
+    if len(attributions) != len(ground_truth):
+        raise ValueError(
+            f"attributions has {len(attributions)} sentences but ground_truth has {len(ground_truth)}"
+        )
+    folded = []
+    for i, (scores, ids, truth) in enumerate(zip(attributions, word_ids, ground_truth)):
+        try:
+            folded.append(fold_token_scores_to_words(scores, ids, n_words=len(truth)))
+        except ValueError as err:
+            raise ValueError(f"word_ids: sentence {i}: {err}") from None
+    return folded
+
+
+def bootstrap_ci(
+    values: Sequence[float] | np.ndarray, n_resamples: int, seed: int = 0, confidence: float = 0.95
+) -> tuple[float, float]:
+    """Percentile bootstrap confidence interval of the mean.
+
+    Args:
+        values: finite per-sentence values (drop undefined ones first).
+        n_resamples: number of bootstrap resamples (> 0).
+        seed: seed of the resampling, so the interval is reproducible.
+        confidence: coverage of the interval, in (0, 1).
+
+    Returns:
+        ``(low, high)``; ``(nan, nan)`` when ``values`` is empty.
+
+    >>> bootstrap_ci([0.5, 0.5, 0.5], n_resamples=100, seed=0)
+    (0.5, 0.5)
+    """
+    if n_resamples <= 0:
+        raise ValueError(f"n_resamples must be positive, got {n_resamples}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    data = np.asarray(values, dtype=np.float64)
+    if data.size == 0:
+        return (float("nan"), float("nan"))
+    if not np.isfinite(data).all():
+        raise ValueError("bootstrap_ci: values must be finite; drop undefined sentences first")
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_resamples)
+    # Resample in chunks so that a million sentences times a thousand resamples never sits in memory.
+    chunk = max(1, min(n_resamples, 20_000_000 // max(1, data.size)))
+    for start in range(0, n_resamples, chunk):
+        stop = min(n_resamples, start + chunk)
+        idx = rng.integers(0, data.size, size=(stop - start, data.size))
+        means[start:stop] = data[idx].mean(axis=1)
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    return (float(low), float(high))
+
+
+def summarize(per_sentence: Sequence[float] | np.ndarray, bootstrap: int = 0, seed: int = 0) -> dict[str, Any]:
+    """Aggregate per-sentence values, excluding undefined (NaN) sentences.
+
+    Returns:
+        ``mean``, ``median`` (NaN when nothing is scored), ``n_scored``, ``n_undefined``, and ``ci_low`` /
+        ``ci_high`` (95 % percentile bootstrap of the mean with ``bootstrap`` resamples; None when
+        ``bootstrap`` is 0).
+
+    >>> out = summarize([0.9, float("nan"), 0.5])
+    >>> round(out["mean"], 3), out["median"], out["n_scored"], out["n_undefined"]
+    (0.7, 0.7, 2, 1)
+    """
+    values = np.asarray(per_sentence, dtype=np.float64)
+    if values.ndim != 1:
+        raise ValueError(f"per_sentence must be one value per sentence, got shape {values.shape}")
+    if np.isinf(values).any():
+        raise ValueError(f"per_sentence: sentence {int(np.argmax(np.isinf(values)))} is infinite")
+    if bootstrap < 0:
+        raise ValueError(f"bootstrap must be >= 0, got {bootstrap}")
+    scored = values[~np.isnan(values)]
+    out: dict[str, Any] = {
+        "mean": float(scored.mean()) if scored.size else float("nan"),
+        "median": float(np.median(scored)) if scored.size else float("nan"),
+        "n_scored": int(scored.size),
+        "n_undefined": int(values.size - scored.size),
+        "ci_low": None,
+        "ci_high": None,
+    }
+    if bootstrap:
+        out["ci_low"], out["ci_high"] = bootstrap_ci(scored, bootstrap, seed)
+    return out

@@ -1,0 +1,153 @@
+"""GECO rows for training: loading a config's split, the validation hold-out by sentence, batching.
+
+The hub's dataset builder (:func:`geco_dataset.load_geco`) is used when it is importable; otherwise the
+released JSON-lines files are read directly from the GECO folder (``../shared/data/geco`` next to the
+repository, or ``GECOBENCH_GECO_DIR``). Both give the same rows: ``words``, ``label``, ``sentence_id``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: GECO configuration name -> (release folder, number of classes). Labels: female=0, male=1, non-binary=2.
+GECO_CONFIGS: dict[str, tuple[str, int]] = {
+    "binary_all": ("binary_gender_all", 2),
+    "binary_subject": ("binary_gender_subj", 2),
+    "nonbinary_all": ("non_binary_gender_all", 3),
+    "nonbinary_subject": ("non_binary_gender_subj", 3),
+}
+LABEL_NAMES: tuple[str, ...] = ("female", "male", "non-binary")
+SPLITS = ("train", "test")
+
+
+@dataclass(frozen=True)
+class GecoRow:
+    """One sentence variant: its words as released, its class and the id of its source sentence."""
+
+    words: list[str]
+    label: int
+    sentence_id: int
+
+
+def check_config(config: str) -> tuple[str, int]:
+    """Return ``(folder, num_labels)`` of a GECO config or raise a ValueError listing the known ones."""
+    if config not in GECO_CONFIGS:
+        raise ValueError(f"unknown GECO config {config!r}; choose one of {sorted(GECO_CONFIGS)}")
+    return GECO_CONFIGS[config]
+
+
+def num_labels_of(config: str) -> int:
+    """Number of classes of a GECO config (2 binary, 3 non-binary)."""
+    return check_config(config)[1]
+
+
+def default_geco_dir() -> Path:
+    """``GECOBENCH_GECO_DIR`` if set, else ``../shared/data/geco`` relative to the repository root."""
+    env = os.environ.get("GECOBENCH_GECO_DIR")
+    if env:
+        return Path(env)
+    shared = os.environ.get("GECOBENCH_SHARED_DATA")
+    if shared:
+        return Path(shared) / "geco"
+    return Path(__file__).resolve().parents[2].parent / "shared" / "data" / "geco"
+
+
+def _read_jsonl(path: Path, num_labels: int) -> list[GecoRow]:
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"GECO file {path} not found; pass data_dir=<folder with the GECO release folders> "
+            "or set GECOBENCH_GECO_DIR"
+        )
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+                words, label, sid = list(obj["sentence"]), int(obj["target"]), int(obj["sentence_idx"])
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
+                raise ValueError(f"{path}, line {line_no}: not a GECO row ({err})") from err
+            if not words or not all(isinstance(w, str) for w in words):
+                raise ValueError(f"{path}, line {line_no}: 'sentence' must be a non-empty list of words")
+            if not 0 <= label < num_labels:
+                raise ValueError(f"{path}, line {line_no}: target {label} outside 0..{num_labels - 1}")
+            rows.append(GecoRow(words, label, sid))
+    return rows
+
+
+def load_rows(config: str, split: str, data_dir: str | Path | None = None) -> list[GecoRow]:
+    """Load one split of a GECO config as :class:`GecoRow` objects.
+
+    Uses ``geco_dataset.load_geco`` when available; falls back to reading the release files.
+    """
+    folder, num_labels = check_config(config)
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; GECO has {SPLITS}")
+    try:
+        from geco_dataset import load_geco  # type: ignore[attr-defined]
+    except ImportError:
+        load_geco = None
+    if load_geco is not None:
+        if data_dir is None and default_geco_dir().is_dir():
+            data_dir = default_geco_dir()
+        dataset = load_geco(config, split, data_dir=str(data_dir) if data_dir is not None else None)
+        return [GecoRow(list(r["words"]), int(r["label"]), int(r["sentence_id"])) for r in dataset]
+    root = Path(data_dir) if data_dir is not None else default_geco_dir()
+    return _read_jsonl(root / folder / f"{split}.jsonl", num_labels)
+
+
+def split_by_sentence(
+    rows: Sequence[GecoRow], val_fraction: float, seed: int
+) -> tuple[list[GecoRow], list[GecoRow]]:
+    """Hold out ``val_fraction`` of the source sentences (all their gender variants) for validation.
+
+    The split depends only on the set of sentence ids and the seed, so every regime trained with the same
+    seed sees the same validation sentences.
+    """
+    if not 0.0 < val_fraction < 1.0:
+        raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction}")
+    ids = sorted({r.sentence_id for r in rows})
+    if len(ids) < 2:
+        raise ValueError("need at least two source sentences to hold out a validation set")
+    rng = random.Random(seed)
+    rng.shuffle(ids)
+    n_val = max(1, round(len(ids) * val_fraction))
+    val_ids = set(ids[:n_val])
+    train = [r for r in rows if r.sentence_id not in val_ids]
+    val = [r for r in rows if r.sentence_id in val_ids]
+    return train, val
+
+
+def subsample_sentences(rows: Sequence[GecoRow], max_sentences: int | None, seed: int) -> list[GecoRow]:
+    """Keep the variants of at most ``max_sentences`` source sentences (for quick tests and demos)."""
+    if max_sentences is None:
+        return list(rows)
+    ids = sorted({r.sentence_id for r in rows})
+    random.Random(seed).shuffle(ids)
+    keep = set(ids[:max_sentences])
+    return [r for r in rows if r.sentence_id in keep]
+
+
+class WordsCollator:
+    """Turn a list of :class:`GecoRow` into a padded tensor batch with ``labels`` (words tokenized as released)."""
+
+    def __init__(self, tokenizer: Any, max_length: int) -> None:
+        self.tokenizer = tokenizer
+        self.max_length = max_length
+
+    def __call__(self, rows: Sequence[GecoRow]) -> dict[str, Any]:
+        import torch
+
+        from gecobench.words import tokenize_words
+
+        encoding, _ = tokenize_words(self.tokenizer, [r.words for r in rows], max_length=self.max_length)
+        batch = {k: v for k, v in encoding.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+        batch["labels"] = torch.tensor([r.label for r in rows], dtype=torch.long)
+        return batch

@@ -1,0 +1,300 @@
+"""Training one zoo model with Accelerate: data, loop, early stopping, evaluation, checkpoint and card.
+
+Works as a plain process and under ``accelerate launch`` (CPU DDP with gloo, ``--num_processes 2 --cpu``).
+Batches are split across processes (``split_batches=True``): the loader yields the same global batches in
+the same order whatever the number of processes, and DDP averages the gradients, so 1 and 2 processes
+follow the same trajectory up to dropout noise and float summation order.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+
+#: Default learning rate per regime: a head-only or from-scratch model takes large steps, fine-tuning small ones.
+DEFAULT_LR: dict[str, float] = {"C": 2e-3, "CE": 1e-3, "CEf": 2e-4, "CEfAf": 5e-5, "OLA": 2e-3}
+INFO_FILE = "gecobench_model.json"
+
+
+@dataclass
+class TrainSchedule:
+    """How long and how a model is trained. ``lr=None`` picks :data:`DEFAULT_LR` for the regime."""
+
+    epochs: int = 6
+    batch_size: int = 32
+    lr: float | None = None
+    weight_decay: float = 0.01
+    warmup_fraction: float = 0.06
+    max_length: int = 128
+    patience: int = 2
+    val_fraction: float = 0.1
+    evals_per_epoch: int = 1
+    max_train_sentences: int | None = None
+    max_eval_sentences: int | None = None
+    dropout: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("epochs", "batch_size", "max_length", "patience", "evals_per_epoch"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"schedule field {name} must be >= 1, got {getattr(self, name)}")
+
+
+#: Named schedules. ``demo`` is the short one ``make demo`` uses; ``paper`` is closer to the paper's budget.
+SCHEDULES: dict[str, TrainSchedule] = {
+    "default": TrainSchedule(),
+    "demo": TrainSchedule(epochs=2, batch_size=32, max_length=64, patience=1, evals_per_epoch=2),
+    "paper": TrainSchedule(epochs=15, batch_size=32, max_length=128, patience=3),
+    "tiny": TrainSchedule(epochs=2, batch_size=8, max_length=32, patience=1, max_train_sentences=24, max_eval_sentences=12),
+}
+
+
+def make_schedule(preset: str | None = "default", **overrides: Any) -> TrainSchedule:
+    """A schedule from a preset name plus field overrides (``None`` values are ignored)."""
+    if preset not in SCHEDULES:
+        raise ValueError(f"unknown schedule preset {preset!r}; choose one of {sorted(SCHEDULES)}")
+    known = {f.name for f in fields(TrainSchedule)}
+    unknown = set(overrides) - known
+    if unknown:
+        raise ValueError(f"unknown schedule field(s) {sorted(unknown)}; known: {sorted(known)}")
+    return replace(SCHEDULES[preset], **{k: v for k, v in overrides.items() if v is not None})
+
+
+@dataclass
+class EvalResult:
+    loss: float
+    accuracy: float
+    n: int
+
+
+@dataclass
+class TrainReport:
+    """What happened during training (goes into ``gecobench_model.json`` under ``training``)."""
+
+    best_val_loss: float | None = None
+    best_step: int | None = None
+    steps: int = 0
+    epochs_run: float = 0.0
+    stopped_early: bool = False
+    history: list[dict[str, float]] = field(default_factory=list)
+
+
+def _disable_dropout(model: torch.nn.Module) -> None:
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+
+
+def _build_model(regime: str, base_model: str, tokenizer: Any, num_labels: int, schedule: TrainSchedule) -> torch.nn.Module:
+    from gecobench.models.ola import build_ola
+    from gecobench.models.regimes import apply_regime, load_base_classifier
+    from gecobench.models.zero_shot import build_zero_shot
+
+    if regime == "OLA":
+        return build_ola(len(tokenizer), num_labels, pad_token_id=tokenizer.pad_token_id or 0, max_length=max(schedule.max_length, 512))
+    if regime == "ZS":
+        return build_zero_shot(base_model, tokenizer, num_labels)
+    return apply_regime(load_base_classifier(base_model, num_labels), regime)
+
+
+@torch.no_grad()
+def evaluate_loader(model: torch.nn.Module, loader: Any, accelerator: Any) -> EvalResult:
+    """Mean cross-entropy and accuracy over a (prepared) loader, gathered over all processes."""
+    model.eval()
+    losses, correct, total = [], 0, 0
+    for batch in loader:
+        labels = batch.pop("labels")
+        logits = model(**batch).logits
+        loss = torch.nn.functional.cross_entropy(logits, labels, reduction="none")
+        loss, preds, labels = accelerator.gather_for_metrics((loss, logits.argmax(-1), labels))
+        losses.append(loss.float().cpu())
+        correct += int((preds == labels).sum())
+        total += int(labels.numel())
+    if total == 0:
+        raise ValueError("evaluation set is empty")
+    return EvalResult(float(torch.cat(losses).mean()), correct / total, total)
+
+
+def train_regime(
+    regime: str,
+    config: str,
+    seed: int,
+    output_dir: str | Path,
+    base_model: str | None = None,
+    data_dir: str | Path | None = None,
+    schedule: str | TrainSchedule = "default",
+    push_to_hub: str | None = None,
+    hub_token: str | None = None,
+    show_progress: bool = True,
+    **schedule_overrides: Any,
+) -> Path:
+    """Train (or, for ``ZS``, just build and evaluate) one zoo model and save it to ``output_dir``.
+
+    Args:
+        regime: one of :data:`gecobench.models.REGIMES`.
+        config: a GECO config (``binary_all``, ``binary_subject``, ``nonbinary_all``, ``nonbinary_subject``).
+        seed: seeds the validation split, initialisation, shuffling and dropout.
+        output_dir: the checkpoint folder (created; must not hold another checkpoint of a different run).
+        base_model: Hub id or local folder; default :func:`gecobench.models.default_base_model`. ``OLA`` uses
+            only its tokenizer.
+        data_dir: GECO data folder (default: ``../shared/data/geco`` or ``GECOBENCH_GECO_DIR``).
+        schedule: a preset name from :data:`SCHEDULES` or a :class:`TrainSchedule`; ``schedule_overrides``
+            replace single fields (``epochs=1``, ``lr=1e-4``...).
+        push_to_hub: a Hub repo id to upload the folder to afterwards (needs a token or a login).
+
+    Returns:
+        The checkpoint folder: ``save_pretrained`` weights and config, the tokenizer, ``gecobench_model.json``
+        and a ``README.md`` model card.
+    """
+    from accelerate import Accelerator, DataLoaderConfiguration
+    from accelerate.utils import set_seed
+    from tqdm.auto import tqdm
+    from transformers import get_linear_schedule_with_warmup
+
+    import gecobench
+    from gecobench.models.base_models import base_model_identity, default_base_model, load_tokenizer
+    from gecobench.models.card import write_model_card
+    from gecobench.models.data import WordsCollator, load_rows, num_labels_of, split_by_sentence, subsample_sentences
+    from gecobench.models.regimes import REGIME_DESCRIPTIONS, check_regime, trainable_parameter_count
+    from gecobench.provenance import base_provenance
+
+    check_regime(regime)
+    num_labels = num_labels_of(config)
+    if isinstance(schedule, str):
+        schedule = make_schedule(schedule, **schedule_overrides)
+    elif schedule_overrides:
+        schedule = replace(schedule, **schedule_overrides)
+    lr = schedule.lr if schedule.lr is not None else DEFAULT_LR.get(regime, 0.0)
+    output_dir = Path(output_dir)
+    base_model = base_model or default_base_model()
+    started = time.perf_counter()
+
+    accelerator = Accelerator(dataloader_config=DataLoaderConfiguration(split_batches=True))
+    if schedule.batch_size % accelerator.num_processes:
+        raise ValueError(
+            f"batch_size {schedule.batch_size} must be divisible by the number of processes ({accelerator.num_processes})"
+        )
+    main = accelerator.is_main_process
+    set_seed(seed)
+
+    tokenizer = load_tokenizer(base_model)
+    train_all = load_rows(config, "train", data_dir)
+    test_rows = subsample_sentences(load_rows(config, "test", data_dir), schedule.max_eval_sentences, seed)
+    train_rows, val_rows = split_by_sentence(train_all, schedule.val_fraction, seed)
+    train_rows = subsample_sentences(train_rows, schedule.max_train_sentences, seed)
+    val_rows = subsample_sentences(val_rows, schedule.max_eval_sentences, seed)
+
+    model = _build_model(regime, base_model, tokenizer, num_labels, schedule)
+    if not schedule.dropout:
+        _disable_dropout(model)
+    trainable, total = trainable_parameter_count(model)
+    collate = WordsCollator(tokenizer, schedule.max_length)
+    loader_kw = {"batch_size": schedule.batch_size, "collate_fn": collate}
+    val_loader = torch.utils.data.DataLoader(val_rows, shuffle=False, **loader_kw)
+    test_loader = torch.utils.data.DataLoader(test_rows, shuffle=False, **loader_kw)
+    report = TrainReport()
+
+    if regime == "ZS":
+        model, val_loader, test_loader = accelerator.prepare(model, val_loader, test_loader)
+    else:
+        generator = torch.Generator().manual_seed(seed)
+        train_loader = torch.utils.data.DataLoader(train_rows, shuffle=True, generator=generator, **loader_kw)
+        params = [p for p in model.parameters() if p.requires_grad]
+        optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=schedule.weight_decay)
+        total_steps = schedule.epochs * len(train_loader)
+        lr_schedule = get_linear_schedule_with_warmup(optimizer, int(schedule.warmup_fraction * total_steps), total_steps)
+        model, optimizer, train_loader, val_loader, test_loader, lr_schedule = accelerator.prepare(
+            model, optimizer, train_loader, val_loader, test_loader, lr_schedule
+        )
+        steps_per_epoch = len(train_loader)
+        eval_at = {round(steps_per_epoch * (i + 1) / schedule.evals_per_epoch) for i in range(schedule.evals_per_epoch)}
+        best_state, bad_evals = None, 0
+        progress = tqdm(total=total_steps, desc=f"{regime}/{config}/seed{seed}", disable=not (main and show_progress))
+        for epoch in range(schedule.epochs):
+            model.train()
+            for step_in_epoch, batch in enumerate(train_loader, start=1):
+                loss = model(**batch).loss
+                accelerator.backward(loss)
+                optimizer.step()
+                lr_schedule.step()
+                optimizer.zero_grad()
+                report.steps += 1
+                progress.update(1)
+                progress.set_postfix(loss=f"{loss.item():.4f}", epoch=epoch + 1)
+                if step_in_epoch in eval_at:
+                    val = evaluate_loader(model, val_loader, accelerator)
+                    model.train()
+                    report.history.append({"step": report.steps, "epoch": round(epoch + step_in_epoch / steps_per_epoch, 3),
+                                           "val_loss": val.loss, "val_accuracy": val.accuracy, "train_loss": float(loss.item())})
+                    progress.set_postfix(loss=f"{loss.item():.4f}", val_loss=f"{val.loss:.4f}", val_acc=f"{val.accuracy:.3f}")
+                    if report.best_val_loss is None or val.loss < report.best_val_loss:
+                        report.best_val_loss, report.best_step, bad_evals = val.loss, report.steps, 0
+                        best_state = copy.deepcopy({k: v.detach().cpu() for k, v in accelerator.unwrap_model(model).state_dict().items()})
+                    else:
+                        bad_evals += 1
+            report.epochs_run = epoch + 1
+            if bad_evals >= schedule.patience * schedule.evals_per_epoch:
+                report.stopped_early = True
+                break
+        progress.close()
+        if best_state is not None:
+            accelerator.unwrap_model(model).load_state_dict(best_state)
+
+    val = evaluate_loader(model, val_loader, accelerator)
+    test = evaluate_loader(model, test_loader, accelerator)
+    elapsed = time.perf_counter() - started
+    accelerator.wait_for_everyone()
+
+    if main:
+        from gecobench.models.zero_shot import ZeroShotClassifier
+
+        unwrapped = accelerator.unwrap_model(model)
+        unwrapped.eval()
+        base_name, base_revision = base_model_identity(base_model)
+        output_dir.mkdir(parents=True, exist_ok=True)
+        unwrapped.config.id2label = {i: n for i, n in enumerate(("female", "male", "non-binary")[:num_labels])}
+        unwrapped.config.label2id = {n: i for i, n in unwrapped.config.id2label.items()}
+        unwrapped.save_pretrained(output_dir)
+        tokenizer.save_pretrained(output_dir)
+        info = {
+            "regime": regime,
+            "regime_description": REGIME_DESCRIPTIONS[regime],
+            "base_model": base_name,
+            "base_model_path": str(base_model),
+            "base_revision": base_revision,
+            "architecture": type(unwrapped).__name__,
+            "geco_config": config,
+            "seed": seed,
+            "num_labels": num_labels,
+            "labels": list(unwrapped.config.id2label.values()),
+            "val_accuracy": val.accuracy,
+            "val_loss": val.loss,
+            "test_accuracy": test.accuracy,
+            "test_loss": test.loss,
+            "n_train": len(train_rows),
+            "n_val": val.n,
+            "n_test": test.n,
+            "zero_shot_method": unwrapped.config.method if isinstance(unwrapped, ZeroShotClassifier) else None,
+            "trainable_parameters": trainable,
+            "total_parameters": total,
+            "learning_rate": lr if regime != "ZS" else None,
+            "schedule": asdict(schedule),
+            "num_processes": accelerator.num_processes,
+            "training": asdict(report),
+            "training_time_s": round(elapsed, 2),
+            "package_version": gecobench.__version__,
+            "provenance": base_provenance(seed),
+        }
+        (output_dir / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+        write_model_card(output_dir, info)
+        if push_to_hub:
+            from gecobench.models.loading import push_checkpoint_to_hub
+
+            push_checkpoint_to_hub(output_dir, push_to_hub, token=hub_token)
+    accelerator.wait_for_everyone()
+    return output_dir

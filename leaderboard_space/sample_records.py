@@ -1,0 +1,158 @@
+"""Synthetic, schema-valid result records for tests, benchmarks and the offline demo.
+
+The numbers are random draws, not results: they exist so that the Space can be exercised end to end
+without running an evaluation. Every generated record passes :func:`gecobench.records.validate_record`.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from gecobench.provenance import base_provenance
+from gecobench.records import SCHEMA_VERSION, explainer_score_identity, record_id_for, validate_record
+
+SAMPLE_EXPLAINERS: list[dict[str, Any]] = [
+    {"name": "integrated_gradients", "source": "builtin"},
+    {"name": "gradient_shap", "source": "builtin"},
+    {"name": "saliency", "source": "builtin"},
+    {"name": "deeplift", "source": "builtin"},
+    {"name": "lime", "source": "builtin"},
+    {"name": "kernel_shap", "source": "builtin"},
+    {"name": "uniform_random", "source": "builtin", "is_baseline": True, "model_independent": True},
+    {"name": "pattern_variant", "source": "builtin", "is_baseline": True, "model_independent": True},
+    {"name": "my_attention_rollout", "source": "submission"},
+    {"name": "vendor_method", "source": "self-reported"},
+]
+SAMPLE_REGIMES = ["from_scratch", "classifier_only", "last_layers", "full_finetune"]
+SAMPLE_BASE_MODELS = ["bert-base-uncased", "all-MiniLM-L6-v2"]
+SAMPLE_CONFIGS = ["binary_gender_all", "binary_gender_subj", "non_binary_gender_all", "non_binary_gender_subj"]
+CO12_AND_RANKING_KEYS = [
+    "model_randomisation_check", "small_noise_check", "label_difference", "methods_agreement", "sparsity",
+    "covariate_complexity", "relevance_rank_accuracy", "auprc",
+]
+SPANISH_CATEGORIES = ["BODY", "FEELING", "MIND", "BEHAVIOR", "SOCIAL"]
+SAMPLE_MASKED_LMS = ["dccuchile/bert-base-spanish-wwm-cased", "PlanTL-GOB-ES/roberta-base-bne", "bert-base-multilingual-cased"]
+
+
+def _metric(rng: random.Random, centre: float, spread: float = 0.04, n: int = 200) -> dict[str, Any]:
+    value = min(1.0, max(0.0, rng.gauss(centre, 0.05)))
+    return {
+        "value": round(value, 4),
+        "ci_low": round(max(0.0, value - spread), 4),
+        "ci_high": round(min(1.0, value + spread), 4),
+        "n_scored": n,
+        "n_undefined": 0,
+    }
+
+
+def make_explainer_record(
+    explainer: str = "integrated_gradients",
+    regime: str = "full_finetune",
+    config: str = "binary_gender_all",
+    base_model: str = "bert-base-uncased",
+    seed: int = 0,
+    *,
+    source: str = "builtin",
+    is_baseline: bool = False,
+    model_independent: bool = False,
+    version: str = "1.0.0",
+    with_properties: bool = True,
+    rng: random.Random | None = None,
+    provenance: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One valid ``explainer_score`` record with random but plausible metric values."""
+    rng = rng or random.Random(hash((explainer, regime, config, base_model, seed)) & 0xFFFF)
+    groups = ["female", "male"] + (["non-binary"] if config.startswith("non_binary") else [])
+    ma_centre = 0.2 if is_baseline else rng.uniform(0.3, 0.8)
+    metrics = {
+        "mass_accuracy": _metric(rng, ma_centre),
+        "relative_mass_accuracy": _metric(rng, ma_centre * 1.2),
+    }
+    group_values = {group: _metric(rng, ma_centre) for group in groups}
+    metrics["mass_accuracy_gap"] = {
+        "value": round(group_values["male"]["value"] - group_values["female"]["value"], 4),
+        "ci_low": None, "ci_high": None,
+    }
+    if with_properties:
+        for key in CO12_AND_RANKING_KEYS:
+            metrics[key] = _metric(rng, rng.uniform(0.2, 0.9))
+    record: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "record_type": "explainer_score",
+        "record_id": "0" * 32,
+        "explainer": {
+            "name": explainer, "version": version, "params": {}, "model_independent": model_independent,
+            "is_baseline": is_baseline, "source": source,
+            "submission_id": f"sub-{explainer}" if source in ("submission", "self-reported") else None,
+        },
+        "model": {
+            "regime": regime, "base_model": base_model, "base_revision": None, "seed": seed,
+            "checkpoint_sha256": None, "zero_shot_method": None,
+        },
+        "dataset": {"name": "geco", "config": config, "split": "test", "fingerprint": "synthetic"},
+        "protocol": {"synthetic": True},
+        "metrics": metrics,
+        "groups": {
+            group: {"mass_accuracy": v["value"], "ci_low": v["ci_low"], "ci_high": v["ci_high"], "n_scored": v["n_scored"]}
+            for group, v in group_values.items()
+        },
+        "counts": {"n_sentences": 200, "n_scored": 200, "n_undefined": 0},
+        "runtime": {"seconds_per_sentence": round(rng.uniform(0.001, 0.5), 4), "total_seconds": None},
+        "provenance": provenance or base_provenance(seed),
+    }
+    record["record_id"] = record_id_for(explainer_score_identity(record))
+    return validate_record(record)
+
+
+def make_bias_record(model_id: str = "dccuchile/bert-base-spanish-wwm-cased", rng: random.Random | None = None,
+                     schemes: tuple[str, ...] = ("supersenses_top10",),
+                     provenance: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One valid ``model_bias`` record with BPI/BRI per category and group."""
+    rng = rng or random.Random(model_id)
+    scheme_blocks = {}
+    for scheme in schemes:
+        block: dict[str, Any] = {"bias": {}}
+        for index in ("bpi", "bri"):
+            per_category = {
+                category: {"male": round(rng.uniform(0, 0.4), 4), "female": round(rng.uniform(0, 0.4), 4)}
+                for category in SPANISH_CATEGORIES
+            }
+            block[index] = per_category
+            block["bias"][index] = {c: round(v["male"] - v["female"], 4) for c, v in per_category.items()}
+        scheme_blocks[scheme] = block
+    record = {
+        "schema_version": SCHEMA_VERSION,
+        "record_type": "model_bias",
+        "record_id": record_id_for({"masked_lm": model_id, "schemes": sorted(schemes)}),
+        "masked_lm": {"model_id": model_id, "revision": None, "source": "recorded (published predictions)"},
+        "templates": {"name": "synthetic"},
+        "protocol": {"top_k": 10},
+        "schemes": scheme_blocks,
+        "provenance": provenance or base_provenance(None),
+    }
+    return validate_record(record)
+
+
+def sample_records(n_explainer_records: int | None = None, seed: int = 0, with_bias: bool = True) -> list[dict[str, Any]]:
+    """A mixed list of records: the full explainer × regime × config × base-model grid (or ``n`` of them,
+    cycling through seeds) plus one ``model_bias`` record per sample masked LM."""
+    rng = random.Random(seed)
+    provenance = base_provenance(seed)  # computed once: 10,000 git calls would dominate a benchmark
+    grid = [
+        (spec, regime, config, base)
+        for spec in SAMPLE_EXPLAINERS for regime in SAMPLE_REGIMES
+        for config in SAMPLE_CONFIGS for base in SAMPLE_BASE_MODELS
+    ]
+    total = len(grid) if n_explainer_records is None else n_explainer_records
+    records = []
+    for i in range(total):
+        spec, regime, config, base = grid[i % len(grid)]
+        records.append(make_explainer_record(
+            spec["name"], regime, config, base, seed=i // len(grid), source=spec["source"],
+            is_baseline=spec.get("is_baseline", False), model_independent=spec.get("model_independent", False),
+            rng=rng, provenance=provenance,
+        ))
+    if with_bias:
+        records.extend(make_bias_record(model_id, rng=rng, provenance=provenance) for model_id in SAMPLE_MASKED_LMS)
+    return records

@@ -1,0 +1,89 @@
+"""Mass Accuracy: the share of attribution mass an explanation puts on ground-truth words (GECOBench)."""
+
+import datasets
+import evaluate
+
+from gecobench.metrics.mass_accuracy import METRIC_META
+from gecobench.metrics.mass_accuracy import fold_token_attributions
+from gecobench.metrics.mass_accuracy import mass_accuracy_per_sentence
+from gecobench.metrics.mass_accuracy import summarize
+
+_CITATION = """\
+@article{wilming2025gecobench,
+  title   = {GECOBench: A Gender-Controlled Text Dataset and Benchmark for Quantifying Biases in Explanations},
+  author  = {Wilming, Rick and Dox, Artur and Schulz, Hjalmar and Oliveira, Marta and Clark, Benedict and Haufe, Stefan},
+  journal = {Frontiers in Artificial Intelligence},
+  year    = {2025}
+}
+"""
+
+_DESCRIPTION = """\
+Mass Accuracy (MA) is the fraction of an explanation's absolute attribution mass that falls on the words
+marked as ground truth: MA = sum_j |s_j| h_j / sum_j |s_j| per sentence, averaged over sentences.
+Range [0, 1], higher is better. Sentences with an all-zero attribution or without any ground-truth word are
+undefined: excluded from the aggregates and counted in `n_undefined`.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    attributions (`list` of `list` of `float`): per sentence, one score per word (or per token with `word_ids`).
+    ground_truth (`list` of `list` of `int`): per sentence, 0/1 per word.
+    word_ids (`list` of `list` of `int` or `None`, optional): per sentence, the word index of every token
+        (None for special tokens); token scores are folded to words (|score| summed per word).
+    return_per_sentence (`bool`, default False): also return `per_sentence` (None where undefined).
+    bootstrap (`int`, default 0): number of bootstrap resamples for a 95% interval of the mean.
+    seed (`int`, default 0): seed of the bootstrap.
+Returns:
+    mass_accuracy (`float`): mean MA over defined sentences, in [0, 1], higher is better (NaN if none).
+    median (`float`): median MA over defined sentences.
+    n_scored (`int`): number of defined sentences.
+    n_undefined (`int`): sentences with all-zero attribution or no ground-truth word.
+    per_sentence (`list`): with `return_per_sentence=True`; None for undefined sentences.
+    ci_low, ci_high (`float`): with `bootstrap=N`; percentile bootstrap 95% interval of the mean.
+Examples:
+    >>> import evaluate
+    >>> metric = evaluate.load("metrics/mass_accuracy")
+    >>> out = metric.compute(attributions=[[0.9, 0.0, 0.0, 0.1], [0.0, 0.0]], ground_truth=[[1, 1, 0, 0], [1, 0]],
+    ...                      return_per_sentence=True)
+    >>> out["mass_accuracy"], out["n_scored"], out["n_undefined"], out["per_sentence"]
+    (0.9, 1, 1, [0.9, None])
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class MassAccuracy(evaluate.Metric):
+    """Mass Accuracy of word attributions against a 0/1 ground-truth mask."""
+
+    meta = METRIC_META
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features(
+                {
+                    "attributions": datasets.Sequence(datasets.Value("float64")),
+                    "ground_truth": datasets.Sequence(datasets.Value("int64")),
+                }
+            ),
+            reference_urls=["https://github.com/braindatalab/gecobench"],
+        )
+
+    def _compute(self, attributions, ground_truth, word_ids=None, return_per_sentence=False, bootstrap=0, seed=0):
+        if word_ids is not None:
+            attributions = fold_token_attributions(attributions, word_ids, ground_truth)
+        per_sentence = mass_accuracy_per_sentence(attributions, ground_truth)
+        summary = summarize(per_sentence, bootstrap=bootstrap, seed=seed)
+        result = {
+            "mass_accuracy": summary["mean"],
+            "median": summary["median"],
+            "n_scored": summary["n_scored"],
+            "n_undefined": summary["n_undefined"],
+        }
+        if return_per_sentence:
+            result["per_sentence"] = [None if v != v else float(v) for v in per_sentence]
+        if bootstrap:
+            result["ci_low"], result["ci_high"] = summary["ci_low"], summary["ci_high"]
+        return result

@@ -1,0 +1,86 @@
+"""Relevance Rank Accuracy: precision at |ground truth| of the words ranked by absolute attribution."""
+
+import datasets
+import evaluate
+
+from gecobench.metrics.mass_accuracy import fold_token_attributions
+from gecobench.metrics.mass_accuracy import summarize
+from gecobench.metrics.ranking import RANKING_META
+from gecobench.metrics.ranking import relevance_rank_accuracy_per_sentence
+
+METRIC_META = RANKING_META["relevance_rank_accuracy"]
+
+_CITATION = """\
+@article{wilming2025gecobench,
+  title   = {GECOBench: A Gender-Controlled Text Dataset and Benchmark for Quantifying Biases in Explanations},
+  author  = {Wilming, Rick and Dox, Artur and Schulz, Hjalmar and Oliveira, Marta and Clark, Benedict and Haufe, Stefan},
+  journal = {Frontiers in Artificial Intelligence},
+  year    = {2025}
+}
+"""
+
+_DESCRIPTION = """\
+Relevance Rank Accuracy (RRA) takes the k = |ground truth| words with the largest absolute attribution and
+reports the fraction of them that are ground truth (precision@k). Words tied with the k-th score share the
+remaining places by their expected value under random tie-breaking, so the score never depends on word order.
+Range [0, 1], higher is better. Undefined sentences (all-zero attribution, no ground-truth word) are excluded.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    attributions (`list` of `list` of `float`): per sentence, one score per word (or per token with `word_ids`).
+    ground_truth (`list` of `list` of `int`): per sentence, 0/1 per word.
+    word_ids (`list` of `list` of `int` or `None`, optional): per sentence, the word index of every token;
+        token scores are folded to words (|score| summed per word).
+    return_per_sentence (`bool`, default False): also return `per_sentence` (None where undefined).
+    bootstrap (`int`, default 0): bootstrap resamples for a 95% interval of the mean; `seed` seeds it.
+Returns:
+    relevance_rank_accuracy (`float`): mean over defined sentences, in [0, 1], higher is better.
+    median (`float`), n_scored (`int`), n_undefined (`int`); per_sentence; ci_low, ci_high (with `bootstrap`).
+Examples:
+    >>> import evaluate
+    >>> metric = evaluate.load("metrics/relevance_rank_accuracy")
+    >>> out = metric.compute(attributions=[[0.9, 0.0, 0.0, 0.1], [1.0, 1.0, 1.0, 1.0]], ground_truth=[[1, 1, 0, 0], [1, 0, 0, 0]],
+    ...                      return_per_sentence=True)
+    >>> out["relevance_rank_accuracy"], out["per_sentence"], out["n_undefined"]
+    (0.375, [0.5, 0.25], 0)
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class RelevanceRankAccuracy(evaluate.Metric):
+    """Relevance Rank Accuracy: precision at |ground truth| of the words ranked by absolute attribution."""
+
+    meta = METRIC_META
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features(
+                {
+                    "attributions": datasets.Sequence(datasets.Value("float64")),
+                    "ground_truth": datasets.Sequence(datasets.Value("int64")),
+                }
+            ),
+            reference_urls=["https://github.com/braindatalab/gecobench"],
+        )
+
+    def _compute(self, attributions, ground_truth, word_ids=None, return_per_sentence=False, bootstrap=0, seed=0):
+        if word_ids is not None:
+            attributions = fold_token_attributions(attributions, word_ids, ground_truth)
+        per_sentence = relevance_rank_accuracy_per_sentence(attributions, ground_truth)
+        summary = summarize(per_sentence, bootstrap=bootstrap, seed=seed)
+        result = {
+            "relevance_rank_accuracy": summary["mean"],
+            "median": summary["median"],
+            "n_scored": summary["n_scored"],
+            "n_undefined": summary["n_undefined"],
+        }
+        if return_per_sentence:
+            result["per_sentence"] = [None if v != v else float(v) for v in per_sentence]
+        if bootstrap:
+            result["ci_low"], result["ci_high"] = summary["ci_low"], summary["ci_high"]
+        return result

@@ -1,0 +1,72 @@
+"""Sparsity (compactness): Gini index of the normalised attributions."""
+
+import datasets
+import evaluate
+
+from gecobench.metrics.mass_accuracy import summarize
+from gecobench.metrics.properties import PROPERTY_META
+from gecobench.metrics.properties import sparsity_per_sentence
+
+METRIC_META = PROPERTY_META["sparsity"]
+
+_CITATION = """\
+@article{nauta2023anecdotal,
+  title   = {From Anecdotal Evidence to Quantitative Evaluation Methods: A Systematic Review on Evaluating Explainable AI},
+  author  = {Nauta, Meike and Trienes, Jan and Pathak, Shreyasi and Nguyen, Elisa and Peters, Michelle and Schmitt, Yasmin and Schl{\\"o}tterer, J{\\"o}rg and van Keulen, Maurice and Seifert, Christin},
+  journal = {ACM Computing Surveys},
+  year    = {2023}
+}
+"""
+
+_DESCRIPTION = """\
+Compactness (Co-12): a compact explanation concentrates its mass on few words. Per sentence the attributions
+are normalised to p = |s| / sum |s| (per sentence, never per batch, unlike XAIB's batch-wide min-max scaling
+that makes scores depend on the batch) and summarised by the Gini index of Hurley and Rickard (2009):
+G = 1 - 2 sum_k p_(k) (n - k + 1/2) / n with p sorted ascending. 0 for a uniform attribution, 1 - 1/n when
+one word holds all mass. Higher is better (sparser).
+All-zero attributions are undefined and excluded.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    attributions (`list` of `list` of `float`): per sentence, one score per word.
+    return_per_sentence (`bool`, default False): also return `per_sentence` (None where undefined).
+Returns:
+    sparsity (`float`): mean over defined sentences, in [0, 1]; higher is better.
+    median (`float`), n_scored (`int`), n_undefined (`int`); per_sentence with `return_per_sentence`.
+Examples:
+    >>> import evaluate
+    >>> metric = evaluate.load("metrics/sparsity")
+    >>> out = metric.compute(attributions=[[1.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 5.0]], return_per_sentence=True)
+    >>> out["sparsity"], out["per_sentence"]
+    (0.375, [0.0, 0.75])
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Sparsity(evaluate.Metric):
+    """Sparsity (compactness): Gini index of the normalised attributions."""
+
+    meta = METRIC_META
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({"attributions": datasets.Sequence(datasets.Value("float64"))}),
+        )
+
+    def _compute(self, attributions, return_per_sentence=False):
+        per_sentence = sparsity_per_sentence(attributions)
+        summary = summarize(per_sentence)
+        result = {
+            "sparsity": summary["mean"],
+            "median": summary["median"],
+            "n_scored": summary["n_scored"],
+            "n_undefined": summary["n_undefined"],
+        }
+        if return_per_sentence:
+            result["per_sentence"] = [None if v != v else float(v) for v in per_sentence]
+        return result

