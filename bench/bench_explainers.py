@@ -31,14 +31,20 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 warnings.filterwarnings("ignore")
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
+import numpy as np
+import torch
 
-from gecobench.explainers import get_explainer  # noqa: E402
-from gecobench.explainers.builtin import DEFAULT_TOKENS_PER_FORWARD  # noqa: E402
-from gecobench.explainers.engine import attribute, plan_batches, token_lengths  # noqa: E402
-from gecobench.explainers.inputs import EmbeddingForward, embed, encode_batch, model_device  # noqa: E402
-from gecobench.provenance import base_provenance  # noqa: E402
+from gecobench.explainers import get_explainer
+from gecobench.explainers.builtin import DEFAULT_TOKENS_PER_FORWARD
+from gecobench.explainers.engine import attribute, plan_batches, token_lengths
+from gecobench.explainers.inputs import (
+    EmbeddingForward,
+    embed,
+    encode_batch,
+    even_chunk,
+    model_device,
+)
+from gecobench.provenance import base_provenance
 
 ALL_METHODS = [
     "saliency", "input_x_gradient", "guided_backprop", "deeplift", "gradient_shap", "integrated_gradients",
@@ -77,22 +83,63 @@ def timed(fn, repeats: int = 1):
     return out, best
 
 
-def bare_forward_backward_seconds(model, tokenizer, words, targets, tokens_per_forward: int) -> float:
-    """Forward + backward of the target logits w.r.t. the embeddings on the engine's batches: the compute bound."""
+def bare_forward_backward_seconds(model, tokenizer, words, targets, explainer, passes: int) -> float:
+    """The compute bound: forward + backward of the target logits w.r.t. the embeddings, nothing else, on the
+    engine's batches, each sentence repeated ``passes`` times and cut into the method's rows per pass."""
     forward = EmbeddingForward(model)
-    batches = plan_batches(token_lengths(tokenizer, words), None, tokens_per_forward)
+    expansion = max(1, int(getattr(explainer, "rows_per_sentence", 1)))
+    batches = plan_batches(token_lengths(tokenizer, words), None, max(1, explainer.tokens_per_forward // expansion))
     encoded = [encode_batch(tokenizer, [words[i] for i in b], model_device(model)) for b in batches]
     start = now()
     for batch, indices in zip(encoded, batches):
-        inputs = embed(model, batch.input_ids).detach().requires_grad_(True)
-        logits = forward(inputs, batch.attention_mask, batch.token_type_ids)
-        picked = logits.gather(1, torch.tensor([[targets[i]] for i in indices], device=inputs.device)).sum()
-        torch.autograd.grad(picked, inputs)
+        n_sentences, n_tokens = batch.input_ids.shape
+        rows = n_sentences * passes
+        chunk = rows if passes <= 2 else even_chunk(passes, explainer.rows_per_forward(n_tokens) // n_sentences) * n_sentences
+        inputs = embed(model, batch.input_ids).detach().repeat(passes, 1, 1)
+        extra = [t.repeat(passes, 1) for t in (batch.attention_mask, batch.token_type_ids) if t is not None]
+        target = torch.tensor([targets[i] for i in indices] * passes, device=inputs.device)[:, None]
+        for begin in range(0, rows, chunk):
+            point = inputs[begin : begin + chunk].clone().requires_grad_(True)
+            logits = forward(point, *[t[begin : begin + chunk] for t in extra])
+            torch.autograd.grad(logits.gather(1, target[begin : begin + chunk]).sum(), point)
     return now() - start
 
 
 def max_relative_difference(a: list[np.ndarray], b: list[np.ndarray]) -> float:
     return max(float(np.max(np.abs(x - y)) / max(np.max(np.abs(y)), 1e-30)) for x, y in zip(a, b))
+
+
+def bench_method(name: str, args: argparse.Namespace, model, tokenizer, all_words, all_targets) -> dict:
+    """All figures of one method (see the module docstring)."""
+    n = args.ig_sentences if name == "integrated_gradients" else args.n_sentences
+    words, targets = all_words[:n], all_targets[:n]
+
+    def make(**extra):
+        explainer = get_explainer(name, tokens_per_forward=args.tokens_per_forward, **extra)
+        if name == "pattern_variant":
+            explainer.fit(all_words, all_targets)  # speed only; the evaluation fits on the train split
+        return explainer
+
+    engine, t_engine = timed(lambda: attribute(make(), model, tokenizer, words, targets), args.repeats)
+    single, t_single = timed(lambda: attribute(make(), model, tokenizer, words, targets, batch_size=1), args.repeats)
+    row = {"method": name, "n": n, "engine_sps": n / t_engine, "single_sps": n / t_single,
+           "speedup_vs_single": t_single / t_engine, "max_rel_diff_single": max_relative_difference(engine, single)}
+    params = make().params()
+    passes = PASSES.get(name) or {"gradient_shap": params.get("n_samples"), "integrated_gradients": params.get("n_steps")}.get(name)
+    if passes:
+        _, t_bare = timed(
+            lambda: bare_forward_backward_seconds(model, tokenizer, words, targets, make(), passes), args.repeats
+        )
+        row.update(passes=passes, bound_sps=n / t_bare, fraction_of_bound=t_bare / t_engine)
+    if name in ("lime", "kernel_shap"):
+        m = min(n, args.reference_sentences)
+        one, t_one = timed(
+            lambda: attribute(make(perturbations_per_eval=1), model, tokenizer, words[:m], targets[:m], batch_size=1),
+            args.repeats,
+        )
+        row.update(one_per_forward_sps=m / t_one, speedup_vs_one_per_forward=(n / t_engine) / (m / t_one),
+                   max_rel_diff_one_per_forward=max_relative_difference(engine[:m], one))
+    return row
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -128,30 +175,7 @@ def main(argv: list[str] | None = None) -> None:
 
     results = []
     for name in [m.strip() for m in args.methods.split(",") if m.strip()]:
-        n = args.ig_sentences if name == "integrated_gradients" else args.n_sentences
-        words, targets = all_words[:n], all_targets[:n]
-
-        def make(**extra):
-            explainer = get_explainer(name, tokens_per_forward=args.tokens_per_forward, **extra)
-            if name == "pattern_variant":
-                explainer.fit(all_words, all_targets)  # speed only; the evaluation fits on the train split
-            return explainer
-
-        engine, t_engine = timed(lambda: attribute(make(), model, tokenizer, words, targets), args.repeats)
-        single, t_single = timed(lambda: attribute(make(), model, tokenizer, words, targets, batch_size=1), args.repeats)
-        row = {"method": name, "n": n, "engine_sps": n / t_engine, "single_sps": n / t_single,
-               "speedup_vs_single": t_single / t_engine, "max_rel_diff_single": max_relative_difference(engine, single)}
-        explainer = make()
-        passes = PASSES.get(name) or {"gradient_shap": explainer.params().get("n_samples"),
-                                      "integrated_gradients": explainer.params().get("n_steps")}.get(name)
-        if passes:
-            _, t_bare = timed(lambda: bare_forward_backward_seconds(model, tokenizer, words, targets, args.tokens_per_forward), args.repeats)
-            row.update(passes=passes, bound_sps=n / (t_bare * passes), fraction_of_bound=(t_bare * passes) / t_engine)
-        if name in ("lime", "kernel_shap"):
-            m = min(n, args.reference_sentences)
-            one, t_one = timed(lambda: attribute(make(perturbations_per_eval=1), model, tokenizer, words[:m], targets[:m], batch_size=1), args.repeats)
-            row.update(one_per_forward_sps=m / t_one, speedup_vs_one_per_forward=(n / t_engine) / (m / t_one),
-                       max_rel_diff_one_per_forward=max_relative_difference(engine[:m], one))
+        row = bench_method(name, args, model, tokenizer, all_words, all_targets)
         results.append(row)
         print(json.dumps({k: (round(v, 6) if isinstance(v, float) else v) for k, v in row.items()}), flush=True)
 

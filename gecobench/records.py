@@ -168,9 +168,30 @@ MODEL_BIAS_SCHEMA: dict[str, Any] = {
                 "model_id": {"type": "string"},
                 "revision": {"type": ["string", "null"]},
                 "source": {"enum": ["live", "recorded (published predictions)"]},
+                "checkpoint_sha256": {"type": ["string", "null"]},
             },
         },
         "templates": {"type": "object"},
+        "counts": {
+            "type": "object",
+            "description": "predictions, adjectives and sentences that went into the scores",
+            "properties": {
+                "n_predictions": {"type": "integer", "minimum": 0},
+                "n_adjectives": {"type": "integer", "minimum": 0},
+                "n_sentences": {"type": "integer", "minimum": 0},
+            },
+        },
+        "recorded_from": {
+            "type": "object",
+            "description": "for recorded (published) predictions: where the prediction file comes from",
+            "required": ["repository", "commit", "file"],
+            "properties": {
+                "repository": {"type": "string"},
+                "commit": {"type": "string"},
+                "file": {"type": "string"},
+                "sha256": {"type": "string"},
+            },
+        },
         "protocol": {"type": "object"},
         "schemes": {
             "type": "object",

@@ -20,8 +20,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from geco_dataset.generation import (  # noqa: E402
-    PROFILES, GenerationError, build_dataset, compare_with_release, cooccurrence_of_dataset, format_table,
+from geco_dataset.generation import (
+    PROFILES,
+    GenerationError,
+    build_dataset,
+    compare_with_release,
+    cooccurrence_of_dataset,
+    format_table,
 )
 
 

@@ -6,7 +6,10 @@ import argparse
 import json
 from pathlib import Path
 
-from gecobench.metrics.card_numbers import geco_cooccurrence_markdown, supersense_bias_markdown
+from gecobench.metrics.card_numbers import (
+    geco_cooccurrence_markdown,
+    supersense_bias_markdown,
+)
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 

@@ -23,8 +23,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gecobench.evaluation import EvaluationSettings, ExplainerSpec, leaderboard_text, run_evaluation  # noqa: E402
-from gecobench.store import open_results_store  # noqa: E402
+from gecobench.evaluation import (
+    EvaluationSettings,
+    ExplainerSpec,
+    leaderboard_text,
+    run_evaluation,
+)
+from gecobench.store import open_results_store
 
 
 def build_parser() -> argparse.ArgumentParser:

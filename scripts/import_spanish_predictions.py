@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         for k in args.top_k:
             all_ids[k] = import_recorded_predictions(predictions_dir, store, k=k, progress=not args.no_progress)
             print(f"top{k}: {len(all_ids[k])} model_bias records in {store}")
-    except (ValueError, FileNotFoundError) as err:
+    except (ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     if args.pictures_dir:

@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             batch_size=args.batch_size, device=accelerator.device, model_id=args.model_id,
             progress=not args.no_progress,
         )
-    except (ValueError, FileNotFoundError, ImportError) as err:
+    except (ValueError, OSError, ImportError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     if not accelerator.is_main_process:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import textwrap
 import warnings
 from types import SimpleNamespace
@@ -10,11 +9,16 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from conftest import make_tiny_bert_classifier
 from torch import nn
 
-from conftest import make_tiny_bert_classifier
 from gecobench.explainers import base
-from gecobench.explainers.base import Explainer, TokenAttributions, available_explainers, get_explainer
+from gecobench.explainers.base import (
+    Explainer,
+    TokenAttributions,
+    available_explainers,
+    get_explainer,
+)
 from gecobench.explainers.engine import (
     AttributionError,
     attribute,
@@ -168,6 +172,13 @@ def test_perturbation_methods_give_the_same_scores_with_one_perturbation_per_for
         many = attribute(make(name), model64, tokenizer, WORDS[:3], TARGETS[:3])
         one = attribute(make(name, perturbations_per_eval=1), model64, tokenizer, WORDS[:3], TARGETS[:3])
         assert max_relative_error(many, one) < 1e-5, name
+
+
+def test_chunking_knobs_do_not_change_scores(model64, tokenizer):
+    for name in ("integrated_gradients", "gradient_shap", "lime"):
+        default = attribute(make(name), model64, tokenizer, WORDS, TARGETS)
+        tiny_chunks = attribute(make(name, tokens_per_forward=16), model64, tokenizer, WORDS, TARGETS)
+        assert max_relative_error(tiny_chunks, default) < 1e-5, name
 
 
 def test_same_seed_same_scores_other_seed_other_scores(model64, tokenizer):

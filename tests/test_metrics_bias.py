@@ -10,8 +10,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gecobench.metrics.bias_indices import bias_indices, group_difference, invert_lexicon, read_prediction_file
-from gecobench.metrics.cooccurrence import DEFAULT_TERMS, cooccurrence_bias, geco_cooccurrence_table
+from gecobench.metrics.bias_indices import (
+    bias_indices,
+    group_difference,
+    invert_lexicon,
+    read_prediction_file,
+)
+from gecobench.metrics.cooccurrence import (
+    DEFAULT_TERMS,
+    cooccurrence_bias,
+    geco_cooccurrence_table,
+)
 
 
 def test_cooccurrence_hand_computed_with_default_terms():
@@ -169,3 +178,32 @@ def test_all_forty_published_prediction_files_run(spanish_dir: Path):
         assert set(out["groups"]) == {"male", "female"}, path
         for g in out["groups"]:
             assert sum(out["bpi"][c][g] for c in out["categories"]) == pytest.approx(100.0), path
+
+
+def test_cards_show_the_numbers_computed_from_the_data(shared_data: Path, repo_root: Path):
+    from gecobench.metrics.card_numbers import (
+        geco_cooccurrence_markdown,
+        supersense_bias_markdown,
+    )
+
+    geco_card = (repo_root / "metrics" / "cooccurrence_bias" / "README.md").read_text(encoding="utf-8")
+    spanish_card = (repo_root / "metrics" / "bias_indices" / "README.md").read_text(encoding="utf-8")
+    assert geco_cooccurrence_markdown(shared_data / "geco") in geco_card
+    table = supersense_bias_markdown(shared_data / "spanish")
+    assert table in spanish_card
+    # BETO's BODY adjectives lean female in the paper; the recomputed table must agree in sign.
+    beto_body = next(line for line in table.splitlines() if line.startswith("| BETO") and "| BODY |" in line)
+    assert float(beto_body.split("|")[5]) < 0
+
+
+def test_compute_card_numbers_script_runs(repo_root: Path, shared_data: Path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "scripts/compute_card_numbers.py", "--data", str(shared_data), "--json"],
+                          cwd=repo_root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    numbers = json.loads(proc.stdout)
+    assert numbers["cooccurrence_bias"]["non_binary_gender_subj"]["bias_c"]["male"] == pytest.approx(0.36, abs=0.01)
+    assert set(numbers["bias_indices"]) == {"BETO (dccuchile/bert-base-spanish-wwm-uncased)",
+                                            "MarIA (BSC-TeMU/roberta-base-bne)"}

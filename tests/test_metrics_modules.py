@@ -51,6 +51,26 @@ for name in names:
         runner.run(test, out=out.append)
         entry["doctest"] = {"attempted": runner.tries, "failed": runner.failures, "log": "".join(out)[-2000:]}
     report[name] = entry
+
+bad_calls = {
+    "mass_accuracy": dict(attributions=[[0.1, float("nan")]], ground_truth=[[1, 0]]),
+    "auprc": dict(attributions=[[0.1, 0.2]], ground_truth=[[1, 0, 0]]),
+    "sparsity": dict(attributions=[]),
+    "relative_mass_accuracy": dict(predictions=[0.5], references=[float("inf")]),
+    "cooccurrence_bias": dict(words=[["he"]], group=["robot"]),
+    "bias_indices": dict(group=["male"], word=["x"], probability=[-0.1], rank=[1], is_adjective=[True],
+                         lexicon={}, k=1),
+    "methods_agreement": dict(attributions=[[1.0, 0.0]]),
+}
+for name, kwargs in bad_calls.items():
+    module = evaluate.load(f"metrics/{name}", module_type=types.get(name, "metric"))
+    try:
+        module.compute(**kwargs)
+        report[name]["bad_input"] = "no error"
+    except ValueError as err:
+        report[name]["bad_input"] = f"ValueError: {err}"
+    except Exception as err:
+        report[name]["bad_input"] = f"{type(err).__name__}: {err}"
 print("REPORT" + json.dumps(report, default=str))
 """
 
@@ -109,6 +129,17 @@ def test_module_meta_matches_registry_and_card(load_report, name):
         assert section in body, f"{name}: card lacks {section}"
     assert f"direction: {meta['direction']}".lower() in body, f"{name}: card does not state the direction"
     assert "best value" in body and "range" in body
+
+
+@pytest.mark.parametrize(
+    "name, field",
+    [("mass_accuracy", "attributions: sentence 0"), ("auprc", "sentence 0"), ("sparsity", "attributions: empty"),
+     ("relative_mass_accuracy", "references: sentence 0"), ("cooccurrence_bias", "group: sentence 0"),
+     ("bias_indices", "probability: row 0"), ("methods_agreement", "others")],
+)
+def test_module_bad_input_raises_value_error_naming_the_field(load_report, name, field):
+    message = load_report[name]["bad_input"]
+    assert message.startswith("ValueError: ") and field in message, message
 
 
 def test_module_source_has_one_import_per_line():

@@ -21,7 +21,10 @@ from gecobench.metrics.properties import (
     sparsity_per_sentence,
     total_variation_per_sentence,
 )
-from gecobench.metrics.ranking import auprc_per_sentence, relevance_rank_accuracy_per_sentence
+from gecobench.metrics.ranking import (
+    auprc_per_sentence,
+    relevance_rank_accuracy_per_sentence,
+)
 
 
 def test_total_variation_hand_computed():

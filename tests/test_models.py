@@ -362,3 +362,28 @@ def test_train_models_script_help_and_run(tmp_path, geco_dir, tiny_base):
     )
     assert run.returncode == 0, run.stderr[-2000:]
     assert (tmp_path / "binary_all" / "OLA" / "seed2" / "gecobench_model.json").is_file()
+
+
+@pytest.mark.slow
+def test_two_process_accelerate_run_matches_one_process(tmp_path, geco_dir, tiny_base):
+    """CPU DDP (gloo) over 2 processes follows the 1-process trajectory: same global batches, averaged grads."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "GECOBENCH_GECO_DIR": str(geco_dir), "OMP_NUM_THREADS": "1"}
+    common = [str(REPO_ROOT / "scripts" / "train_models.py"), "--regime", "OLA", "--config", "binary_all",
+              "--seed", "0", "--schedule", "tiny", "--max-train-sentences", "120", "--epochs", "2", "--batch-size", "16",
+              "--no-dropout", "--base-model", str(tiny_base), "--quiet"]
+    one = subprocess.run([sys.executable, *common, "--output-dir", str(tmp_path / "p1")],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert one.returncode == 0, one.stderr[-2000:]
+    launch = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+              "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"]
+    two = subprocess.run([*launch, *common, "--output-dir", str(tmp_path / "p2")],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert two.returncode == 0, two.stderr[-2000:]
+    i1, i2 = (json.loads((tmp_path / p / "binary_all" / "OLA" / "seed0" / "gecobench_model.json").read_text())
+              for p in ("p1", "p2"))
+    assert (i1["num_processes"], i2["num_processes"]) == (1, 2)
+    assert i1["n_val"] == i2["n_val"]
+    assert i1["training"]["steps"] == i2["training"]["steps"]
+    assert i2["val_accuracy"] == pytest.approx(i1["val_accuracy"], abs=0.02)
+    assert i2["val_loss"] == pytest.approx(i1["val_loss"], rel=0.02)
+    assert i1["val_accuracy"] > 0.6  # the run learned something, so the comparison means something

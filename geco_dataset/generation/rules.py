@@ -2,8 +2,9 @@
 
 The tables (not code branches) decide which words change: ``pronouns.tsv`` (pronouns by role),
 ``neutral_nouns.tsv`` (gendered nouns and titles with a neutral counterpart), ``verb_agreement.json``
-(verb agreement after "they", with a ``grammatical`` and a ``release`` profile) and ``pronoun_case.json``
-(subject or object pronoun for a first-name slot).
+(verb agreement after "they", with a ``grammatical`` and a ``release`` profile), ``pronoun_case.json``
+(subject or object pronoun for a first-name slot, and the words the release removed around it),
+``release_verbs.tsv`` (the release's own verb forms, ``release`` profile) and ``neutral_names.tsv``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ RULES_DIR = Path(__file__).resolve().parent / "rules"
 PROFILES = ("grammatical", "release")
 
 
-def _read_tsv(path: Path) -> list[dict[str, str]]:
+def read_rule_table(path: Path) -> list[dict[str, str]]:
     """Rows of a TSV file with a header line; lines starting with ``#`` are comments."""
     with open(path, encoding="utf-8") as handle:
         lines = [line for line in handle if line.strip() and not line.startswith("#")]
@@ -33,9 +34,11 @@ def _read_tsv(path: Path) -> list[dict[str, str]]:
 class RuleSet:
     """All alteration rules for one profile.
 
-    ``pronoun_role``: lower-cased gendered pronoun -> possible roles (``her`` has two).
+    ``pronoun_roles``: lower-cased gendered pronoun -> possible roles (``her`` and ``his`` have two).
     ``neutral_pronoun``: role -> neutral pronoun. ``gendered_pronoun``: (role, gender) -> pronoun.
-    ``neutral_noun``: lower-cased male or female noun -> neutral noun.
+    ``neutral_noun``: lower-cased ``male|female`` pair, male or female noun -> neutral noun.
+    The verb fields come from ``verb_agreement.json`` (and ``release_verbs.tsv``), the name-slot fields
+    (``object_after`` … ``determiners_dropped``) from ``pronoun_case.json``; the JSON comments explain each.
     """
 
     profile: str
@@ -171,14 +174,14 @@ def load_rules(profile: str = "grammatical", rules_dir: str | None = None) -> Ru
     roles: dict[str, list[str]] = {}
     neutral_pronoun: dict[str, str] = {}
     gendered: dict[tuple[str, str], str] = {}
-    for row in _read_tsv(root / "pronouns.tsv"):
+    for row in read_rule_table(root / "pronouns.tsv"):
         role = row["role"]
         neutral_pronoun[role] = row["neutral"]
         for gender in ("male", "female"):
             gendered[(role, gender)] = row[gender]
             roles.setdefault(row[gender].lower(), []).append(role)
     nouns: dict[str, str] = {}
-    for row in _read_tsv(root / "neutral_nouns.tsv"):
+    for row in read_rule_table(root / "neutral_nouns.tsv"):
         nouns.setdefault(f"{row['male'].lower()}|{row['female'].lower()}", row["neutral"])
         for column in ("male", "female"):
             nouns.setdefault(row[column].lower(), row["neutral"])
@@ -186,7 +189,7 @@ def load_rules(profile: str = "grammatical", rules_dir: str | None = None) -> Ru
     chosen = verbs["profiles"][profile]
     verb_table: dict[str, str] = {}
     if chosen.get("verb_table"):
-        verb_table = {row["singular"].lower(): row["release"] for row in _read_tsv(root / chosen["verb_table"])}
+        verb_table = {row["singular"].lower(): row["release"] for row in read_rule_table(root / chosen["verb_table"])}
     case = json.loads((root / "pronoun_case.json").read_text(encoding="utf-8"))
     return RuleSet(
         profile=profile,

@@ -5,6 +5,11 @@ Entry point: :func:`run_evaluation` (``scripts/evaluate_explainers.py`` is its c
 """
 
 from gecobench.evaluation.leaderboard import leaderboard_text
-from gecobench.evaluation.runner import EvaluationSettings, ExplainerSpec, RunSummary, run_evaluation
+from gecobench.evaluation.runner import (
+    EvaluationSettings,
+    ExplainerSpec,
+    RunSummary,
+    run_evaluation,
+)
 
 __all__ = ["EvaluationSettings", "ExplainerSpec", "RunSummary", "leaderboard_text", "run_evaluation"]

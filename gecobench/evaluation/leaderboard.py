@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from gecobench.store import LocalStore, HubStore
+from gecobench.store import HubStore, LocalStore
 
 _COLUMNS = (
-    ("config", 15), ("model", 14), ("explainer", 22), ("MA", 6), ("MA 95% CI", 13), ("logRMA", 7),
+    ("config", 14), ("model", 6), ("base", 14), ("explainer", 22), ("MA", 6), ("MA 95% CI", 13), ("logRMA", 7),
     ("gap", 6), ("MRC", 5), ("SNC", 5), ("scored", 6), ("s/sent", 7),
 )
 
@@ -31,10 +31,9 @@ def explainer_rows(records: list[dict[str, Any]]) -> list[list[str]]:
         ma_block = r["metrics"].get("mass_accuracy", {})
         ci = (f"[{_fmt(ma_block.get('ci_low'))},{_fmt(ma_block.get('ci_high'))}]"
               if ma_block.get("ci_low") is not None else "—")
-        base = r["model"]["base_model"].split("/")[-1]
-        model = f"{r['model']['regime']}" + ("" if r["model"]["regime"] == "OLA" else f"·{base[:8]}")
+        base = "—" if r["model"]["regime"] == "OLA" else r["model"]["base_model"].split("/")[-1].split("==")[0]
         rows.append([
-            r["dataset"]["config"], model, r["explainer"]["name"], _fmt(ma_block.get("value")), ci,
+            r["dataset"]["config"], r["model"]["regime"], base, r["explainer"]["name"], _fmt(ma_block.get("value")), ci,
             _fmt(_metric(r, "relative_mass_accuracy"), 2), _fmt(_metric(r, "mass_accuracy_gap")),
             _fmt(_metric(r, "model_randomisation_check"), 2), _fmt(_metric(r, "small_noise_check"), 2),
             str(r["counts"]["n_scored"]), _fmt(r["runtime"].get("seconds_per_sentence"), 3),
@@ -53,6 +52,18 @@ def format_table(header: list[str], widths: list[int], rows: list[list[str]]) ->
     return "\n".join(lines)
 
 
+def _largest_bpi_bias(record: dict[str, Any]) -> str:
+    """The supersense category with the largest |BPI bias| (male minus female), e.g. ``FEELING -22.09``."""
+    for name, scheme in sorted(record.get("schemes", {}).items()):
+        bpi = (scheme.get("bias") or {}).get("bpi") if name.startswith("supersenses") else None
+        if isinstance(bpi, dict):
+            numeric = {k: v for k, v in bpi.items() if isinstance(v, (int, float))}
+            if numeric:
+                category = max(numeric, key=lambda k: abs(numeric[k]))
+                return f"{category} {numeric[category]:+.2f}"
+    return "—"
+
+
 def leaderboard_text(store: LocalStore | HubStore) -> str:
     """The explainer leaderboard (and the Spanish masked-LM records, if any) of a store, as text."""
     report = store.read_all()
@@ -65,10 +76,12 @@ def leaderboard_text(store: LocalStore | HubStore) -> str:
     if bias_records:
         parts.append(f"\nSpanish masked-LM gender bias — {len(bias_records)} model_bias records")
         rows = []
-        for r in sorted(bias_records, key=lambda d: d["masked_lm"]["model_id"]):
-            schemes = ", ".join(sorted(r.get("schemes", {})))
-            rows.append([r["masked_lm"]["model_id"], str(r.get("protocol", {}).get("k", r.get("protocol", {}).get("top_k", "—"))), schemes])
-        parts.append(format_table(["masked LM", "k", "lexicon schemes"], [48, 4, 60], rows))
+        for r in sorted(bias_records, key=lambda d: (d["masked_lm"]["model_id"], str(d.get("protocol", {}).get("k")))):
+            protocol = r.get("protocol", {})
+            rows.append([r["masked_lm"]["model_id"], str(protocol.get("k", "—")), _largest_bpi_bias(r),
+                         ", ".join(sorted(r.get("schemes", {})))])
+        parts.append(format_table(["masked LM", "k", "largest BPI bias (supersenses)", "lexicon schemes"],
+                                  [46, 3, 30, 50], rows))
     if report.warnings:
         parts.append(f"\n{len(report.warnings)} documents skipped:\n" + "\n".join(report.warnings[:10]))
     return "\n".join(parts)

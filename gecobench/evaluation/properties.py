@@ -17,11 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gecobench.metrics import METRICS_META
-from gecobench.metrics import properties as prop
-from gecobench.metrics import ranking
-from gecobench.metrics.mass_accuracy import summarize
 from gecobench.evaluation.scoring import finite_or_none
+from gecobench.metrics import METRICS_META, ranking
+from gecobench.metrics import properties as prop
+from gecobench.metrics.mass_accuracy import summarize
 
 if TYPE_CHECKING:
     from gecobench.evaluation.runner import EvaluationSettings
@@ -48,7 +47,7 @@ def _missing(reason: str) -> dict[str, Any]:
 
 def score_properties(
     scores: list[np.ndarray], ground_truth: list[list[int]], randomised: list[np.ndarray] | None,
-    noisy: list[np.ndarray] | None, other_target: list[np.ndarray] | None, settings: "EvaluationSettings",
+    noisy: list[np.ndarray] | None, other_target: list[np.ndarray] | None, settings: EvaluationSettings,
 ) -> dict[str, Any]:
     """Blocks for MRC, SNC, LD (when their attributions were computed) and SP, CVR, RRA, AUPRC."""
     b, s = settings.bootstrap, settings.seed
@@ -71,7 +70,7 @@ def score_properties(
 
 
 def score_agreement(main_scores: dict[str, list[np.ndarray]], ground_truth: list[list[int]],
-                    settings: "EvaluationSettings") -> dict[str, dict[str, Any]]:
+                    settings: EvaluationSettings) -> dict[str, dict[str, Any]]:
     """DMA block per explainer key: mean TV distance to every other explainer of the run on the same sentences."""
     if len(main_scores) < 2:
         return {k: _missing("methods agreement needs at least two explainers in the run") for k in main_scores}

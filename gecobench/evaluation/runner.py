@@ -20,7 +20,7 @@ import hashlib
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +29,24 @@ import numpy as np
 from gecobench.evaluation.attribution import attribute_words
 from gecobench.evaluation.checkpoints import CheckpointStore
 from gecobench.evaluation.data import GecoSplit, load_split, scorable
-from gecobench.evaluation.modelling import LoadedModel, load_model, noisy_copy, other_targets, predict, randomised_copy
-from gecobench.evaluation.properties import score_properties, score_agreement
+from gecobench.evaluation.modelling import (
+    LoadedModel,
+    load_model,
+    noisy_copy,
+    other_targets,
+    predict,
+    randomised_copy,
+)
+from gecobench.evaluation.properties import score_agreement, score_properties
 from gecobench.evaluation.scoring import score_correctness
 from gecobench.explainers.base import Explainer, get_explainer
 from gecobench.provenance import base_provenance
-from gecobench.records import SCHEMA_VERSION, explainer_score_identity, record_id_for, validate_record
+from gecobench.records import (
+    SCHEMA_VERSION,
+    explainer_score_identity,
+    record_id_for,
+    validate_record,
+)
 from gecobench.store import open_results_store
 
 log = logging.getLogger("gecobench.evaluation")
@@ -51,7 +63,7 @@ class ExplainerSpec:
     params: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def parse(cls, text: str) -> "ExplainerSpec":
+    def parse(cls, text: str) -> ExplainerSpec:
         name, _, rest = text.partition(":")
         params: dict[str, Any] = {}
         for item in filter(None, rest.split(",")):
@@ -190,7 +202,7 @@ def _explain_chunk(explainer: Explainer, spec: ExplainerSpec, lm: LoadedModel, r
     words = [list(split.rows[i].words) for i in rows]
     targets = [split.rows[i].label for i in rows]
     seed = _stable_seed(settings.seed, spec.name, spec.params, chunk_id)
-    run = lambda model, tok, tg: [s.tolist() for s in attribute_words(  # noqa: E731
+    run = lambda model, tok, tg: [s.tolist() for s in attribute_words(
         explainer, model, tok, words, tg, batch_size=settings.batch_size, seed=seed)]
     scores: dict[str, Any] = {kind: None for kind in SCORE_KINDS}
     scores["main"] = run(lm.model, lm.tokenizer, targets)

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from functools import lru_cache
-from pathlib import Path
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -32,7 +31,7 @@ def finite_or_none(value: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_metric_module(name: str) -> Any | None:
     """The ``evaluate`` module ``metrics/<name>`` (cached per process), or None when it is not in this checkout."""
     folder = METRICS_DIR / name
@@ -154,7 +153,7 @@ def _rma_block(per_sentence: np.ndarray, attributions: list[np.ndarray], referen
         return {"value": None, "ci_low": None, "ci_high": None,
                 "reason": reference_reason or "no zero-shot reference model"}
     _, reference_ma = headline_mass_accuracy(reference_attributions, ground_truth, 0, seed)
-    to_list = lambda a: [None if not np.isfinite(x) else float(x) for x in a]  # noqa: E731
+    to_list = lambda a: [None if not np.isfinite(x) else float(x) for x in a]
     # The per-sentence log ratios (for the CI) come from the math function; the headline from the module.
     result = relative_mass_accuracy(to_list(per_sentence), to_list(reference_ma))
     computed_with = "gecobench.metrics.relative_mass_accuracy"

@@ -24,6 +24,7 @@ from gecobench.explainers.inputs import (
     EncodedBatch,
     embed,
     encode_batch,
+    even_chunk,
     fold_batch,
     forward_rows,
     model_device,
@@ -70,7 +71,13 @@ class BuiltinExplainer(Explainer):
         return out
 
     def rows_per_forward(self, n_tokens: int) -> int:
+        """Most input rows of ``n_tokens`` tokens one forward pass should hold (the token budget)."""
         return max(1, self.tokens_per_forward // max(1, n_tokens))
+
+    @property
+    def rows_per_sentence(self) -> int:
+        """Model inputs one sentence expands to (IG steps, samples…); the engine sizes sentence batches by it."""
+        return 1
 
 
 # --------------------------------------------------------------------------------------------- gradient methods
@@ -117,7 +124,7 @@ class SaliencyExplainer(GradientExplainer):
     name = "saliency"
     description = "Gradient of the target output w.r.t. the word embeddings (Captum Saliency, abs=True)."
 
-    def __init__(self, abs: bool = True, **kwargs: Any) -> None:  # noqa: A002 - Captum's parameter name
+    def __init__(self, abs: bool = True, **kwargs: Any) -> None:
         super().__init__(abs=bool(abs), **kwargs)
 
     def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
@@ -154,7 +161,7 @@ class GuidedBackpropExplainer(GradientExplainer):
     name = "guided_backprop"
     description = "Captum GuidedBackprop (ReLU modules only; equals the gradient on GELU models), abs=True."
 
-    def __init__(self, abs: bool = True, **kwargs: Any) -> None:  # noqa: A002 - same name as Saliency's
+    def __init__(self, abs: bool = True, **kwargs: Any) -> None:
         super().__init__(abs=bool(abs), **kwargs)
 
     def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
@@ -175,6 +182,7 @@ class DeepLiftExplainer(GradientExplainer):
 
     name = "deeplift"
     description = "Captum DeepLift (rescale) w.r.t. the [CLS][PAD]..[SEP] reference."
+    rows_per_sentence = 2  # Captum runs input and reference through the model in one batch
 
     def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
         from captum.attr import DeepLift
@@ -200,11 +208,15 @@ class IntegratedGradientsExplainer(GradientExplainer):
             raise ValueError(f"n_steps must be >= 1, got {n_steps}")
         super().__init__(n_steps=int(n_steps), method=str(method), **kwargs)
 
+    @property
+    def rows_per_sentence(self) -> int:
+        return self._params["n_steps"]
+
     def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
         from captum.attr import IntegratedGradients
 
         n_sentences, n_tokens = inputs.shape[:2]
-        steps_per_forward = max(1, self.rows_per_forward(n_tokens) // n_sentences)
+        steps_per_forward = even_chunk(self._params["n_steps"], self.rows_per_forward(n_tokens) // n_sentences)
         attributions, delta = IntegratedGradients(forward).attribute(
             inputs,
             baselines=baselines,
@@ -239,6 +251,10 @@ class GradientShapExplainer(GradientExplainer):
             raise ValueError(f"stdevs must be >= 0, got {stdevs}")
         super().__init__(n_samples=int(n_samples), stdevs=float(stdevs), **kwargs)
 
+    @property
+    def rows_per_sentence(self) -> int:
+        return self._params["n_samples"]
+
     def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
         n_samples, stdevs = self._params["n_samples"], self._params["stdevs"]
         inputs = inputs.detach()
@@ -256,7 +272,7 @@ class GradientShapExplainer(GradientExplainer):
         extra = [t.repeat_interleave(n_samples, dim=0) for t in self.additional_args(batch)]
         row_target = target.repeat_interleave(n_samples)
         grads = []
-        chunk = self.rows_per_forward(n_tokens)
+        chunk = even_chunk(points.shape[0], self.rows_per_forward(n_tokens))
         for start in range(0, points.shape[0], chunk):
             point = points[start : start + chunk].clone().requires_grad_(True)
             output = forward(point, *[t[start : start + chunk] for t in extra])
@@ -288,7 +304,11 @@ class PerturbationExplainer(BuiltinExplainer):
     def rows_per_forward(self, n_tokens: int) -> int:
         if self.perturbations_per_eval is not None:
             return self.perturbations_per_eval
-        return super().rows_per_forward(n_tokens)
+        return even_chunk(self._params["n_samples"], super().rows_per_forward(n_tokens))
+
+    @property
+    def rows_per_sentence(self) -> int:
+        return self._params["n_samples"]
 
 
 def _word_first_tokens(word_ids: Sequence[int | None], n_words: int) -> np.ndarray:
@@ -335,13 +355,13 @@ class LimeExplainer(PerturbationExplainer):
             all_masks.append(masks)
             rows.append(_perturbed_ids(batch, i, masks, tokenizer.pad_token_id))
         input_ids = torch.cat(rows)
-        repeat = lambda t: t.repeat_interleave(n_samples, dim=0)  # noqa: E731
+        repeat = lambda t: t.repeat_interleave(n_samples, dim=0)
         outputs = forward_rows(
             EmbeddingForward(model, self._params["output"]), model, input_ids, repeat(batch.attention_mask),
             None if batch.token_type_ids is None else repeat(batch.token_type_ids),
             self.rows_per_forward(input_ids.shape[1]),
         ).to(torch.float64).cpu().numpy()
-        kernel = lambda d: np.sqrt(np.exp(-(d**2) / width**2))  # noqa: E731 - LimeTextExplainer's kernel
+        kernel = lambda d: np.sqrt(np.exp(-(d**2) / width**2))
         scores = []
         for i, masks in enumerate(all_masks):
             labels = outputs[i * n_samples : (i + 1) * n_samples, int(targets[i])][:, None]

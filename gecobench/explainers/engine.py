@@ -153,7 +153,10 @@ def attribute_detailed(
     if getattr(explainer, "model_independent", False) and batch_size is None:
         batches = [list(range(len(words)))]
     else:
-        batches = plan_batches(token_lengths(tokenizer, words, max_length), batch_size, budget)
+        # Methods that expand a sentence into many model inputs (IG steps, samples) get fewer sentences per
+        # batch, so their long internal batches stay length-homogeneous instead of padded.
+        expansion = max(1, int(getattr(explainer, "rows_per_sentence", 1)))
+        batches = plan_batches(token_lengths(tokenizer, words, max_length), batch_size, max(1, budget // expansion))
 
     # Random explainers that follow the built-ins' convention derive per-sentence streams from the run seed;
     # the global generators are seeded too so third-party explainers are at least reproducible.

@@ -33,6 +33,16 @@ def sentence_seed(seed: int, words: Sequence[str], target: int) -> int:
     return int.from_bytes(digest.digest()[:8], "little") >> 1
 
 
+def even_chunk(total: int, max_chunk: int) -> int:
+    """Largest-needed chunk size that splits ``total`` rows into as few, equally sized chunks of ``<= max_chunk``.
+
+    100 rows with at most 68 per pass become 2 x 50, not 68 + 32: the short tail pass would waste a call.
+    """
+    total, max_chunk = max(1, int(total)), max(1, int(max_chunk))
+    n_chunks = -(-total // max_chunk)
+    return -(-total // n_chunks)
+
+
 def model_device(model: Any) -> torch.device:
     """The device of the model's first parameter (CPU for parameter-free models)."""
     for parameter in model.parameters():
@@ -63,7 +73,7 @@ class EncodedBatch:
             kwargs["token_type_ids"] = self.token_type_ids
         return kwargs
 
-    def sentence(self, index: int) -> "EncodedBatch":
+    def sentence(self, index: int) -> EncodedBatch:
         """Sentence ``index`` alone, cut to its own length (no padding)."""
         length = self.lengths[index]
         return EncodedBatch(
@@ -90,6 +100,9 @@ def encode_batch(
     tokenizer: Any, words: Sequence[Sequence[str]], device: torch.device, max_length: int = DEFAULT_MAX_LENGTH
 ) -> EncodedBatch:
     """Tokenize pre-split sentences (padded to the longest in the batch) with word ids and the reference input."""
+    if getattr(tokenizer, "padding_side", "right") != "right":
+        # sentence i's real tokens must be its first `length` positions
+        raise ValueError(f"tokenizer.padding_side must be 'right' for the explainers, got {tokenizer.padding_side!r}")
     encoding, word_ids = tokenize_words(tokenizer, words, max_length=max_length, padding=True, return_tensors="pt")
     input_ids = encoding["input_ids"].to(device)
     attention_mask = encoding["attention_mask"].to(device)

@@ -56,7 +56,7 @@ class Ragged:
         nonempty = self.lengths > 0
         if values.size:
             # reduceat over the starts of non-empty sentences: each segment runs to the next such start.
-            out[nonempty] = np.add.reduceat(values, self.starts[nonempty])
+            out[nonempty] = np.add.reduceat(values, self.starts[nonempty], dtype=np.float64)
         return out
 
     def split(self, values: np.ndarray) -> list[np.ndarray]:
@@ -64,11 +64,16 @@ class Ragged:
         return np.split(values, np.cumsum(self.lengths)[:-1]) if self.n_sentences else []
 
 
-def flatten(sentences: Sequence[Any], field: str, allow_empty_sentence: bool = True) -> Ragged:
+def flatten(
+    sentences: Sequence[Any], field: str, allow_empty_sentence: bool = True, keep_integer_dtype: bool = False
+) -> Ragged:
     """Validate a list of per-sentence score vectors and flatten it.
 
     The fast path concatenates everything at once (a million sentences in well under a second); only when
     that fails does the per-sentence path run, to name the sentence that is wrong.
+
+    With ``keep_integer_dtype`` (0/1 masks) integer and boolean input stays as it is instead of being
+    copied to float64, which halves the cost of flattening a million masks.
 
     Raises:
         ValueError: the input is empty, a sentence is not one-dimensional, or a value is NaN/infinite;
@@ -78,14 +83,16 @@ def flatten(sentences: Sequence[Any], field: str, allow_empty_sentence: bool = T
         raise ValueError(f"{field}: empty input, at least one sentence is required")
     try:
         lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
-        flat = np.concatenate(sentences).astype(np.float64, copy=False) if lengths.sum() else np.zeros(0)
+        flat = np.concatenate(sentences) if lengths.sum() else np.zeros(0)
+        if not (keep_integer_dtype and flat.dtype.kind in "biu"):
+            flat = flat.astype(np.float64, copy=False)
         fast_ok = flat.ndim == 1 and flat.shape[0] == int(lengths.sum())
     except (TypeError, ValueError):
         fast_ok = False
     if not fast_ok or (not allow_empty_sentence and (lengths == 0).any()):
         flat, lengths = _flatten_checked(sentences, field, allow_empty_sentence)
     ragged = Ragged(flat=flat, lengths=lengths)
-    finite = np.isfinite(flat)
+    finite = np.isfinite(flat) if flat.dtype.kind == "f" else np.ones(1, dtype=bool)
     if not finite.all():
         sentence, word = ragged.sentence_at(int(np.argmin(finite)))
         raise ValueError(f"{field}: sentence {sentence} has a NaN or infinite value at position {word}")
@@ -128,11 +135,13 @@ def check_same_shape(a: Ragged, b: Ragged, field_a: str, field_b: str) -> None:
 
 def check_binary(mask: Ragged, field: str) -> None:
     """A ground-truth mask holds only 0 and 1."""
+    if mask.flat.dtype == np.bool_:
+        return
     bad = (mask.flat != 0) & (mask.flat != 1)
     if bad.any():
         pos = int(np.argmax(bad))
         sentence, _ = mask.sentence_at(pos)
-        raise ValueError(f"{field}: sentence {sentence} holds {mask.flat[pos]!r}; only 0 and 1 are allowed")
+        raise ValueError(f"{field}: sentence {sentence} holds {mask.flat[pos].item()!r}; only 0 and 1 are allowed")
 
 
 def check_finite_vector(values: Sequence[Any], field: str) -> np.ndarray:

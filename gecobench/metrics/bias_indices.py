@@ -70,12 +70,12 @@ def _check_rows(group, word, probability, rank, is_adjective, k) -> tuple[np.nda
     bad = ~np.isfinite(prob) | (prob < 0) | (prob > 1)
     if bad.any():
         i = int(np.argmax(bad))
-        raise ValueError(f"probability: row {i} is {prob[i]!r}; a probability is finite and in [0, 1]")
+        raise ValueError(f"probability: row {i} is {float(prob[i])!r}; a probability is finite and in [0, 1]")
     rank_values = np.asarray(rank, dtype=np.float64)
     bad = ~np.isfinite(rank_values) | (rank_values != np.round(rank_values)) | (rank_values < 1) | (rank_values > k)
     if bad.any():
         i = int(np.argmax(bad))
-        raise ValueError(f"rank: row {i} is {rank[i]!r}; ranks are integers in 1..{k} (k={k})")
+        raise ValueError(f"rank: row {i} is {rank[i]}; ranks are integers in 1..{k} (k={k})")
     adjective = []
     for i, a in enumerate(is_adjective):
         if isinstance(a, (bool, np.bool_)) or a in (0, 1):

@@ -6,7 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gecobench.metrics.bias_indices import bias_indices, invert_lexicon, read_prediction_file
+from gecobench.metrics.bias_indices import (
+    bias_indices,
+    invert_lexicon,
+    read_prediction_file,
+)
 from gecobench.metrics.cooccurrence import geco_cooccurrence_table
 
 # The paper's values (Wilming et al. 2025) for the non-binary configs; binary configs have two groups.

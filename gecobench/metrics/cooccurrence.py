@@ -20,7 +20,6 @@ import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-
 METRIC_META: dict[str, Any] = {
     "name": "cooccurrence_bias",
     "direction": "balanced",

@@ -35,7 +35,7 @@ def _as_mass_accuracies(values: Sequence[float | None], field: str) -> np.ndarra
     bad = (arr < 0) | (arr > 1)
     if bad.any():
         i = int(np.argmax(bad))
-        raise ValueError(f"{field}: sentence {i} is {arr[i]!r}; a Mass Accuracy lies in [0, 1]")
+        raise ValueError(f"{field}: sentence {i} is {float(arr[i])!r}; a Mass Accuracy lies in [0, 1]")
     return arr
 
 

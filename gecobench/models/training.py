@@ -1,6 +1,8 @@
 """Training one zoo model with Accelerate: data, loop, early stopping, evaluation, checkpoint and card.
 
-Works as a plain process and under ``accelerate launch`` (CPU DDP with gloo, ``--num_processes 2 --cpu``).
+Works as a plain process and under ``accelerate launch --multi_gpu --num_processes 2`` (or ``torchrun
+--nproc_per_node 2``): without CUDA the Accelerator is created with ``cpu=True`` and runs CPU DDP over gloo.
+(``accelerate launch --cpu --num_processes 2`` starts a single process unless an MPI hostfile is given.)
 Batches are split across processes (``split_batches=True``): the loader yields the same global batches in
 the same order whatever the number of processes, and DDP averages the gradients, so 1 and 2 processes
 follow the same trajectory up to dropout noise and float summation order.
@@ -174,7 +176,10 @@ def train_regime(
     base_model = base_model or default_base_model()
     started = time.perf_counter()
 
-    accelerator = Accelerator(dataloader_config=DataLoaderConfiguration(split_batches=True))
+    # cpu=True without CUDA: accelerate only picks CPU DDP (gloo) over torchrun when told it is on CPU.
+    accelerator = Accelerator(
+        cpu=not torch.cuda.is_available(), dataloader_config=DataLoaderConfiguration(split_batches=True)
+    )
     if schedule.batch_size % accelerator.num_processes:
         raise ValueError(
             f"batch_size {schedule.batch_size} must be divisible by the number of processes ({accelerator.num_processes})"

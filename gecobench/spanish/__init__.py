@@ -21,12 +21,36 @@ from gecobench.spanish.pipeline import (
     run_live,
     score_schemes,
 )
-from gecobench.spanish.recorded import import_recorded_predictions, read_prediction_file, recorded_record
-from gecobench.spanish.tagging import LexiconTagger, SpacyTagger, SpacyUnavailableError, get_tagger, spacy_available
+from gecobench.spanish.recorded import (
+    import_recorded_predictions,
+    read_prediction_file,
+    recorded_record,
+)
+from gecobench.spanish.tagging import (
+    LexiconTagger,
+    SpacyTagger,
+    SpacyUnavailableError,
+    get_tagger,
+    spacy_available,
+)
 
 __all__ = [
-    "LIVE_SOURCE", "RECORDED_SOURCE", "TemplateRow", "build_model_bias_record", "default_schemes", "load_templates",
-    "read_template_file", "render", "run_live", "score_schemes", "import_recorded_predictions",
-    "read_prediction_file", "recorded_record", "LexiconTagger", "SpacyTagger", "SpacyUnavailableError",
-    "get_tagger", "spacy_available",
+    "LIVE_SOURCE",
+    "RECORDED_SOURCE",
+    "LexiconTagger",
+    "SpacyTagger",
+    "SpacyUnavailableError",
+    "TemplateRow",
+    "build_model_bias_record",
+    "default_schemes",
+    "get_tagger",
+    "import_recorded_predictions",
+    "load_templates",
+    "read_prediction_file",
+    "read_template_file",
+    "recorded_record",
+    "render",
+    "run_live",
+    "score_schemes",
+    "spacy_available",
 ]

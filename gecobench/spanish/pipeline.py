@@ -21,7 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from gecobench.provenance import base_provenance, fingerprint_directory, fingerprint_rows
+from gecobench.provenance import (
+    base_provenance,
+    fingerprint_directory,
+    fingerprint_rows,
+)
 from gecobench.records import SCHEMA_VERSION, record_id_for
 
 DEFAULT_PLACEHOLDER = "[MASK]"
@@ -273,18 +277,24 @@ def run_live(
     progress: bool = True,
 ) -> tuple[dict[str, Any], dict[str, list]]:
     """Score one masked LM end to end; returns ``(model_bias record, predictions table)`` (not yet stored)."""
-    from gecobench.spanish.fillmask import detect_uncased, load_masked_lm, top_k_whole_words, whole_word_mask
+    from gecobench.spanish.fillmask import (
+        detect_uncased,
+        load_masked_lm,
+        top_k_whole_words,
+        whole_word_mask,
+    )
 
     if casing not in ("auto", "cased", "uncased"):
         raise ValueError(f"casing must be auto, cased or uncased, got {casing!r}")
     rows, templates_info = load_templates(config, data_dir=data_dir, templates_file=templates_file)
+    # lexicons before the model: a wrong scheme name fails in a second, not after a download
+    schemes = tuple(schemes or default_schemes(k))
+    lexicons = load_lexicons(schemes, data_dir=data_dir)
     model, tokenizer = load_masked_lm(model_id_or_path, revision=revision, device=device)
     lowercase = detect_uncased(tokenizer) if casing == "auto" else casing == "uncased"
     texts = [render(row.text, tokenizer.mask_token, lowercase) for row in rows]
     predictions = top_k_whole_words(model, tokenizer, texts, k=k, batch_size=batch_size, device=device, progress=progress)
     table = predictions_table(rows, predictions, tagger)
-    schemes = tuple(schemes or default_schemes(k))
-    lexicons = load_lexicons(schemes, data_dir=data_dir)
     _, convention = whole_word_mask(tokenizer)
     protocol = {
         "k": k,
@@ -295,9 +305,13 @@ def run_live(
         "mask_token": tokenizer.mask_token,
         "subword_policy": f"whole words only ({convention}); probability = softmax over the full vocabulary",
     }
+    is_local = Path(model_id_or_path).is_dir()
+    if revision is None and not is_local:
+        # a Hub model loaded without --revision: record the commit transformers actually resolved
+        revision = getattr(model.config, "_commit_hash", None)
     record = build_model_bias_record(
         model_id=model_id or str(model_id_or_path), revision=revision, source=LIVE_SOURCE, templates=templates_info,
         protocol=protocol, schemes=score_schemes(table, lexicons, k), counts=table_counts(table),
-        checkpoint_sha256=fingerprint_directory(model_id_or_path) if Path(model_id_or_path).is_dir() else None,
+        checkpoint_sha256=fingerprint_directory(model_id_or_path) if is_local else None,
     )
     return record, table

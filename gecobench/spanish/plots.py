@@ -19,8 +19,8 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
 MALE_RGB = (31, 119, 180)
 FEMALE_RGB = (214, 39, 40)

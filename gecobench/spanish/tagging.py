@@ -81,7 +81,7 @@ class LexiconTagger:
         self.version = version
 
     @classmethod
-    def from_cess(cls, spanish_data_dir: str | Path) -> "LexiconTagger":
+    def from_cess(cls, spanish_data_dir: str | Path) -> LexiconTagger:
         path = Path(spanish_data_dir) / CESS_ADJECTIVES_FILE
         if not path.is_file():
             raise FileNotFoundError(f"CESS-ESP adjective list not found at {path}")

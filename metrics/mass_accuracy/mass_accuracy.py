@@ -1,5 +1,7 @@
 """Mass Accuracy: the share of attribution mass an explanation puts on ground-truth words (GECOBench)."""
 
+import math
+
 import datasets
 import evaluate
 
@@ -83,7 +85,7 @@ class MassAccuracy(evaluate.Metric):
             "n_undefined": summary["n_undefined"],
         }
         if return_per_sentence:
-            result["per_sentence"] = [None if v != v else float(v) for v in per_sentence]
+            result["per_sentence"] = [None if math.isnan(v) else float(v) for v in per_sentence]
         if bootstrap:
             result["ci_low"], result["ci_high"] = summary["ci_low"], summary["ci_high"]
         return result

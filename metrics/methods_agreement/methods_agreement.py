@@ -1,5 +1,7 @@
 """Different methods agreement (coherence): mean distance from one explainer's attributions to the others'."""
 
+import math
+
 import datasets
 import evaluate
 import numpy as np
@@ -76,7 +78,7 @@ class MethodsAgreement(evaluate.Metric):
             "n_undefined": summary["n_undefined"],
         }
         if return_per_sentence:
-            result["per_sentence"] = [None if v != v else float(v) for v in per_sentence]
+            result["per_sentence"] = [None if math.isnan(v) else float(v) for v in per_sentence]
         if named:
             result["distance_to"] = {}
             for name, other in others.items():

@@ -1,5 +1,7 @@
 """Model randomisation check (correctness): how far attributions move when the model's weights are re-initialised."""
 
+import math
+
 import datasets
 import evaluate
 
@@ -74,5 +76,5 @@ class ModelRandomisationCheck(evaluate.Metric):
             "n_undefined": summary["n_undefined"],
         }
         if return_per_sentence:
-            result["per_sentence"] = [None if v != v else float(v) for v in per_sentence]
+            result["per_sentence"] = [None if math.isnan(v) else float(v) for v in per_sentence]
         return result

@@ -1,5 +1,7 @@
 """Relevance Rank Accuracy: precision at |ground truth| of the words ranked by absolute attribution."""
 
+import math
+
 import datasets
 import evaluate
 
@@ -80,7 +82,7 @@ class RelevanceRankAccuracy(evaluate.Metric):
             "n_undefined": summary["n_undefined"],
         }
         if return_per_sentence:
-            result["per_sentence"] = [None if v != v else float(v) for v in per_sentence]
+            result["per_sentence"] = [None if math.isnan(v) else float(v) for v in per_sentence]
         if bootstrap:
             result["ci_low"], result["ci_high"] = summary["ci_low"], summary["ci_high"]
         return result

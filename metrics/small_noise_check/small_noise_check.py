@@ -1,5 +1,7 @@
 """Small noise check (continuity): how far attributions move under small Gaussian noise on the input embeddings."""
 
+import math
+
 import datasets
 import evaluate
 
@@ -73,5 +75,5 @@ class SmallNoiseCheck(evaluate.Metric):
             "n_undefined": summary["n_undefined"],
         }
         if return_per_sentence:
-            result["per_sentence"] = [None if v != v else float(v) for v in per_sentence]
+            result["per_sentence"] = [None if math.isnan(v) else float(v) for v in per_sentence]
         return result

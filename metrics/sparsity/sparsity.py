@@ -1,5 +1,7 @@
 """Sparsity (compactness): Gini index of the normalised attributions."""
 
+import math
+
 import datasets
 import evaluate
 
@@ -68,5 +70,5 @@ class Sparsity(evaluate.Metric):
             "n_undefined": summary["n_undefined"],
         }
         if return_per_sentence:
-            result["per_sentence"] = [None if v != v else float(v) for v in per_sentence]
+            result["per_sentence"] = [None if math.isnan(v) else float(v) for v in per_sentence]
         return result

@@ -1,0 +1,146 @@
+"""The embedded default: the whole main job offline, in one command (``make demo`` → ``scripts/demo.py``).
+
+1. prints the dataset summary (configs, splits, row counts);
+2. trains — or reuses from ``runs/models/`` — OLA and the MiniLM regimes on ``binary_all`` with short schedules;
+3. explains a subset of the test split with every built-in explainer (sample sizes and steps cut for a 2-core
+   CPU, recorded in each record's explainer params and protocol) and writes the records;
+4. imports the Spanish recorded fill-mask predictions as ``model_bias`` records;
+5. prints the leaderboard table and how to open the Space.
+
+``quick=True`` is a small subset for the test suite (ZS + a tiny-schedule CE model, three cheap explainers, a
+few sentences).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gecobench.evaluation.leaderboard import leaderboard_text
+from gecobench.evaluation.runner import (
+    EvaluationSettings,
+    ExplainerSpec,
+    run_evaluation,
+)
+from gecobench.provenance import REPO_ROOT
+from gecobench.store import open_results_store
+
+DEMO_CONFIG = "binary_all"
+
+#: Explainers with the sample sizes / steps the full demo uses on a 2-core CPU (defaults are larger).
+FULL_EXPLAINERS = (
+    "saliency", "input_x_gradient", "deeplift", "guided_backprop", "integrated_gradients:n_steps=16",
+    "gradient_shap:n_samples=5", "lime:n_samples=64", "kernel_shap:n_samples=32", "uniform_random",
+    "pattern_variant",
+)
+QUICK_EXPLAINERS = ("saliency", "input_x_gradient", "uniform_random")
+
+
+@dataclass
+class DemoPlan:
+    """What the demo runs: regimes and schedule, explainers, test-split subset, metric settings."""
+
+    regimes: tuple[str, ...]
+    schedule: str
+    explainers: tuple[str, ...]
+    max_groups: int
+    bootstrap: int
+    properties: bool = True
+    spanish_k: tuple[int, ...] = (10,)
+    extra_schedule: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        return (f"regimes {', '.join(self.regimes)} on {DEMO_CONFIG} (schedule '{self.schedule}'); explainers "
+                f"{', '.join(self.explainers)}; first {self.max_groups} test sentences × their gender variants; "
+                f"{self.bootstrap} bootstrap resamples; property metrics {'on' if self.properties else 'off'}")
+
+
+def demo_plan(quick: bool) -> DemoPlan:
+    """The full demo (target < 15 min on 2 CPU cores) or the quick one (< 3 min, for the tests)."""
+    if quick:
+        return DemoPlan(regimes=("ZS", "CE"), schedule="tiny", explainers=QUICK_EXPLAINERS, max_groups=4,
+                        bootstrap=100, spanish_k=(10,))
+    return DemoPlan(regimes=("OLA", "C", "CE", "CEf", "CEfAf", "ZS"), schedule="demo", explainers=FULL_EXPLAINERS,
+                    max_groups=24, bootstrap=1000, spanish_k=(10, 29))
+
+
+def ensure_models(plan: DemoPlan, models_dir: Path, seed: int = 0, data_dir: str | None = None,
+                  log: Any = print) -> list[str]:
+    """Checkpoint folders for the plan's regimes: reused when present, trained otherwise. ZS comes first."""
+    from gecobench.models import train_regime
+    from gecobench.models.loading import read_model_info
+
+    paths = []
+    for regime in sorted(plan.regimes, key=lambda r: r != "ZS"):
+        folder = models_dir / f"{regime}-{DEMO_CONFIG}-s{seed}-{plan.schedule}"
+        if (folder / "gecobench_model.json").is_file():
+            read_model_info(folder)  # a broken cached checkpoint fails here, with the file named
+            log(f"  reusing {folder}")
+        else:
+            log(f"  training {regime} → {folder}")
+            started = time.perf_counter()
+            train_regime(regime, DEMO_CONFIG, seed, folder, data_dir=data_dir, schedule=plan.schedule,
+                         show_progress=True, **plan.extra_schedule)
+            log(f"  {regime} done in {time.perf_counter() - started:.0f} s")
+        paths.append(str(folder))
+    return paths
+
+
+def import_spanish(store_location: str | None, ks: tuple[int, ...], log: Any = print) -> int:
+    """Import the Spanish published predictions as model_bias records (skipped with a message if unavailable)."""
+    try:
+        from gecobench.spanish import import_recorded_predictions
+    except ImportError as err:
+        log(f"  Spanish pipeline not available ({err}); skipped")
+        return 0
+    predictions_dir = REPO_ROOT.parent / "shared" / "data" / "spanish" / "predictions"
+    if not predictions_dir.is_dir():
+        log(f"  {predictions_dir} not found; Spanish records skipped")
+        return 0
+    store = open_results_store(store_location)
+    n = 0
+    for k in ks:
+        n += len(import_recorded_predictions(predictions_dir, store, k=k, progress=False))
+    return n
+
+
+def run_demo(quick: bool = False, results: str | None = None, models_dir: str | Path = "runs/models",
+             checkpoint_dir: str | Path = "runs/eval_checkpoints", spanish: bool = True, data_dir: str | None = None,
+             max_groups: int | None = None, log: Any = print) -> str:
+    """Run the demo end to end and return the leaderboard text (also printed)."""
+    started = time.perf_counter()
+    plan = demo_plan(quick)
+    if max_groups is not None:
+        plan.max_groups = max_groups
+    log("GECOBench Hub demo — everything offline\n")
+    log("Datasets")
+    try:
+        import geco_dataset
+
+        log(geco_dataset.summary_table())
+    except Exception as err:  # noqa: BLE001 — the summary is informative only; say why it is missing, go on
+        log(f"  dataset summary unavailable: {type(err).__name__}: {err}")
+    log(f"\nPlan: {plan.describe()}")
+    log("\n[1/4] Models")
+    model_paths = ensure_models(plan, Path(models_dir), data_dir=data_dir, log=log)
+    log("\n[2/4] Explaining and scoring (records → results store)")
+    settings = EvaluationSettings(max_groups=plan.max_groups, bootstrap=plan.bootstrap, properties=plan.properties,
+                                  data_dir=data_dir)
+    summary = run_evaluation([ExplainerSpec.parse(e) for e in plan.explainers], model_paths, [DEMO_CONFIG], settings,
+                             store_location=results, checkpoint_dir=checkpoint_dir)
+    log(f"  records written: {len(summary.written)}; already in the store: {len(summary.existing)}")
+    log("\n[3/4] Spanish masked-LM bias (published predictions)")
+    if spanish:
+        log(f"  model_bias records: {import_spanish(results, plan.spanish_k, log=log)}")
+    else:
+        log("  skipped (--no-spanish)")
+    log("\n[4/4] Leaderboard")
+    store = open_results_store(results)
+    table = leaderboard_text(store)
+    log(table)
+    location = results or "results"
+    log(f"\nDone in {time.perf_counter() - started:.0f} s. Open the Space with:\n"
+        f"  GECOBENCH_RESULTS={location} python leaderboard_space/app.py")
+    return table

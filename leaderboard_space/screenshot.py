@@ -1,0 +1,105 @@
+"""Drive the running Space in headless Chromium (playwright): used by the browser test and by
+``scripts/screenshot_space.py``. Never downloads a browser: it uses the system's Chromium."""
+
+from __future__ import annotations
+
+import os
+import socket
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+CHROMIUM = os.environ.get("GECOBENCH_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+def free_port() -> int:
+    """A free TCP port on localhost."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def fill_sample_store(root: str | Path, n_explainer_records: int | None = None) -> int:
+    """Write synthetic records (see :mod:`leaderboard_space.sample_records`) into a local store; return the count."""
+    from gecobench.store import LocalStore
+    from leaderboard_space.sample_records import sample_records
+
+    store = LocalStore(root)
+    records = sample_records(n_explainer_records)
+    for record in records:
+        if not store.exists(record["record_type"], record["record_id"]):
+            store.append(record)
+    return len(records)
+
+
+@contextmanager
+def running_space(results: str, requests: str | None = None) -> Iterator[str]:
+    """Launch the Space in this process on a free port; yield its URL; close it afterwards."""
+    from leaderboard_space.app import build_app
+
+    demo = build_app(results, requests)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+@contextmanager
+def chromium_page(width: int = 1400, height: int = 1000):
+    """A playwright page in the system's headless Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        raise FileNotFoundError(f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            yield page
+        finally:
+            browser.close()
+
+
+def table_text(page) -> str:
+    """The visible text of the Explainers table."""
+    return page.locator("#explainer-table").inner_text()
+
+
+def wait_for_table(page, contains: str = "MA", timeout_ms: int = 60_000) -> None:
+    """Wait until the Explainers table's text contains ``contains`` (default: its MA header has arrived)."""
+    page.wait_for_function(
+        "needle => { const t = document.querySelector('#explainer-table'); return t && t.innerText.includes(needle); }",
+        arg=contains, timeout=timeout_ms,
+    )
+
+
+def wait_until_idle(page, timeout_ms: int = 60_000) -> None:
+    """Wait until no Gradio event is pending (no progress overlay), then a moment for plots to paint."""
+    page.wait_for_function(
+        "() => !Array.from(document.querySelectorAll('.eta-bar, .progress-text, .meta-text, .meta-text-center'))"
+        ".some(e => e.offsetParent !== null)",
+        timeout=timeout_ms,
+    )
+    page.wait_for_timeout(500)
+
+
+def screenshot(url: str, path: str | Path, timeout_ms: int = 60_000) -> Path:
+    """Open ``url``, wait for the leaderboard table, save a full-page PNG to ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with chromium_page() as page:
+        page.goto(url, timeout=timeout_ms)
+        wait_for_table(page, "[baseline]", timeout_ms=timeout_ms)
+        wait_until_idle(page, timeout_ms)
+        page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "chromium_page", "fill_sample_store", "free_port", "running_space",
+           "screenshot", "table_text", "wait_for_table", "wait_until_idle"]

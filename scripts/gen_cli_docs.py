@@ -1,0 +1,160 @@
+#!/usr/bin/env python
+"""Write every command-line tool's ``--help`` into docs/reference/cli.md (the CLI reference page).
+
+The page is generated, never edited by hand, so it cannot drift from the scripts: tests/test_docs.py runs
+this with ``--check`` and fails when the page is stale. Each script runs as ``python scripts/<name>.py --help``
+from the repository root with a fixed terminal width (so argparse wraps the same way on every machine).
+
+Examples:
+  python scripts/gen_cli_docs.py            # rewrite docs/reference/cli.md
+  python scripts/gen_cli_docs.py --check    # exit 1 if the page is out of date
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = REPO_ROOT / "docs" / "reference" / "cli.md"
+HELP_COLUMNS = "100"
+
+PAGE_HEADER = """# Command-line tools
+
+Every script in `scripts/` (and the Space, `leaderboard_space/app.py`) is a thin `argparse` entry point; the logic
+lives in the importable packages.
+This page is **generated** by `python scripts/gen_cli_docs.py` from each script's `--help` (do not edit it by
+hand; `tests/test_docs.py` fails when it is stale). Run the scripts from the repository root.
+"""
+
+
+@dataclass
+class HelpText:
+    """One script's ``--help`` output, or why it could not be produced."""
+
+    script: str
+    text: str
+    ok: bool
+    subcommands: list["HelpText"] = field(default_factory=list)
+
+
+#: Command-line entry points outside scripts/ (the Space runs locally as a script too).
+EXTRA_SCRIPTS = ("leaderboard_space/app.py",)
+
+
+def list_scripts(root: Path = REPO_ROOT) -> list[str]:
+    """The command-line scripts documented on the page, as paths relative to ``root``: scripts/ sorted, then extras."""
+    scripts = sorted(str(p.relative_to(root)) for p in (root / "scripts").glob("*.py") if not p.name.startswith("_"))
+    return scripts + [extra for extra in EXTRA_SCRIPTS if (root / extra).is_file()]
+
+
+def help_text(script: str, root: Path = REPO_ROOT, timeout: float = 300.0) -> HelpText:
+    """``python <script> --help`` from ``root``, plus ``<script> <sub> --help`` for argparse sub-commands."""
+    main_help = _run_help(script, [], root, timeout)
+    if main_help.ok:
+        # argparse shows sub-commands as "{a,b,c}" in the usage line; their options live in their own --help.
+        usage = main_help.text.split("\n\n", 1)[0]
+        choices = re.search(r"\{([\w,-]+)\}", usage)
+        for sub in choices.group(1).split(",") if choices else []:
+            main_help.subcommands.append(_run_help(script, [sub], root, timeout))
+    return main_help
+
+
+def _run_help(script: str, words: list[str], root: Path, timeout: float) -> HelpText:
+    name = " ".join([script, *words])
+    env = {**os.environ, "COLUMNS": HELP_COLUMNS, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "PYTHONIOENCODING": "utf-8"}
+    try:
+        done = subprocess.run([sys.executable, script, *words, "--help"], cwd=root, env=env, capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return HelpText(name, f"`{name} --help` did not finish within {timeout:.0f} s", ok=False)
+    if done.returncode != 0:
+        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
+        return HelpText(name, f"`{name} --help` exited with status {done.returncode}:\n{tail}", ok=False)
+    return HelpText(name, done.stdout.rstrip(), ok=True)
+
+
+def render_page(helps: list[HelpText]) -> str:
+    """The Markdown page: an index of the scripts, then one section per script with its help in a text block."""
+    lines = [PAGE_HEADER]
+    lines.append("| script | first line of its description |")
+    lines.append("|---|---|")
+    for item in helps:
+        summary = _summary(item)
+        lines.append(f"| [`{item.script}`](#{_anchor(item.script)}) | {summary} |")
+    for item in helps:
+        lines += _section(item, "##")
+        for sub in item.subcommands:
+            lines += _section(sub, "###")
+    return "\n".join(lines) + "\n"
+
+
+def _section(item: HelpText, level: str) -> list[str]:
+    lines = ["", f"{level} `{item.script}` {{#{_anchor(item.script)}}}", ""]
+    if not item.ok:
+        lines += ['!!! failure "`--help` failed"', ""]
+        lines += ["    " + line if line else "" for line in ["```text", *item.text.splitlines(), "```"]]
+        return lines
+    return lines + ["```text", item.text, "```"]
+
+
+def _anchor(script: str) -> str:
+    return script.removeprefix("scripts/").replace(".py", "").replace("_", "-").replace(" ", "-").replace("/", "-")
+
+
+def _summary(item: HelpText) -> str:
+    if not item.ok:
+        return "**`--help` fails** (see below)"
+    # The description is the first non-empty line after the usage block.
+    lines = item.text.splitlines()
+    index = 0
+    while index < len(lines) and lines[index].strip():
+        index += 1
+    for line in lines[index:]:
+        if line.strip() and not line.strip().endswith(":"):
+            return line.strip().replace("|", "\\|")
+    return ""
+
+
+def generate(root: Path = REPO_ROOT, workers: int = 2) -> tuple[str, list[HelpText]]:
+    """Run every script's ``--help`` (``workers`` at a time) and return the page and the per-script results."""
+    scripts = list_scripts(root)
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        helps = list(pool.map(lambda s: help_text(s, root), scripts))
+    return render_page(helps), helps
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="page to write (default docs/reference/cli.md)")
+    parser.add_argument("--check", action="store_true", help="do not write; exit 1 if --out differs from a fresh page")
+    parser.add_argument("--workers", type=int, default=2, help="scripts run in parallel (default 2)")
+    args = parser.parse_args(argv)
+
+    page, helps = generate(REPO_ROOT, args.workers)
+    failed = [h.script for top in helps for h in [top, *top.subcommands] if not h.ok]
+    if args.check:
+        current = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
+        if current != page:
+            print(f"{args.out} is out of date; run: python scripts/gen_cli_docs.py", file=sys.stderr)
+            return 1
+        print(f"{args.out} is up to date ({len(helps)} scripts)")
+    else:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(page, encoding="utf-8")
+        print(f"wrote {args.out} ({len(helps)} scripts)")
+    if failed:
+        print("--help failed for: " + ", ".join(failed), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

