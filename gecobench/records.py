@@ -223,6 +223,17 @@ def _non_finite_paths(value: Any, path: str = "") -> list[str]:
 
 
 @functools.lru_cache(maxsize=None)
+def _fast_check_for(record_type: str) -> Any:
+    """A schema compiled to Python code by fastjsonschema: ~100x faster than jsonschema on a valid record, which
+    is what lets the Space read a 10,000-record store in about a second. Errors are re-explained by jsonschema."""
+    import fastjsonschema
+
+    # The schemas use only draft-7 keywords; fastjsonschema does not know the 2020-12 meta-schema URI.
+    schema = {key: value for key, value in SCHEMAS[record_type].items() if key != "$schema"}
+    return fastjsonschema.compile(schema)
+
+
+@functools.lru_cache(maxsize=None)
 def _validator_for(record_type: str) -> Any:
     """A compiled validator per record type: ``jsonschema.validate`` re-checks the schema on every call, which
     made reading a 10,000-record store take minutes."""
@@ -247,14 +258,21 @@ def validate_record(record: Any) -> dict[str, Any]:
             f"record {record.get('record_id', '?')}: schema_version {record.get('schema_version')!r} is not "
             f"compatible with this package's {SCHEMA_VERSION}"
         )
+    import fastjsonschema
+
     try:
+        _fast_check_for(record_type)(record)
+    except fastjsonschema.JsonSchemaException as fast_error:
         error = jsonschema.exceptions.best_match(_validator_for(record_type).iter_errors(record))
-        if error is not None:
-            raise error
-    except jsonschema.ValidationError as err:
-        where = "/".join(str(p) for p in err.absolute_path) or "<root>"
-        raise RecordValidationError(f"record {record.get('record_id', '?')}: field {where}: {err.message}") from None
-    bad = _non_finite_paths(record)
+        if error is None:  # the two validators disagree: report fastjsonschema's own message
+            raise RecordValidationError(f"record {record.get('record_id', '?')}: {fast_error.message}") from None
+        where = "/".join(str(p) for p in error.absolute_path) or "<root>"
+        raise RecordValidationError(f"record {record.get('record_id', '?')}: field {where}: {error.message}") from None
+    try:
+        json.dumps(record, allow_nan=False)  # C speed on the common, finite path
+        bad = []
+    except ValueError:
+        bad = _non_finite_paths(record)
     if bad:
         raise RecordValidationError(
             f"record {record.get('record_id', '?')}: non-finite numbers at {', '.join(bad)} (use null for undefined)"

@@ -13,7 +13,6 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 _HERE = Path(__file__).resolve().parent
 
@@ -33,14 +32,13 @@ def _ensure_package() -> None:
 
 _ensure_package()
 
-import gradio as gr  # noqa: E402
-import pandas as pd  # noqa: E402
+import gradio as gr
 
-import gecobench  # noqa: E402
-from gecobench.records import SCHEMA_VERSION  # noqa: E402
-from leaderboard_space import figures, submit_seam, tables  # noqa: E402
-from leaderboard_space.data import LoadedResults, ResultsLoader  # noqa: E402
-from leaderboard_space.dataset_info import geco_statistics  # noqa: E402
+import gecobench
+from gecobench.records import SCHEMA_VERSION
+from leaderboard_space import figures, submit_seam, tables
+from leaderboard_space.data import LoadedResults, ResultsLoader
+from leaderboard_space.dataset_info import geco_statistics
 
 MAX_WARNINGS_SHOWN = 20
 INDICES = ["bpi", "bri"]
@@ -109,7 +107,8 @@ class LeaderboardState:
 
     def refresh(self) -> None:
         loaded = self.loader.load()
-        frame = tables.records_frame(loaded.explainer_records)
+        # an unchanged append-only store gives the same table: skip rebuilding it on every page load
+        frame = tables.records_frame(loaded.explainer_records) if loaded.changed or not self.loaded.documents else self.frame
         self.loaded, self.frame = loaded, frame
 
 
@@ -128,17 +127,23 @@ def build_app(results_location: str | None = None, requests_location: str | None
     state = LeaderboardState(results_location)
 
     def explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines):
+        """The table alone: the first thing a visitor sees, so the figures follow in a second step."""
         filters = _filters(configs, regimes, base_models, search, sort_by, descending, show_baselines)
+        summary = tables.explainer_summary(state.frame, tables.Filters(**{**filters.__dict__, "sort_by": None}))
+        sort = sort_by if sort_by in summary.columns else ("MA" if "MA" in summary.columns else None)
+        return tables.display_table(tables.sort_summary(summary, sort, bool(descending)))
+
+    def figures_view(configs, regimes, base_models, search, sort_by, descending, show_baselines):
+        """Radar (Explainers tab) and the two Plots-tab figures for the same filters."""
+        filters = _filters(configs, regimes, base_models, search, None, descending, show_baselines)
         summary = tables.explainer_summary(state.frame, filters)
-        if sort_by and sort_by not in summary.columns:
-            summary = tables.sort_summary(summary, "MA" if "MA" in summary.columns else None)
+        if summary.empty:
+            return None, None, None
         shown = tables.filter_frame(state.frame.frame, filters)
-        radar = figures.radar_grid_figure(tables.property_scores(summary, state.frame.directions)) if not summary.empty else None
         return (
-            tables.display_table(summary),
-            radar,
-            figures.ma_by_regime_figure(shown) if not shown.empty else None,
-            figures.ma_by_group_figure(shown) if not shown.empty else None,
+            figures.radar_grid_figure(tables.property_scores(summary, state.frame.directions)),
+            figures.ma_by_regime_figure(shown),
+            figures.ma_by_group_figure(shown),
         )
 
     def explainer_table_api(configs: list[str], regimes: list[str], base_models: list[str], search: str,
@@ -167,27 +172,30 @@ def build_app(results_location: str | None = None, requests_location: str | None
     def refresh(configs, regimes, base_models, search, sort_by, descending, show_baselines, scheme, index, model):
         state.refresh()
         options = tables.choices(state.frame)
-        views = explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines)
+        view = explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines)
         summary_columns = tables.sort_keys(tables.explainer_summary(state.frame))
-        from gecobench.spanish import plots as spanish_plots  # noqa: F401  (fails early if missing)
+        from gecobench.spanish import plots as spanish_plots
 
         schemes = sorted({s for r in state.loaded.bias_records for s in r.get("schemes", {})})
         models = [spanish_plots.model_label(r) for r in state.loaded.bias_records]
         scheme = scheme if scheme in schemes else (schemes[0] if schemes else None)
         model = model if model in models else (models[0] if models else None)
         spanish = spanish_view(scheme, index, model)
-        keep = lambda chosen, allowed: [c for c in (chosen or []) if c in allowed]  # noqa: E731
+        keep = lambda chosen, allowed: [c for c in (chosen or []) if c in allowed]
         return (
             status_markdown(state.loaded, state.frame.warnings),
             gr.update(choices=options["configs"], value=keep(configs, options["configs"])),
             gr.update(choices=options["regimes"], value=keep(regimes, options["regimes"])),
             gr.update(choices=options["base_models"], value=keep(base_models, options["base_models"])),
             gr.update(choices=summary_columns or ["MA"], value=sort_by if sort_by in summary_columns else "MA"),
-            *views,
+            view,
             gr.update(choices=schemes, value=scheme),
             gr.update(choices=models, value=model),
-            *spanish,
+            spanish[0],
         )
+
+    def spanish_radar(scheme, index, model):
+        return spanish_view(scheme, index, model)[1]
 
     def dataset_view():
         table, message = geco_statistics(geco_dir)
@@ -264,16 +272,21 @@ def build_app(results_location: str | None = None, requests_location: str | None
                 gr.Markdown(ABOUT)
 
         filter_inputs = [configs, regimes, base_models, search, sort_by, descending, show_baselines]
-        explainer_outputs = [table, radar, regime_plot, group_plot]
-        refresh_outputs = [status, configs, regimes, base_models, sort_by, *explainer_outputs, scheme, model, heat, bias_radar]
+        figure_outputs = [radar, regime_plot, group_plot]
+        refresh_outputs = [status, configs, regimes, base_models, sort_by, table, scheme, model, heat]
         refresh_inputs = [*filter_inputs, scheme, index, model]
-        demo.load(refresh, refresh_inputs, refresh_outputs, api_name="refresh")
-        refresh_button.click(refresh, refresh_inputs, refresh_outputs, api_visibility="private")
+        # the table first (the first view), then the figures in a follow-up step
+        loaded = demo.load(refresh, refresh_inputs, refresh_outputs, api_name="refresh")
+        clicked = refresh_button.click(refresh, refresh_inputs, refresh_outputs, api_visibility="private")
+        for event in (loaded, clicked):
+            event.then(figures_view, filter_inputs, figure_outputs, api_visibility="private").then(
+                spanish_radar, [scheme, index, model], bias_radar, api_visibility="private")
         # .input, not .change: refresh() also sets these components, and must not trigger a cascade of redraws
         for component in (configs, regimes, base_models, sort_by, descending, show_baselines, search):
-            component.input(explainer_view, filter_inputs, explainer_outputs, api_visibility="private",
-                            trigger_mode="always_last")
-        search.submit(explainer_view, filter_inputs, explainer_outputs, api_visibility="private")
+            component.input(explainer_view, filter_inputs, table, api_visibility="private",
+                            trigger_mode="always_last").then(
+                figures_view, filter_inputs, figure_outputs, api_visibility="private", trigger_mode="always_last")
+        search.submit(explainer_view, filter_inputs, table, api_visibility="private")
         gr.api(explainer_table_api, api_name="explainer_table")
         for component in (scheme, index, model):
             component.input(spanish_view, [scheme, index, model], [heat, bias_radar], api_visibility="private")
@@ -295,7 +308,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--requests", default=None, help="requests store folder (default: $GECOBENCH_REQUESTS or requests/)")
     parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME"),
                         help="interface to listen on (default: $GRADIO_SERVER_NAME or 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", os.environ.get("PORT", 7860))),
+    parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", os.environ.get("PORT", "7860"))),
                         help="port (default: $GRADIO_SERVER_PORT, $PORT or 7860)")
     args = parser.parse_args(argv)
     build_app(args.results, args.requests).launch(server_name=args.host, server_port=args.port)

@@ -26,6 +26,7 @@ class LoadedResults:
     documents: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     source: str = ""
+    changed: bool = True  # False when a local store had no new, changed or removed files since the last load
 
     @property
     def explainer_records(self) -> list[dict[str, Any]]:
@@ -73,6 +74,7 @@ class ResultsLoader:
         if not store.root.exists():
             return result
         seen_now = {}
+        changed = False
         for path in store.iter_paths():
             try:
                 stat = path.stat()
@@ -83,12 +85,14 @@ class ResultsLoader:
             cached = self._seen.get(path)
             if cached is None or cached[0] != key:
                 cached = (key, *self._read(path))
+                changed = True
             seen_now[path] = cached
             document, warning = cached[1], cached[2]
             if document is not None:
                 result.documents.append(document)
             if warning is not None:
                 result.warnings.append(warning)
+        result.changed = changed or len(seen_now) != len(self._seen) or not self._seen
         self._seen = seen_now
         return result
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-from leaderboard_space.tables import GROUPS, MA  # noqa: E402
+from leaderboard_space.tables import GROUPS, MA
 
 MAX_EXPLAINERS_PER_FIGURE = 16
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 CHROMIUM = os.environ.get("GECOBENCH_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -39,10 +39,25 @@ PROPERTY_KEYS = [
     "covariate_complexity",
 ]
 RANKING_KEYS = ["relevance_rank_accuracy", "auprc"]
-# Which way is better when a record does not say (metric["direction"] wins when present). Covariate
-# complexity counts how spread the explanation is, so lower is better; the others reward higher values.
-DEFAULT_DIRECTION: dict[str, int] = {key: 1 for key in METRIC_LABELS}
-DEFAULT_DIRECTION["covariate_complexity"] = -1
+
+
+def _registry_directions() -> dict[str, int]:
+    """Which way is better, from the metric registry (``gecobench.metrics.METRICS_META``) when installed, else
+    the registry's values as of this writing. A record's own ``metrics[key]["direction"]`` wins over both."""
+    directions = {key: 1 for key in METRIC_LABELS}
+    directions.update({"small_noise_check": -1, "methods_agreement": -1, "covariate_complexity": -1})
+    try:
+        from gecobench.metrics import METRICS_META
+    except ImportError:
+        return directions
+    for key, meta in METRICS_META.items():
+        text = str(meta.get("direction") or "").lower()
+        if key in directions and text in ("higher", "lower"):
+            directions[key] = 1 if text == "higher" else -1
+    return directions
+
+
+DEFAULT_DIRECTION: dict[str, int] = _registry_directions()
 GROUPS = ["female", "male", "non-binary"]
 SOURCE_LABELS = {"builtin": "built-in", "plugin": "plug-in", "submission": "submission", "self-reported": "self-reported ⚠"}
 RUNTIME = "s / sentence"
@@ -179,16 +194,6 @@ def _kind(rows: pd.DataFrame) -> str:
     return ", ".join(SOURCE_LABELS.get(s, s) for s in sources)
 
 
-def _envelope(rows: pd.DataFrame, key: str) -> tuple[float, float, float]:
-    values = rows[key].to_numpy(dtype=float) if key in rows else np.array([np.nan])
-    lows = rows[f"{key}__lo"].to_numpy(dtype=float) if f"{key}__lo" in rows else np.array([np.nan])
-    highs = rows[f"{key}__hi"].to_numpy(dtype=float) if f"{key}__hi" in rows else np.array([np.nan])
-    mean = float(np.nanmean(values)) if np.isfinite(values).any() else np.nan
-    low = float(np.nanmin(lows)) if np.isfinite(lows).any() else np.nan
-    high = float(np.nanmax(highs)) if np.isfinite(highs).any() else np.nan
-    return mean, low, high
-
-
 def explainer_label(name: str, kind: str) -> str:
     """The explainer's name with a visible marker for baselines and self-reported results."""
     if kind.startswith("baseline"):
@@ -210,36 +215,45 @@ def explainer_summary(data: RecordsFrame | Iterable[Mapping[str, Any]], filters:
     frame = filter_frame(data.frame, filters)
     if frame.empty:
         return pd.DataFrame(columns=["Explainer", "Kind", "Versions", "Records"])
-    cells = sorted({(r, c) for r, c in zip(frame["regime"], frame["config"])})
     metric_keys = [k for k in METRIC_LABELS if k in frame.columns and frame[k].notna().any()]
     group_keys = [g for g in GROUPS if f"group:{g}" in frame.columns and frame[f"group:{g}"].notna().any()]
-    out = []
-    for name, rows in frame.groupby("explainer", sort=True):
-        kind = _kind(rows)
-        row: dict[str, Any] = {
-            "Explainer": explainer_label(str(name), kind),
-            "Kind": kind,
-            "Versions": ", ".join(sorted(set(rows["version"]))),
-            "Records": int(len(rows)),
-        }
-        for key in metric_keys:
-            label = METRIC_LABELS[key]
-            row[label], row[f"{label} lo"], row[f"{label} hi"] = _envelope(rows, key)
-        for group in group_keys:
-            label = f"MA {group}"
-            row[label], row[f"{label} lo"], row[f"{label} hi"] = _envelope(rows, f"group:{group}")
-        by_cell = rows.groupby(["regime", "config"], sort=False)
-        for regime, config in cells:
-            label = f"MA {regime} · {config}"
-            if (regime, config) in by_cell.groups:
-                row[label], row[f"{label} lo"], row[f"{label} hi"] = _envelope(by_cell.get_group((regime, config)), MA)
-            else:
-                row[label] = row[f"{label} lo"] = row[f"{label} hi"] = np.nan
-        runtimes = rows[RUNTIME].to_numpy(dtype=float)
-        row[RUNTIME] = float(np.nanmean(runtimes)) if np.isfinite(runtimes).any() else np.nan
-        out.append(row)
-    summary = pd.DataFrame(out)
+    by_explainer = frame.groupby("explainer", sort=True)
+    summary = pd.DataFrame({
+        "Explainer": [explainer_label(str(name), _kind(rows)) for name, rows in by_explainer],
+        "Kind": [_kind(rows) for _, rows in by_explainer],
+        "Versions": [", ".join(sorted(set(rows["version"]))) for _, rows in by_explainer],
+        "Records": by_explainer.size().astype(int).to_numpy(),
+    })
+    blocks = [summary]
+    # vectorised: mean of values, envelope of intervals, per explainer (and per regime × config for MA)
+    columns = [(METRIC_LABELS[k], k) for k in metric_keys] + [(f"MA {g}", f"group:{g}") for g in group_keys]
+    for label, key in columns:
+        blocks.append(_aggregate(by_explainer, key, label))
+    cells = frame.groupby(["explainer", "regime", "config"], sort=True)
+    cell_mean = cells[MA].mean().unstack(["regime", "config"])
+    cell_lo = cells[f"{MA}__lo"].min().unstack(["regime", "config"])
+    cell_hi = cells[f"{MA}__hi"].max().unstack(["regime", "config"])
+    per_cell = {}
+    for regime, config in sorted(cell_mean.columns):
+        label = f"MA {regime} · {config}"
+        per_cell[label] = cell_mean[(regime, config)].to_numpy()
+        per_cell[f"{label} lo"] = cell_lo[(regime, config)].to_numpy()
+        per_cell[f"{label} hi"] = cell_hi[(regime, config)].to_numpy()
+    blocks.append(pd.DataFrame(per_cell))
+    blocks.append(pd.DataFrame({RUNTIME: by_explainer[RUNTIME].mean().to_numpy()}))
+    summary = pd.concat([b.reset_index(drop=True) for b in blocks], axis=1)
     return sort_summary(summary, filters.sort_by, filters.descending)
+
+
+def _aggregate(by_explainer: Any, key: str, label: str) -> pd.DataFrame:
+    """Mean value and interval envelope of one metric column per explainer (NaN where nothing is defined)."""
+    def column(name: str, how: str) -> np.ndarray:
+        if name not in by_explainer.obj.columns:
+            return np.full(by_explainer.ngroups, np.nan)
+        return getattr(by_explainer[name], how)().to_numpy(dtype=float)
+
+    return pd.DataFrame({label: column(key, "mean"), f"{label} lo": column(f"{key}__lo", "min"),
+                         f"{label} hi": column(f"{key}__hi", "max")})
 
 
 def sort_keys(summary: pd.DataFrame) -> list[str]:

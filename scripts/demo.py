@@ -29,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpoint-dir", default="runs/eval_checkpoints", help="per-chunk evaluation checkpoints")
     parser.add_argument("--data-dir", default=None, help="GECO release folder (default ../shared/data/geco)")
     parser.add_argument("--max-groups", type=int, default=None, help="override the number of test source sentences")
+    parser.add_argument("--regimes", nargs="+", default=None, help="only these regimes (default: the plan's)")
+    parser.add_argument("--explainers", nargs="+", default=None,
+                        help="only these explainers, name[:key=value,...] (default: every built-in)")
     parser.add_argument("--no-spanish", dest="spanish", action="store_false", help="skip the Spanish records")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     args = parser.parse_args(argv)
@@ -39,7 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     from gecobench.evaluation.demo import run_demo
 
     run_demo(quick=args.quick, results=args.results, models_dir=args.models_dir, checkpoint_dir=args.checkpoint_dir,
-             spanish=args.spanish, data_dir=args.data_dir, max_groups=args.max_groups)
+             spanish=args.spanish, data_dir=args.data_dir, max_groups=args.max_groups, regimes=args.regimes,
+             explainers=args.explainers)
     return 0
 
 

@@ -58,9 +58,9 @@ def help_text(script: str, root: Path = REPO_ROOT, timeout: float = 300.0) -> He
     """``python <script> --help`` from ``root``, plus ``<script> <sub> --help`` for argparse sub-commands."""
     main_help = _run_help(script, [], root, timeout)
     if main_help.ok:
-        # argparse shows sub-commands as "{a,b,c}" in the usage line; their options live in their own --help.
-        usage = main_help.text.split("\n\n", 1)[0]
-        choices = re.search(r"\{([\w,-]+)\}", usage)
+        # argparse lists sub-commands as a positional "{a,b,c}" line (option choices follow their --flag);
+        # their options live in their own --help.
+        choices = re.search(r"^  \{([\w,-]+)\}(\s|$)", main_help.text, re.MULTILINE)
         for sub in choices.group(1).split(",") if choices else []:
             main_help.subcommands.append(_run_help(script, [sub], root, timeout))
     return main_help

@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from leaderboard_space.screenshot import fill_sample_store, running_space, screenshot  # noqa: E402
+from leaderboard_space.screenshot import fill_sample_store, running_space, screenshot
 
 
 def main(argv: list[str] | None = None) -> int:

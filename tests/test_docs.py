@@ -7,10 +7,11 @@ How the pages are executed (the convention is documented in docs/index.md, "How 
   (``scripts/``, ``metrics/``, ``submissions/``, ``leaderboard_space/`` … linked in, ``../shared`` next to it);
 * ```` ```bash ```` blocks run line by line through ``bash`` in the same workspace, with the virtualenv's
   ``python`` first on ``PATH`` — on the tiny inputs the page itself uses;
-* a block right after ``<!-- docs-test: help-only -->`` is not run: each ``python scripts/<x>.py --opt …``
-  command must name only options that ``<x>``'s ``--help`` lists (from the generated docs/reference/cli.md),
-  and each ``make <target>`` must be a Makefile target. For commands that need a GPU cluster, the Hub, or the
-  whole test suite;
+* a block right after ``<!-- docs-test: help-only -->`` (GPU clusters, hours of compute, the whole test suite) or
+  ``<!-- docs-test: needs-hub -->`` (a Hub account and network) is not run: each ``python <script>.py --opt …``
+  command in it must name only options that the script's ``--help`` lists (from the generated
+  docs/reference/cli.md), and each ``make <target>`` must be a Makefile target;
+* a block right after ``<!-- docs-test: write PATH -->`` is saved as that file in the workspace;
 * ```` ```text ```` / ```` ```console ```` blocks are sample output and are not run.
 
 Pages whose commands train models or run the evaluation are marked slow; their commands are still checked
@@ -47,7 +48,6 @@ EXECUTED_PAGES = [
     "tutorials/explain-and-score.md",
     "tutorials/open-the-space.md",
     "tutorials/spanish-bias.md",
-    "how-to/write-an-explainer.md",
     "how-to/submit-an-explainer.md",
     "how-to/add-a-metric.md",
     "how-to/add-a-dataset.md",
@@ -61,10 +61,10 @@ SLOW_PAGES = {
     "tutorials/train-a-regime.md",
     "tutorials/explain-and-score.md",
     "tutorials/spanish-bias.md",
-    "how-to/write-an-explainer.md",
     "how-to/submit-an-explainer.md",
     "how-to/add-a-dataset.md",
     "how-to/use-your-own-model.md",
+    "how-to/distributed.md",
 }
 #: Folders and files of the repository the workspace links to (the docs run commands "from the repo root").
 WORKSPACE_LINKS = ["scripts", "metrics", "submissions", "leaderboard_space", "Makefile", "bench"]
@@ -103,8 +103,9 @@ def extract_blocks(page: str, text: str) -> list[Block]:
         mode = marker.group("mode") if marker else "run"
         target = marker.group("arg") if marker else None
         line = text[: match.start()].count("\n") + 1
-        if mode not in ("run", "help-only", "write"):
-            raise ValueError(f"docs/{page}:{line}: unknown docs-test marker {mode!r} (use help-only or write PATH)")
+        if mode not in ("run", "help-only", "needs-hub", "write"):
+            raise ValueError(f"docs/{page}:{line}: unknown docs-test marker {mode!r} "
+                             "(use help-only, needs-hub or write PATH)")
         if (mode == "write") != bool(target) or (target and (target.startswith("/") or ".." in target)):
             raise ValueError(f"docs/{page}:{line}: `write` needs one relative path inside the workspace, got {target!r}")
         body = "\n".join(line[len(match.group("indent")):] for line in match.group("body").splitlines())
@@ -134,7 +135,7 @@ def shell_commands(code: str) -> list[str]:
 def cli_help_sections(cli_page: str) -> dict[str, str]:
     """``scripts/<name>.py`` → its ``--help`` text, read from the generated CLI page."""
     sections: dict[str, str] = {}
-    for match in re.finditer(r"^##+ `(?P<script>[^`]+)`.*?\n```text\n(?P<help>.*?)^```", cli_page, re.MULTILINE | re.DOTALL):
+    for match in re.finditer(r"^##+ `(?P<script>[^`]+)`[^\n]*\n\n```text\n(?P<help>.*?)^```", cli_page, re.MULTILINE | re.DOTALL):
         sections[match.group("script")] = match.group("help")
     return sections
 
@@ -142,7 +143,7 @@ def cli_help_sections(cli_page: str) -> dict[str, str]:
 def check_command_against_help(command: str, helps: dict[str, str], makefile: str) -> list[str]:
     """Problems with a not-executed command: unknown script, unknown option, unknown make target."""
     problems = []
-    words = shlex.split(command)
+    words = shlex.split(command, comments=True)
     if words and words[0] == "make":
         for target in words[1:]:
             if not re.search(rf"^{re.escape(target)}\s*:", makefile, re.MULTILINE):
@@ -162,6 +163,16 @@ def check_command_against_help(command: str, helps: dict[str, str], makefile: st
             if option.startswith("--") and not re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", known):
                 problems.append(f"{script}: option {option} is not in its --help")
     return problems
+
+
+def _gen_cli_docs():
+    """scripts/gen_cli_docs.py as a module (registered in sys.modules first, as dataclasses need)."""
+    if "gen_cli_docs" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("gen_cli_docs", REPO_ROOT / "scripts" / "gen_cli_docs.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["gen_cli_docs"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["gen_cli_docs"]
 
 
 def page_blocks(page: str) -> list[Block]:
@@ -190,6 +201,7 @@ def test_help_check_catches_unknown_options_scripts_and_targets() -> None:
     assert check_command_against_help("python scripts/a.py --out-dirs x", helps, makefile)
     assert check_command_against_help("python scripts/b.py", helps, makefile)
     assert check_command_against_help("make demo", helps, makefile) == []
+    assert check_command_against_help("make demo   # the demo, then --oops", helps, makefile) == []
     assert check_command_against_help("make nothing", helps, makefile)
 
 
@@ -220,10 +232,8 @@ def test_nav_lists_every_page() -> None:
 
 def test_cli_reference_is_current() -> None:
     """docs/reference/cli.md holds exactly the scripts in scripts/ (regenerate with scripts/gen_cli_docs.py)."""
-    spec = importlib.util.spec_from_file_location("gen_cli_docs", REPO_ROOT / "scripts" / "gen_cli_docs.py")
-    gen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
-    documented = set(cli_help_sections(CLI_PAGE.read_text(encoding="utf-8")))
+    gen = _gen_cli_docs()
+    documented = {name for name in cli_help_sections(CLI_PAGE.read_text(encoding="utf-8")) if " " not in name}
     assert documented == set(gen.list_scripts()), (
         "docs/reference/cli.md is stale; run `python scripts/gen_cli_docs.py`")
 
@@ -237,20 +247,63 @@ def test_cli_reference_matches_every_help() -> None:
 
 
 def test_gen_cli_docs_renders_failures_visibly(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("gen_cli_docs", REPO_ROOT / "scripts" / "gen_cli_docs.py")
-    gen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
+    gen = _gen_cli_docs()
     (tmp_path / "scripts").mkdir()
     (tmp_path / "scripts" / "ok.py").write_text(
         "import argparse\nargparse.ArgumentParser(description='Say hi.').add_argument('--name')\n"
         "import sys\nap = argparse.ArgumentParser(description='Say hi.'); ap.add_argument('--name'); ap.parse_args()\n")
     (tmp_path / "scripts" / "broken.py").write_text("raise SystemExit('cannot start: missing thing')\n")
+    (tmp_path / "scripts" / "sub.py").write_text(
+        "import argparse\nap = argparse.ArgumentParser(description='Subs.')\n"
+        "ap.add_argument('--mode', choices=['x', 'y'])\nsp = ap.add_subparsers(dest='cmd')\n"
+        "sp.add_parser('go').add_argument('--fast')\nsp.add_parser('stop')\nap.parse_args()\n")
     page, helps = gen.generate(tmp_path, workers=1)
-    assert [h.script for h in helps] == ["scripts/broken.py", "scripts/ok.py"]
-    assert [h.ok for h in helps] == [False, True]
+    assert [h.script for h in helps] == ["scripts/broken.py", "scripts/ok.py", "scripts/sub.py"]
+    assert [h.ok for h in helps] == [False, True, True]
+    # sub-commands get their own sections; option choices ({x,y}) are not mistaken for sub-commands
+    assert [s.script for s in helps[2].subcommands] == ["scripts/sub.py go", "scripts/sub.py stop"]
+    assert "--fast" in cli_help_sections(page)["scripts/sub.py go"]
+    assert check_command_against_help("python scripts/sub.py go --fast 1", cli_help_sections(page), "") == []
+    assert check_command_against_help("python scripts/sub.py stop --fast 1", cli_help_sections(page), "")
     assert "missing thing" in page and "--help` failed" in page
     assert cli_help_sections(page)["scripts/ok.py"].count("--name") == 2
     assert "| [`scripts/ok.py`](#ok) | Say hi. |" in page
+
+
+def test_request_reference_lists_every_schema_field() -> None:
+    """docs/reference/requests.md names every field of REQUEST_SCHEMA (with metadata) and EVENT_SCHEMA."""
+    from submissions.requests import EVENT_SCHEMA, REQUEST_SCHEMA
+
+    page = (DOCS / "reference" / "requests.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^\| `([a-z_0-9]+)` \|", page, re.MULTILINE))
+    fields = set(REQUEST_SCHEMA["properties"]) | set(REQUEST_SCHEMA["properties"]["metadata"]["properties"])
+    fields |= set(EVENT_SCHEMA["properties"])
+    assert fields - documented == set(), f"fields missing from docs/reference/requests.md: {sorted(fields - documented)}"
+    assert documented - fields == set(), f"documented fields that no schema has: {sorted(documented - fields)}"
+
+
+def test_reproducing_tables_match_the_package_output() -> None:
+    """The numbers on docs/reproducing.md are what scripts/compute_card_numbers.py computes today."""
+    done = subprocess.run([sys.executable, "scripts/compute_card_numbers.py", "--json"], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr
+    import json
+
+    numbers = json.loads(done.stdout)
+    page = (DOCS / "reproducing.md").read_text(encoding="utf-8")
+    checked = 0
+    for config, group, ours in re.findall(r"^\| (non_binary_gender_\w+) \| ([\w-]+) \| ([0-9.]+) \|", page, re.MULTILINE):
+        assert abs(numbers["cooccurrence_bias"][config]["bias_c"][group] - float(ours)) < 5e-4, (config, group)
+        checked += 1
+    models = {name.split(" ")[0]: block for name, block in numbers["bias_indices"].items()}
+    for row in re.findall(r"^\| (BETO|MarIA) \| (\w+) \|(.*)\|$", page, re.MULTILINE):
+        model, category, cells = row
+        values = [float(v) for v in cells.split("|")]
+        expected = [models[model][index][category][key] for index in ("bpi", "bri") for key in ("male", "female", "bias")]
+        assert all(abs(a - b) < 5e-3 for a, b in zip(values, expected)), (model, category, values, expected)
+        checked += 1
+    assert checked == 16
 
 
 # ------------------------------------------------------------------------------------------ the pages run
@@ -308,6 +361,7 @@ def _run_page(page: str, workspace: Path) -> None:
     env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}", "HF_HUB_OFFLINE": "1",
            "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False",
            "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg", "TOKENIZERS_PARALLELISM": "false"}
+    env.pop("HF_TOKEN", None)
     env.pop("PYTHONPATH", None)  # like a newcomer's shell: the package is found through the editable install
     if page != "tutorials/train-a-regime.md":
         _ensure_zoo_checkpoint(workspace)
@@ -322,7 +376,7 @@ def _run_page(page: str, workspace: Path) -> None:
     try:
         executed = 0
         for block in page_blocks(page):
-            if block.mode == "help-only":
+            if block.mode in ("help-only", "needs-hub"):
                 continue
             if block.mode == "write":
                 destination = workspace / block.target

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import textwrap
-import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -28,9 +27,6 @@ from gecobench.explainers.engine import (
 )
 from gecobench.explainers.inputs import encode_batch, reference_token_ids
 from gecobench.words import fold_token_scores_to_words
-
-warnings.filterwarnings("ignore", message=".*hooks.*")
-warnings.filterwarnings("ignore", message=".*ReLU.*")
 
 BUILTINS = {
     "saliency", "input_x_gradient", "deeplift", "guided_backprop", "integrated_gradients", "gradient_shap",
@@ -154,6 +150,9 @@ def test_batched_scores_equal_one_sentence_at_a_time(name, model64, tokenizer):
     if name != "pattern_variant":  # pattern scores may be 0 for words seen equally in both classes
         assert all(s.max() > 0 for s in batched)
     assert max_relative_error(batched, single) < 1e-5
+    # all sentences in one padded batch, whatever the token budget says
+    one_batch = attribute(make(name), model64, tokenizer, WORDS, TARGETS, batch_size=len(WORDS), seed=7)
+    assert max_relative_error(one_batch, single) < 1e-5
 
 
 @pytest.mark.parametrize("name", ["saliency", "integrated_gradients", "lime", "kernel_shap", "gradient_shap"])

@@ -387,3 +387,40 @@ def test_two_process_accelerate_run_matches_one_process(tmp_path, geco_dir, tiny
     assert i2["val_accuracy"] == pytest.approx(i1["val_accuracy"], abs=0.02)
     assert i2["val_loss"] == pytest.approx(i1["val_loss"], rel=0.02)
     assert i1["val_accuracy"] > 0.6  # the run learned something, so the comparison means something
+
+
+# ---------------------------------------------------------------------------------------------- zoo
+
+
+def _info(regime, config, seed, acc, t=10.0):
+    return {"regime": regime, "geco_config": config, "seed": seed, "test_accuracy": acc, "training_time_s": t,
+            "base_model": "tiny", "schedule": {}, "zero_shot_method": None}
+
+
+def test_zoo_summary_and_table(tmp_path):
+    from gecobench.models.zoo import TABLE_END, TABLE_START, render_table, summarise, write_table_into
+
+    rows = summarise([_info("OLA", "binary_all", s, a) for s, a in ((0, 0.9), (1, 1.0), (2, 0.95))]
+                     + [_info("C", "binary_all", 0, 0.8)])
+    ola = next(r for r in rows if r["regime"] == "OLA")
+    assert ola["n_seeds"] == 3 and ola["seeds"] == [0, 1, 2]
+    assert ola["test_accuracy_mean"] == pytest.approx(0.95)
+    assert ola["test_accuracy_std"] == pytest.approx(0.05)
+    table = render_table(rows, "python scripts/train_zoo.py --x", "test machine", "2026-01-01")
+    assert "95.0 ± 5.0 (n=3, 10 s)" in table and "80.0 ± 0.0 (n=1" in table
+    assert "python scripts/train_zoo.py --x" in table
+    doc = tmp_path / "models.md"
+    doc.write_text(f"# Models\n\nbefore\n\n{TABLE_START}\nold table\n{TABLE_END}\n\nafter\n")
+    write_table_into(doc, table)
+    text = doc.read_text()
+    assert "old table" not in text and "before" in text and "after" in text and text.count(TABLE_START) == 1
+
+
+def test_push_to_hub_offline_says_why(tmp_path, geco_dir, tiny_base, monkeypatch):
+    from gecobench.models import push_checkpoint_to_hub
+
+    out = train_regime("ZS", "binary_all", 0, tmp_path / "zs", base_model=str(tiny_base), data_dir=geco_dir,
+                       schedule="tiny", show_progress=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(RuntimeError, match="HF_HUB_OFFLINE"):
+        push_checkpoint_to_hub(out, "someone/gecobench-zs")

@@ -15,23 +15,23 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from gecobench.records import validate_record  # noqa: E402
-from gecobench.store import LocalStore  # noqa: E402
-from leaderboard_space import tables  # noqa: E402
-from leaderboard_space.data import ResultsLoader  # noqa: E402
-from leaderboard_space.sample_records import make_bias_record, make_explainer_record, sample_records  # noqa: E402
+from gecobench.records import validate_record
+from gecobench.store import LocalStore
+from leaderboard_space import tables
+from leaderboard_space.data import ResultsLoader
+from leaderboard_space.sample_records import make_bias_record, make_explainer_record, sample_records
 
 
 def _records() -> list[dict]:
     rng = random.Random(7)
     out = []
     for regime in ("from_scratch", "full_finetune"):
-        for config in ("binary_gender_all", "non_binary_gender_subj"):
+        for config in ("binary_all", "nonbinary_subject"):
             out.append(make_explainer_record("integrated_gradients", regime, config, rng=rng))
             out.append(make_explainer_record("saliency", regime, config, rng=rng))
             out.append(make_explainer_record("uniform_random", regime, config, is_baseline=True,
                                              model_independent=True, rng=rng))
-    out.append(make_explainer_record("vendor_method", "full_finetune", "binary_gender_all", source="self-reported", rng=rng))
+    out.append(make_explainer_record("vendor_method", "full_finetune", "binary_all", source="self-reported", rng=rng))
     out.append(make_bias_record("model/a", rng=rng))
     return out
 
@@ -68,8 +68,8 @@ def test_summary_values_are_means_and_ci_envelopes(records):
     assert summary.loc["integrated_gradients", "MA"] == pytest.approx(statistics.mean(values))
     assert summary.loc["integrated_gradients", "MA lo"] == pytest.approx(min(r["metrics"]["mass_accuracy"]["ci_low"] for r in ig))
     assert summary.loc["integrated_gradients", "MA hi"] == pytest.approx(max(r["metrics"]["mass_accuracy"]["ci_high"] for r in ig))
-    cell = [r for r in ig if r["model"]["regime"] == "full_finetune" and r["dataset"]["config"] == "binary_gender_all"]
-    assert summary.loc["integrated_gradients", "MA full_finetune · binary_gender_all"] == pytest.approx(
+    cell = [r for r in ig if r["model"]["regime"] == "full_finetune" and r["dataset"]["config"] == "binary_all"]
+    assert summary.loc["integrated_gradients", "MA full_finetune · binary_all"] == pytest.approx(
         cell[0]["metrics"]["mass_accuracy"]["value"])
     females = [r["groups"]["female"]["mass_accuracy"] for r in ig]
     assert summary.loc["integrated_gradients", "MA female"] == pytest.approx(statistics.mean(females))
@@ -101,7 +101,7 @@ def test_filters_change_rows_and_columns(records):
     assert any("full_finetune" in c for c in everything.columns)
     no_baselines = tables.explainer_table(records, tables.Filters(show_baselines=False))
     assert not any("[baseline]" in e for e in no_baselines["Explainer"])
-    binary = tables.explainer_table(records, tables.Filters(configs=["binary_gender_all"]))
+    binary = tables.explainer_table(records, tables.Filters(configs=["binary_all"]))
     assert "MA non-binary" not in binary.columns
     assert tables.explainer_table(records, tables.Filters(search="no such explainer")).empty
 
@@ -120,10 +120,12 @@ def test_sorting(records):
 def test_property_scores_flip_lower_is_better():
     summary = tables.pd.DataFrame({
         "Explainer": ["a", "b", "c"], "SP": [0.2, 0.6, 0.4], "CVR": [0.2, 0.6, 0.4], "MRC": [0.5, 0.5, 0.5],
+        "SNC": [0.1, 0.3, 0.2],
     })
     scores = tables.property_scores(summary)
     assert list(scores["SP"]) == pytest.approx([0.0, 1.0, 0.5])
     assert list(scores["CVR"]) == pytest.approx([1.0, 0.0, 0.5])  # complexity: lower is better
+    assert list(scores["SNC"]) == pytest.approx([1.0, 0.0, 0.5])  # explanation change under small noise: lower is better
     assert list(scores["MRC"]) == pytest.approx([0.5, 0.5, 0.5])
     flipped = tables.property_scores(summary, {"sparsity": -1})  # a record's own "direction" wins
     assert list(flipped["SP"]) == pytest.approx([1.0, 0.0, 0.5])
@@ -155,8 +157,10 @@ def test_loader_reports_bad_files_and_reads_new_ones_without_restart(tmp_path, r
     assert len(first.warnings) == 2
     assert any("garbage.json" in w for w in first.warnings)
     assert any("mass_accuracy" in w for w in first.warnings)
+    assert first.changed and not loader.load().changed
     store.append(records[6])
     second = loader.load()
+    assert second.changed
     assert len(second.documents) == 6
     assert records[6]["record_id"] in {d["record_id"] for d in second.documents}
 
@@ -253,7 +257,82 @@ def test_client_reads_filters_and_refreshes(running_app):
     filtered = client.predict([], [], [], "saliency", "MA", True, True, api_name="/explainer_table")
     assert [row[0] for row in filtered["data"]] == ["saliency"]
     # a record added while the app runs appears after a refresh, without a restart
-    store.append(make_explainer_record("lime", "full_finetune", "binary_gender_all", rng=random.Random(3)))
-    client.predict([], [], [], "", "MA", True, True, None, "bpi", None, api_name="/refresh")
+    store.append(make_explainer_record("lime", "full_finetune", "binary_all", rng=random.Random(3)))
+    (store.root / "explainer_score" / "truncated.json").write_text('{"record_type": "explainer_score", ', encoding="utf-8")
+    outputs = client.predict([], [], [], "", "MA", True, True, None, "bpi", None, api_name="/refresh")
+    status = outputs[0]
+    assert "15 records (14 explainer_score, 1 model_bias)" in status  # 14 written at start-up + lime
+    assert "1 record(s) skipped" in status and "truncated.json" in status
+    heat = outputs[-1]
+    assert "male − female" in heat and "model/a" in heat
     table = client.predict([], [], [], "", "MA", True, True, api_name="/explainer_table")
     assert "lime" in [row[0] for row in table["data"]]
+
+
+def test_dataset_statistics_from_the_shared_geco_files(geco_dir):
+    from leaderboard_space.dataset_info import geco_statistics
+
+    table, message = geco_statistics(str(geco_dir))
+    assert message == ""
+    assert len(table) == 8
+    rows = {(r["config"], r["split"]): r for r in table.to_dict("records")}
+    # sizes documented in shared/data/SOURCES.md
+    assert rows[("binary_all", "train")]["rows"] == 2576
+    assert rows[("nonbinary_subject", "test")]["rows"] == 966
+    assert rows[("binary_all", "test")]["source sentences"] == 322
+    binary = rows[("binary_all", "train")]
+    assert binary["co-occurrence bias male"] + binary["co-occurrence bias female"] == pytest.approx(1.0, abs=1e-3)
+    assert binary["non-binary rows"] == 0
+
+
+def test_dataset_statistics_degrade_gracefully_without_data(tmp_path, monkeypatch):
+    import geco_dataset
+    from leaderboard_space.dataset_info import geco_statistics
+
+    def unavailable(*args, **kwargs):
+        raise FileNotFoundError("no GECO files here")
+
+    monkeypatch.setattr(geco_dataset, "load_geco", unavailable)
+    table, message = geco_statistics(str(tmp_path / "missing"))
+    assert table.empty
+    assert "not available" in message and "no GECO files here" in message
+
+
+def test_client_submits_through_the_form_and_sees_the_queue(running_app, tmp_path):
+    from gradio_client import Client, handle_file
+
+    url, _ = running_app
+    code = tmp_path / "form_explainer.py"
+    code.write_text(
+        "import numpy as np\nfrom gecobench.explainers.base import Explainer\n\n"
+        "class FormExplainer(Explainer):\n    name = 'form_explainer'\n    version = '0.1.0'\n\n"
+        "    def explain(self, model, tokenizer, words, targets):\n        return [np.ones(len(w)) for w in words]\n"
+    )
+    client = Client(url, verbose=False)
+    message, queue, summary = client.predict(
+        "code", "form_explainer", "0.1.0", "A. Tester", "ones everywhere", "MIT", "a@example.org", "", "",
+        handle_file(str(code)), api_name="/submit",
+    )
+    assert message.startswith("✅"), message
+    assert "PENDING: 1" in summary
+    assert any("form_explainer" in row for row in queue["data"])
+    again, _, _ = client.predict(
+        "code", "form_explainer", "0.1.0", "A. Tester", "ones everywhere", "MIT", "a@example.org", "", "",
+        handle_file(str(code)), api_name="/submit",
+    )
+    assert again.startswith("❌") and "duplicate" in again
+
+
+def test_folder_runs_as_a_space_root(tmp_path):
+    """On a Space the folder's contents are the repository root: app.py must import its siblings from there."""
+    import shutil
+    import subprocess
+
+    space = tmp_path / "space_repo"
+    shutil.copytree(REPO_ROOT / "leaderboard_space", space, ignore=shutil.ignore_patterns("__pycache__"))
+    card = (space / "README.md").read_text(encoding="utf-8")
+    assert "sdk: gradio" in card and "app_file: app.py" in card
+    assert "gradio" in (space / "requirements.txt").read_text(encoding="utf-8")
+    done = subprocess.run([sys.executable, "app.py", "--help"], cwd=space, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "--results" in done.stdout

@@ -11,7 +11,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from leaderboard_space.screenshot import CHROMIUM  # noqa: E402
+from leaderboard_space.screenshot import CHROMIUM
 
 pytestmark = [
     pytest.mark.browser,
@@ -22,7 +22,12 @@ pytestmark = [
 
 def test_tabs_filter_and_screenshot(tmp_path):
     from leaderboard_space.screenshot import (
-        chromium_page, fill_sample_store, running_space, table_text, wait_for_table, wait_until_idle,
+        chromium_page,
+        fill_sample_store,
+        running_space,
+        table_text,
+        wait_for_table,
+        wait_until_idle,
     )
 
     results = tmp_path / "results"

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-CHECKPOINT_FORMAT = 1
+CHECKPOINT_FORMAT = 2
 
 
 class CheckpointStore:
@@ -44,8 +44,9 @@ class CheckpointStore:
         return payload
 
     def save(self, unit: str, explainer_key: str, chunk_id: int, row_indices: list[int], scores: dict[str, Any],
-             seconds: float) -> Path:
-        """Write a chunk's scores atomically (``scores``: kind -> list of per-row word-score lists or None)."""
+             seconds: Any) -> Path:
+        """Write a chunk's scores atomically (``scores``: kind -> list of per-row word-score lists or None;
+        ``seconds``: the time it took, kept so a resumed run reports the runtime of the original work)."""
         path = self.path(unit, explainer_key, chunk_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         payload = {"format": CHECKPOINT_FORMAT, "rows": row_indices, "scores": scores, "seconds": seconds}

@@ -195,19 +195,22 @@ class _Perturbed:
         return self._noisy
 
 
-def _explain_chunk(explainer: Explainer, spec: ExplainerSpec, lm: LoadedModel, reference: LoadedModel | None,
-                   perturbed: _Perturbed, split: GecoSplit, rows: list[int], chunk_id: int,
-                   settings: EvaluationSettings) -> dict[str, Any]:
-    """Every kind of word scores one explainer needs on one chunk's kept rows."""
+def _explain_chunk(explainer: Explainer, spec: ExplainerSpec, lm: LoadedModel, perturbed: _Perturbed,
+                   split: GecoSplit, rows: list[int], chunk_id: int, settings: EvaluationSettings
+                   ) -> tuple[dict[str, Any], float]:
+    """The model's own word scores on a chunk's kept rows plus the property metrics' extra scores.
+
+    Returns ``(scores by kind, seconds spent on the model's own attributions)``.
+    """
     words = [list(split.rows[i].words) for i in rows]
     targets = [split.rows[i].label for i in rows]
     seed = _stable_seed(settings.seed, spec.name, spec.params, chunk_id)
     run = lambda model, tok, tg: [s.tolist() for s in attribute_words(
         explainer, model, tok, words, tg, batch_size=settings.batch_size, seed=seed)]
     scores: dict[str, Any] = {kind: None for kind in SCORE_KINDS}
+    start = time.perf_counter()
     scores["main"] = run(lm.model, lm.tokenizer, targets)
-    if reference is not None:
-        scores["reference"] = run(reference.model, reference.tokenizer, targets)
+    main_seconds = time.perf_counter() - start
     if settings.properties:
         scores["randomised"] = run(perturbed.randomised, lm.tokenizer, targets)
         scores["noisy"] = run(perturbed.noisy, lm.tokenizer, targets)
@@ -217,7 +220,29 @@ def _explain_chunk(explainer: Explainer, spec: ExplainerSpec, lm: LoadedModel, r
         per_other = [run(lm.model, lm.tokenizer, [o[k] for o in others]) for k in range(n_labels - 1)]
         scores["other_target"] = [np.mean([np.asarray(p[i]) for p in per_other], axis=0).tolist()
                                   for i in range(len(rows))]
-    return scores
+    return scores, main_seconds
+
+
+def _reference_scores(explainer: Explainer, spec: ExplainerSpec, reference: LoadedModel, split: GecoSplit,
+                      chunk: list[list[int]], chunk_id: int, settings: EvaluationSettings,
+                      checkpoints: CheckpointStore, protocol: dict[str, Any]) -> dict[int, list[float]]:
+    """The zero-shot reference's word scores on every scorable row of a chunk (before any model's filter).
+
+    Computed once per (reference, explainer, chunk) and checkpointed, then shared by every model of that base:
+    each model picks the rows it kept.
+    """
+    rows = [i for group in chunk if all(scorable(split.rows[j]) for j in group) for i in group]
+    unit = "reference-" + hashlib.sha256(json.dumps(
+        [reference.checkpoint_sha256, split.fingerprint, protocol], sort_keys=True).encode()).hexdigest()[:16]
+    cached = checkpoints.load(unit, spec.key(), chunk_id, rows)
+    if cached is None:
+        seed = _stable_seed(settings.seed, spec.name, spec.params, chunk_id, "reference")
+        scores = [s.tolist() for s in attribute_words(
+            explainer, reference.model, reference.tokenizer, [list(split.rows[i].words) for i in rows],
+            [split.rows[i].label for i in rows], batch_size=settings.batch_size, seed=seed)]
+        checkpoints.save(unit, spec.key(), chunk_id, rows, {"reference": scores}, 0.0)
+        cached = {"scores": {"reference": scores}}
+    return dict(zip(rows, cached["scores"]["reference"]))
 
 
 def _identity_record(spec: ExplainerSpec, explainer: Explainer, lm: LoadedModel, split: GecoSplit,
@@ -257,15 +282,15 @@ def run_evaluation(
 
     for config in configs:
         split = load_split(config, settings.split, settings.data_dir)
-        train = load_split(config, "train", settings.data_dir)
         groups = split.groups[: settings.max_groups] if settings.max_groups else split.groups
         chunks = [groups[i:i + settings.chunk_size] for i in range(0, len(groups), settings.chunk_size)]
-        instances: list[Explainer] = []
-        for spec in specs:
-            explainer = get_explainer(spec.name, **spec.params)
-            train_rows = [r for r in train.rows if scorable(r)]
-            explainer.fit([list(r.words) for r in train_rows], [r.label for r in train_rows])
-            instances.append(explainer)
+        instances = [get_explainer(spec.name, **spec.params) for spec in specs]
+        # Explainers that learn from data (pattern_variant) are fitted on the train split, never the test split.
+        learners = [e for e in instances if type(e).fit is not Explainer.fit]
+        if learners:
+            train_rows = [r for r in load_split(config, "train", settings.data_dir).rows if scorable(r)]
+            for explainer in learners:
+                explainer.fit([list(r.words) for r in train_rows], [r.label for r in train_rows])
 
         for model_path in models:
             lm = load_model(model_path)
@@ -288,8 +313,9 @@ def run_evaluation(
 
             local_results = []
             with accelerator.split_between_processes(list(range(len(chunks)))) as my_chunks:
-                bar = tqdm(my_chunks, desc=f"{lm.name} · {config}", disable=not (progress and accelerator.is_main_process))
-                for chunk_id in bar:
+                bar = tqdm(total=len(my_chunks) * len(specs), desc=f"{lm.name} · {config}", unit="chunk×explainer",
+                           disable=not (progress and accelerator.is_main_process))
+                for chunk_id in my_chunks:
                     chunk = chunks[chunk_id]
                     chunk_rows = [i for g in chunk for i in g]
                     preds = predict(lm.model, lm.tokenizer, [list(split.rows[i].words) for i in chunk_rows],
@@ -301,12 +327,23 @@ def run_evaluation(
                         cached = checkpoints.load(unit, spec.key(), chunk_id, kept)
                         if cached is None:
                             start = time.perf_counter()
-                            scores = _explain_chunk(explainer, spec, lm, reference, perturbed, split, kept, chunk_id, settings)
-                            cached = {"scores": scores, "seconds": time.perf_counter() - start}
-                            checkpoints.save(unit, spec.key(), chunk_id, kept, scores, cached["seconds"])
+                            scores, main_seconds = _explain_chunk(explainer, spec, lm, perturbed, split, kept,
+                                                                  chunk_id, settings)
+                            if reference is not None and not kept:
+                                scores["reference"] = []
+                            elif reference is not None:
+                                by_row = _reference_scores(explainer, spec, reference, split, chunk, chunk_id,
+                                                           settings, checkpoints, protocol)
+                                scores["reference"] = [by_row[i] for i in kept]
+                            seconds = {"total": time.perf_counter() - start, "main": main_seconds}
+                            checkpoints.save(unit, spec.key(), chunk_id, kept, scores, seconds)
+                            cached = {"scores": scores, "seconds": seconds}
                         per_explainer[spec.key()] = cached
+                        bar.set_postfix_str(spec.name)
+                        bar.update(1)
                     local_results.append({"chunk": chunk_id, "rows": chunk_rows, "predictions": predictions,
                                           "kept": kept, "malformed": malformed, "explainers": per_explainer})
+                bar.close()
             gathered = gather_object(local_results)
             if accelerator.is_main_process:
                 by_chunk = {r["chunk"]: r for r in gathered}
@@ -351,7 +388,8 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
     for spec, explainer, identity, record_id in zip(specs, instances, identities, record_ids):
         key = spec.key()
         scores = main_scores[key]
-        seconds = sum(c["explainers"][key]["seconds"] for c in chunks)
+        seconds = sum(c["explainers"][key]["seconds"]["total"] for c in chunks)
+        main_seconds = sum(c["explainers"][key]["seconds"]["main"] for c in chunks)
         reference_scores = collect(key, "reference") if reference is not None else None
         if not kept:
             metrics: dict[str, Any] = {"mass_accuracy": {"value": None, "n_scored": 0, "n_undefined": 0,
@@ -386,7 +424,8 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
                        "n_undefined": int(metrics["mass_accuracy"].get("n_undefined", 0)),
                        "n_filtered_out": len(evaluated_rows) - len(kept),
                        "n_malformed_groups": sum(c["malformed"] for c in chunks)},
-            "runtime": {"total_seconds": seconds, "seconds_per_sentence": (seconds / len(kept)) if kept else None,
+            "runtime": {"total_seconds": seconds,
+                        "seconds_per_sentence": (main_seconds / len(kept)) if kept else None,
                         "n_processes": n_processes},
             "provenance": base_provenance(settings.seed),
         }

@@ -11,6 +11,7 @@ The shared protocol (see ``docs/explainers.md``) is in :data:`PROTOCOL` and in e
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -33,7 +34,7 @@ from gecobench.explainers.inputs import (
 
 #: How many token positions one forward (or forward + backward) pass should hold: large enough to amortise
 #: per-call overhead, small enough for the activations to stay in cache (tuned with bench/bench_explainers.py).
-DEFAULT_TOKENS_PER_FORWARD = 2048
+DEFAULT_TOKENS_PER_FORWARD = 1024
 
 PROTOCOL: dict[str, Any] = {
     "attribution_point": "output of model.get_input_embeddings() (position/token-type embeddings added once, by the model)",
@@ -95,7 +96,9 @@ class GradientExplainer(BuiltinExplainer):
         inputs = embed(model, batch.input_ids).detach().requires_grad_(True)
         baselines = embed(model, batch.reference_ids).detach()
         target = torch.as_tensor(list(targets), dtype=torch.long, device=inputs.device)
-        with torch.enable_grad():
+        with torch.enable_grad(), warnings.catch_warnings():
+            # Captum announces every time that it hooks ReLU/nonlinear modules; that is the documented behaviour
+            warnings.filterwarnings("ignore", message=r"Setting (forward, )?backward hooks", category=UserWarning)
             token_scores = self.attribute_embeddings(forward, batch, inputs, baselines, target, list(words), list(targets))
         return fold_batch(token_scores, batch)
 

@@ -24,7 +24,7 @@ from gecobench.explainers.inputs import DEFAULT_MAX_LENGTH
 from gecobench.words import fold_token_scores_to_words, tokenize_words
 
 #: token positions per batch when neither the caller nor the explainer says otherwise
-DEFAULT_TOKENS_PER_BATCH = 2048
+DEFAULT_TOKENS_PER_BATCH = 1024
 
 
 class AttributionError(ValueError):
@@ -199,6 +199,9 @@ def attribute_detailed(
             bar.close()
         if was_training:
             model.train()
+    missing = [i for i, s in enumerate(scores) if s is None]
+    if missing:  # a planning bug, never silently drop sentences
+        raise AttributionError(f"explainer {explainer.name!r}: no scores produced for sentences {missing[:10]}")
     return AttributionResult(
         scores=[s for s in scores if s is not None],
         diagnostics={key: np.asarray(values, dtype=np.float64) for key, values in diagnostics.items()},
@@ -220,7 +223,8 @@ def attribute(
 
     Args:
         explainer: any :class:`~gecobench.explainers.base.Explainer` (e.g. ``get_explainer("saliency")``).
-        model, tokenizer: a model of the zoo contract and its tokenizer.
+        model: a model of the zoo contract.
+        tokenizer: the model's tokenizer.
         words: sentences as lists of words.
         targets: the class to explain for each sentence.
         batch_size: sentences per call of the explainer; ``None`` (default) sizes batches by token count.

@@ -102,12 +102,13 @@ def bias_indices(
         ``categories`` and ``details`` (``{category: {group: {sum_probability, n_predictions,
         mean_probability, sum_rsv, n_adjectives, mean_rsv}}}``; means are NaN when the count is 0).
 
-    >>> out = bias_indices(
-    ...     group=["male", "male", "female", "female"], word=["Alto", "el", "guapa", "alta"],
-    ...     probability=[0.3, 0.1, 0.2, 0.2], rank=[1, 2, 1, 2], is_adjective=[True, False, True, True],
-    ...     lexicon={"alto": "BODY", "alta": "BODY", "guapa": "BODY"}, k=2)
-    >>> out["bpi"]["BODY"], out["bri"]["BODY"], out["bias"]["bpi"]["BODY"]
-    ({'female': 100.0, 'male': 75.0}, {'female': 100.0, 'male': 100.0}, -25.0)
+    Examples:
+        >>> out = bias_indices(
+        ...     group=["male", "male", "female", "female"], word=["Alto", "el", "guapa", "alta"],
+        ...     probability=[0.3, 0.1, 0.2, 0.2], rank=[1, 2, 1, 2], is_adjective=[True, False, True, True],
+        ...     lexicon={"alto": "BODY", "alta": "BODY", "guapa": "BODY"}, k=2)
+        >>> out["bpi"]["BODY"], out["bri"]["BODY"], out["bias"]["bpi"]["BODY"]
+        ({'female': 100.0, 'male': 75.0}, {'female': 100.0, 'male': 100.0}, -25.0)
     """
     prob, ranks, adjective = _check_rows(group, word, probability, rank, is_adjective, k)
     if not isinstance(lexicon, Mapping):

@@ -5,10 +5,8 @@ import math
 import datasets
 import evaluate
 
-from gecobench.metrics.mass_accuracy import fold_token_attributions
-from gecobench.metrics.mass_accuracy import summarize
-from gecobench.metrics.ranking import RANKING_META
-from gecobench.metrics.ranking import auprc_per_sentence
+from gecobench.metrics.mass_accuracy import fold_token_attributions, summarize
+from gecobench.metrics.ranking import RANKING_META, auprc_per_sentence
 
 METRIC_META = RANKING_META["auprc"]
 

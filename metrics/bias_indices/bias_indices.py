@@ -3,8 +3,7 @@
 import datasets
 import evaluate
 
-from gecobench.metrics.bias_indices import METRIC_META
-from gecobench.metrics.bias_indices import bias_indices
+from gecobench.metrics.bias_indices import METRIC_META, bias_indices
 
 _CITATION = """\
 @article{garridomunoz2023maria,

@@ -3,8 +3,7 @@
 import datasets
 import evaluate
 
-from gecobench.metrics.cooccurrence import METRIC_META
-from gecobench.metrics.cooccurrence import cooccurrence_bias
+from gecobench.metrics.cooccurrence import METRIC_META, cooccurrence_bias
 
 _CITATION = """\
 @article{wilming2025gecobench,

@@ -6,8 +6,7 @@ import datasets
 import evaluate
 
 from gecobench.metrics.mass_accuracy import summarize
-from gecobench.metrics.properties import PROPERTY_META
-from gecobench.metrics.properties import label_difference_per_sentence
+from gecobench.metrics.properties import PROPERTY_META, label_difference_per_sentence
 
 METRIC_META = PROPERTY_META["label_difference"]
 

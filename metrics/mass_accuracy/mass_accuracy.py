@@ -5,10 +5,12 @@ import math
 import datasets
 import evaluate
 
-from gecobench.metrics.mass_accuracy import METRIC_META
-from gecobench.metrics.mass_accuracy import fold_token_attributions
-from gecobench.metrics.mass_accuracy import mass_accuracy_per_sentence
-from gecobench.metrics.mass_accuracy import summarize
+from gecobench.metrics.mass_accuracy import (
+    METRIC_META,
+    fold_token_attributions,
+    mass_accuracy_per_sentence,
+    summarize,
+)
 
 _CITATION = """\
 @article{wilming2025gecobench,

@@ -7,9 +7,11 @@ import evaluate
 import numpy as np
 
 from gecobench.metrics.mass_accuracy import summarize
-from gecobench.metrics.properties import PROPERTY_META
-from gecobench.metrics.properties import methods_agreement_per_sentence
-from gecobench.metrics.properties import total_variation_per_sentence
+from gecobench.metrics.properties import (
+    PROPERTY_META,
+    methods_agreement_per_sentence,
+    total_variation_per_sentence,
+)
 
 METRIC_META = PROPERTY_META["methods_agreement"]
 

@@ -6,8 +6,10 @@ import datasets
 import evaluate
 
 from gecobench.metrics.mass_accuracy import summarize
-from gecobench.metrics.properties import PROPERTY_META
-from gecobench.metrics.properties import model_randomisation_check_per_sentence
+from gecobench.metrics.properties import (
+    PROPERTY_META,
+    model_randomisation_check_per_sentence,
+)
 
 METRIC_META = PROPERTY_META["model_randomisation_check"]
 

@@ -3,8 +3,7 @@
 import datasets
 import evaluate
 
-from gecobench.metrics.relative_mass_accuracy import METRIC_META
-from gecobench.metrics.relative_mass_accuracy import relative_mass_accuracy
+from gecobench.metrics.relative_mass_accuracy import METRIC_META, relative_mass_accuracy
 
 _CITATION = """\
 @article{wilming2025gecobench,

@@ -5,10 +5,8 @@ import math
 import datasets
 import evaluate
 
-from gecobench.metrics.mass_accuracy import fold_token_attributions
-from gecobench.metrics.mass_accuracy import summarize
-from gecobench.metrics.ranking import RANKING_META
-from gecobench.metrics.ranking import relevance_rank_accuracy_per_sentence
+from gecobench.metrics.mass_accuracy import fold_token_attributions, summarize
+from gecobench.metrics.ranking import RANKING_META, relevance_rank_accuracy_per_sentence
 
 METRIC_META = RANKING_META["relevance_rank_accuracy"]
 

@@ -1,0 +1,79 @@
+"""The accuracy sweep of the zoo: train regimes x configs x seeds, summarise, render the docs table."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+TABLE_START = "<!-- zoo-table:start -->"
+TABLE_END = "<!-- zoo-table:end -->"
+
+
+def collect_infos(root: str | Path) -> list[dict[str, Any]]:
+    """Every ``gecobench_model.json`` under ``root`` (``<config>/<regime>/seed<k>/``)."""
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(Path(root).glob("*/*/seed*/gecobench_model.json"))]
+
+
+def summarise(infos: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Group runs by (regime, config): mean and sample std of test accuracy, mean wall time, seeds."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for info in infos:
+        groups.setdefault((info["regime"], info["geco_config"]), []).append(info)
+    rows = []
+    for (regime, config), runs in sorted(groups.items()):
+        accs = [r["test_accuracy"] for r in runs]
+        rows.append({
+            "regime": regime,
+            "config": config,
+            "n_seeds": len(runs),
+            "seeds": sorted(r["seed"] for r in runs),
+            "test_accuracy_mean": statistics.fmean(accs),
+            "test_accuracy_std": statistics.stdev(accs) if len(accs) > 1 else 0.0,
+            "time_s_mean": statistics.fmean(r["training_time_s"] for r in runs),
+            "base_model": runs[0]["base_model"],
+            "schedule": runs[0].get("schedule", {}),
+            "zero_shot_method": runs[0].get("zero_shot_method"),
+        })
+    return rows
+
+
+def render_table(rows: Sequence[dict[str, Any]], command: str, machine: str, date: str) -> str:
+    """A Markdown table (regime x config) of test accuracy ``mean ± std (n seeds)`` and mean wall time."""
+    configs = sorted({r["config"] for r in rows})
+    regimes = [g for g in ("OLA", "C", "CE", "CEf", "CEfAf", "ZS") if any(r["regime"] == g for r in rows)]
+    cell = {(r["regime"], r["config"]): r for r in rows}
+    lines = [
+        f"Made with `{command}` on {machine}, {date}. Test accuracy on the GECO test split, mean ± sample std over "
+        "seeds (n = number of seeds), and mean wall time per model (training + evaluation).",
+        "",
+        "| regime | " + " | ".join(configs) + " |",
+        "|---|" + "---|" * len(configs),
+    ]
+    for regime in regimes:
+        cells = []
+        for config in configs:
+            r = cell.get((regime, config))
+            cells.append("not run" if r is None else
+                         f"{100 * r['test_accuracy_mean']:.1f} ± {100 * r['test_accuracy_std']:.1f} "
+                         f"(n={r['n_seeds']}, {r['time_s_mean']:.0f} s)")
+        lines.append(f"| {regime} | " + " | ".join(cells) + " |")
+    bases = sorted({r["base_model"] for r in rows})
+    lines += ["", "Base model: " + "; ".join(bases) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def write_table_into(doc: str | Path, table: str) -> None:
+    """Replace the text between the zoo-table markers of ``doc`` (appending the markers if absent)."""
+    path = Path(doc)
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    block = f"{TABLE_START}\n{table}{TABLE_END}"
+    if TABLE_START in text and TABLE_END in text:
+        head, rest = text.split(TABLE_START, 1)
+        _, tail = rest.split(TABLE_END, 1)
+        text = head + block + tail
+    else:
+        text = text.rstrip("\n") + ("\n\n" if text else "") + block + "\n"
+    path.write_text(text, encoding="utf-8")

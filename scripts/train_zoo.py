@@ -1,0 +1,82 @@
+#!/usr/bin/env python
+"""Train the GECOBench zoo (regimes x GECO configs x seeds) and write the accuracy table into docs/models.md.
+
+Finished checkpoints are skipped, so an interrupted sweep resumes. Example (the full table):
+  python scripts/train_zoo.py --seeds 0 1 2 --output-dir runs/zoo
+A short look (one seed, OLA and MiniLM CEfAf on binary_all, demo schedule):
+  python scripts/train_zoo.py --regimes OLA CEfAf --configs binary_all --seeds 0 --schedule demo
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import shlex
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from gecobench.models.data import GECO_CONFIGS  # noqa: E402
+from gecobench.models.regimes import REGIMES  # noqa: E402
+from gecobench.models.training import SCHEDULES  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--regimes", nargs="+", default=list(REGIMES), choices=REGIMES, help="default: all six")
+    parser.add_argument("--configs", nargs="+", default=sorted(GECO_CONFIGS), choices=sorted(GECO_CONFIGS), help="default: all four")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2], help="default: 0 1 2")
+    parser.add_argument("--schedule", default="default", choices=sorted(SCHEDULES))
+    parser.add_argument("--max-train-sentences", type=int, help="cap training sentences (short sweeps)")
+    parser.add_argument("--epochs", type=int, help="override the preset's epochs")
+    parser.add_argument("--base-model", default=None, help="Hub id or local folder (default: gecobench.models.default_base_model())")
+    parser.add_argument("--data-dir", default=None, help="GECO data folder")
+    parser.add_argument("--output-dir", default="runs/zoo", help="checkpoints go to <dir>/<config>/<regime>/seed<k>")
+    parser.add_argument("--doc", default=str(REPO_ROOT / "docs" / "models.md"), help="Markdown file whose zoo table is replaced")
+    parser.add_argument("--no-doc", action="store_true", help="do not touch the docs; print the table")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: the machine is shared)")
+    parser.add_argument("--machine", default="2-core shared CPU", help="machine description for the table")
+    parser.add_argument("--retrain", action="store_true", help="train again even if a checkpoint exists")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    import torch
+
+    from gecobench.models.training import INFO_FILE, train_regime
+    from gecobench.models.zoo import collect_infos, render_table, summarise, write_table_into
+
+    torch.set_num_threads(args.threads)
+    out_root = Path(args.output_dir)
+    jobs = [(c, r, s) for c in args.configs for r in args.regimes for s in args.seeds]
+    for i, (config, regime, seed) in enumerate(jobs, start=1):
+        folder = out_root / config / regime / f"seed{seed}"
+        if (folder / INFO_FILE).is_file() and not args.retrain:
+            print(f"[{i}/{len(jobs)}] {config} {regime} seed {seed}: done already, skipped", flush=True)
+            continue
+        print(f"[{i}/{len(jobs)}] {config} {regime} seed {seed}", flush=True)
+        train_regime(regime, config, seed, folder, base_model=args.base_model, data_dir=args.data_dir,
+                     schedule=args.schedule, max_train_sentences=args.max_train_sentences, epochs=args.epochs)
+        info = json.loads((folder / INFO_FILE).read_text())
+        print(f"    test accuracy {info['test_accuracy']:.4f}, {info['training_time_s']:.0f} s", flush=True)
+    wanted = {(c, r, s) for c, r, s in jobs}
+    infos = [i for i in collect_infos(out_root) if (i["geco_config"], i["regime"], i["seed"]) in wanted]
+    rows = summarise(infos)
+    (out_root / "zoo_summary.json").write_text(json.dumps(rows, indent=2) + "\n")
+    command = "python scripts/train_zoo.py " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    table = render_table(rows, command.strip(), args.machine, datetime.date.today().isoformat())
+    if args.no_doc:
+        print(table)
+    else:
+        write_table_into(args.doc, table)
+        print(f"table written into {args.doc}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
