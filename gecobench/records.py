@@ -243,8 +243,25 @@ def _validator_for(record_type: str) -> Any:
     return validator_class(schema)
 
 
-def validate_record(record: Any) -> dict[str, Any]:
-    """Validate a record against the schema of its ``record_type``; return it unchanged or raise."""
+def _reject_constant(name: str) -> Any:
+    raise RecordValidationError(f"non-finite number {name} in a record (use null for undefined)")
+
+
+def load_record_json(text: str | bytes) -> dict[str, Any]:
+    """Parse and validate one stored record. ``NaN``/``Infinity`` are refused while parsing, which spares
+    the validation its walk over every number (the read path of large stores)."""
+    try:
+        record = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as err:
+        raise RecordValidationError(f"not valid JSON: {err}") from None
+    return validate_record(record, check_finite=False)
+
+
+def validate_record(record: Any, check_finite: bool = True) -> dict[str, Any]:
+    """Validate a record against the schema of its ``record_type``; return it unchanged or raise.
+
+    ``check_finite=False`` skips the search for NaN/infinite numbers, for records parsed by
+    :func:`load_record_json`, which cannot contain them."""
     if not isinstance(record, dict):
         raise RecordValidationError(f"a record must be a JSON object, got {type(record).__name__}")
     record_type = record.get("record_type")
@@ -268,11 +285,12 @@ def validate_record(record: Any) -> dict[str, Any]:
             raise RecordValidationError(f"record {record.get('record_id', '?')}: {fast_error.message}") from None
         where = "/".join(str(p) for p in error.absolute_path) or "<root>"
         raise RecordValidationError(f"record {record.get('record_id', '?')}: field {where}: {error.message}") from None
-    try:
-        json.dumps(record, allow_nan=False)  # C speed on the common, finite path
-        bad = []
-    except ValueError:
-        bad = _non_finite_paths(record)
+    bad = []
+    if check_finite:
+        try:
+            json.dumps(record, allow_nan=False)  # C speed on the common, finite path
+        except ValueError:
+            bad = _non_finite_paths(record)
     if bad:
         raise RecordValidationError(
             f"record {record.get('record_id', '?')}: non-finite numbers at {', '.join(bad)} (use null for undefined)"

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from gecobench.records import RecordValidationError, validate_record
+from gecobench.records import RecordValidationError, load_record_json, validate_record
 
 DEFAULT_RESULTS_DIR = "results"
 RESULTS_ENV = "GECOBENCH_RESULTS"
@@ -92,6 +92,13 @@ class LocalStore:
     def exists(self, document_type: str, document_id: str) -> bool:
         return self.path_for(document_type, document_id).exists()
 
+    def _parse(self, text: str) -> dict[str, Any]:
+        if self.validator is validate_record:
+            return load_record_json(text)
+        document = json.loads(text)
+        self.validator(document)
+        return document
+
     def append(self, document: dict[str, Any]) -> str:
         """Validate and add ``document``; return its path. Never overwrites."""
         self.validator(document)
@@ -108,17 +115,14 @@ class LocalStore:
 
     def read(self, document_type: str, document_id: str) -> dict[str, Any]:
         path = self.path_for(document_type, document_id)
-        document = json.loads(path.read_text(encoding="utf-8"))
-        self.validator(document)
-        return document
+        return self._parse(path.read_text(encoding="utf-8"))
 
     def read_all(self, document_type: str | None = None) -> ReadReport:
         """Every valid document (optionally of one type); invalid ones become warnings, never exceptions."""
         report = ReadReport()
         for path in self.iter_paths(document_type):
             try:
-                document = json.loads(path.read_text(encoding="utf-8"))
-                self.validator(document)
+                document = self._parse(path.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecordValidationError, ValueError) as err:
                 report.warnings.append(f"skipped {path}: {err}")
                 continue

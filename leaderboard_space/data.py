@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gecobench.records import RecordValidationError, validate_record
+from gecobench.records import RecordValidationError, load_record_json
 from gecobench.store import LocalStore, open_results_store
 
 
@@ -99,8 +99,7 @@ class ResultsLoader:
     @staticmethod
     def _read(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-            validate_record(document)
+            document = load_record_json(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecordValidationError, ValueError) as err:
             return None, f"skipped {path}: {err}"
         return document, None

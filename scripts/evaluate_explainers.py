@@ -6,7 +6,8 @@ gathered on the main process, which writes the records):
 
     python scripts/evaluate_explainers.py --explainers saliency integrated_gradients:n_steps=16 \\
         --models runs/models/CE-binary_all-s0 --configs binary_all
-    accelerate launch --num_processes 2 --cpu scripts/evaluate_explainers.py ...
+    torchrun --nproc_per_node 2 scripts/evaluate_explainers.py ...               # 2 CPU processes
+    accelerate launch --multi_gpu --num_processes 8 scripts/evaluate_explainers.py ...   # 8 GPUs
 
 A run killed mid-way resumes from its per-chunk checkpoints when started again; records already in the store
 are not written twice.

@@ -41,7 +41,7 @@ class HelpText:
     script: str
     text: str
     ok: bool
-    subcommands: list["HelpText"] = field(default_factory=list)
+    subcommands: list[HelpText] = field(default_factory=list)
 
 
 #: Command-line entry points outside scripts/ (the Space runs locally as a script too).
@@ -71,8 +71,8 @@ def _run_help(script: str, words: list[str], root: Path, timeout: float) -> Help
     env = {**os.environ, "COLUMNS": HELP_COLUMNS, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "PYTHONIOENCODING": "utf-8"}
     try:
-        done = subprocess.run([sys.executable, script, *words, "--help"], cwd=root, env=env, capture_output=True,
-                              text=True, timeout=timeout)
+        done = subprocess.run([sys.executable, script, *words, "--help"], check=False, cwd=root, env=env,
+                              capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return HelpText(name, f"`{name} --help` did not finish within {timeout:.0f} s", ok=False)
     if done.returncode != 0:

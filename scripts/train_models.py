@@ -3,7 +3,10 @@
 
 Examples:
   python scripts/train_models.py --regime OLA --config binary_all --seed 0 --schedule demo
-  accelerate launch --cpu --num_processes 2 scripts/train_models.py --regime CEfAf --config binary_all --seed 0
+  accelerate launch --multi_gpu --num_processes 2 scripts/train_models.py --regime CEfAf --config binary_all --seed 0
+  torchrun --nproc_per_node 2 scripts/train_models.py --regime CEfAf --config binary_all --seed 0
+(Without CUDA both run CPU DDP over gloo; `accelerate launch --cpu --num_processes 2` starts one process
+unless an MPI hostfile is given.)
 """
 
 from __future__ import annotations
@@ -15,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gecobench.models.data import GECO_CONFIGS  # noqa: E402
-from gecobench.models.regimes import REGIMES  # noqa: E402
-from gecobench.models.training import SCHEDULES  # noqa: E402
+from gecobench.models.data import GECO_CONFIGS
+from gecobench.models.regimes import REGIMES
+from gecobench.models.training import SCHEDULES
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

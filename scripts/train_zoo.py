@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gecobench.models.data import GECO_CONFIGS  # noqa: E402
-from gecobench.models.regimes import REGIMES  # noqa: E402
-from gecobench.models.training import SCHEDULES  # noqa: E402
+from gecobench.models.data import GECO_CONFIGS
+from gecobench.models.regimes import REGIMES
+from gecobench.models.training import SCHEDULES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,7 +49,12 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from gecobench.models.training import INFO_FILE, train_regime
-    from gecobench.models.zoo import collect_infos, render_table, summarise, write_table_into
+    from gecobench.models.zoo import (
+        collect_infos,
+        render_table,
+        summarise,
+        write_table_into,
+    )
 
     torch.set_num_threads(args.threads)
     out_root = Path(args.output_dir)

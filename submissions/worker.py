@@ -57,16 +57,21 @@ def model_id(path: str | os.PathLike[str]) -> str:
 
 def protected_paths(config: WorkerConfig, requests: RequestStore) -> list[str]:
     """Everything a submission must not read: GECO data (ground truth), results, requests, dataset caches."""
-    from gecobench.evaluation.data import DEFAULT_DATA_DIR
+    from geco_dataset import default_geco_dir, default_spanish_dir
     from gecobench.store import open_results_store
 
-    paths = [str(DEFAULT_DATA_DIR), str(requests.root.resolve())]
+    paths = [str(requests.root.resolve())]
+    for folder in (default_geco_dir(), default_spanish_dir()):
+        if folder:
+            paths.append(str(Path(folder).resolve()))
     if config.data_dir:
         paths.append(str(Path(config.data_dir).resolve()))
-    for env in ("GECOBENCH_GECO_DIR", "GECOBENCH_SHARED_DATA", "HF_DATASETS_CACHE"):
+    for env in ("GECOBENCH_GECO_DIR", "GECOBENCH_SHARED_DATA"):
         if os.environ.get(env):
             paths.append(str(Path(os.environ[env]).resolve()))
-    paths.append(str(Path.home() / ".cache" / "huggingface" / "datasets"))
+    import datasets  # the prepared GECO arrow files (with ground truth) live in its cache
+
+    paths.append(str(Path(datasets.config.HF_DATASETS_CACHE).resolve()))
     store = open_results_store(config.results_location)
     if hasattr(store, "root"):
         paths.append(str(Path(store.root).resolve()))

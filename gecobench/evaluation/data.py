@@ -7,22 +7,15 @@ rows — are the unit that is sharded, filtered and checkpointed.
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gecobench.provenance import REPO_ROOT, fingerprint_rows
+from gecobench.provenance import fingerprint_rows
 
-GECO_CONFIGS = {
-    "binary_all": "binary_gender_all",
-    "binary_subject": "binary_gender_subj",
-    "nonbinary_all": "non_binary_gender_all",
-    "nonbinary_subject": "non_binary_gender_subj",
-}
+GECO_CONFIGS = ("binary_all", "binary_subject", "nonbinary_all", "nonbinary_subject")
 LABEL_NAMES = ("female", "male", "non-binary")
-DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "data" / "geco"
 
 
 @dataclass(frozen=True)
@@ -52,43 +45,17 @@ class GecoSplit:
         return 1 + max(row.label for row in self.rows) if self.rows else 0
 
 
-def _read_local_jsonl(config: str, split: str, data_dir: Path) -> list[dict[str, Any]]:
-    """Read ``<data_dir>/<folder>/<split>.jsonl`` in the release layout, with errors that name file and line."""
-    folder = GECO_CONFIGS[config]
-    path = Path(data_dir) / folder / f"{split}.jsonl"
-    if not path.is_file():
-        raise FileNotFoundError(f"GECO file not found: {path} (config {config!r}, split {split!r})")
-    rows = []
-    with open(path, encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-                rows.append({
-                    "words": list(raw["sentence"]), "ground_truth": list(raw["ground_truth"]),
-                    "label": int(raw["target"]), "sentence_id": int(raw["sentence_idx"]),
-                })
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
-                raise ValueError(f"{path}:{line_no}: not a GECO row ({err})") from None
-    return rows
-
-
 def _load_raw_rows(config: str, split: str, data_dir: str | Path | None) -> tuple[list[dict[str, Any]], str]:
-    """Rows from ``geco_dataset.load_geco`` when the builder is installed, else straight from the release files."""
-    try:
-        from geco_dataset import load_geco  # type: ignore[attr-defined]
-    except ImportError:
-        load_geco = None
-    if load_geco is not None:
-        dataset = load_geco(config, split, data_dir=str(data_dir) if data_dir else None)
-        rows = [
-            {"words": list(r["words"]), "ground_truth": list(r["ground_truth"]), "label": int(r["label"]),
-             "sentence_id": int(r["sentence_id"])}
-            for r in dataset
-        ]
-        return rows, "geco_dataset.load_geco"
-    return _read_local_jsonl(config, split, Path(data_dir) if data_dir else DEFAULT_DATA_DIR), "local jsonl"
+    """Rows from ``geco_dataset.load_geco`` (the release files under ``data_dir``, default ../shared/data/geco)."""
+    from geco_dataset import load_geco
+
+    dataset = load_geco(config, split, data_dir=str(data_dir) if data_dir else None)
+    rows = [
+        {"words": list(r["words"]), "ground_truth": list(r["ground_truth"]), "label": int(r["label"]),
+         "sentence_id": int(r["sentence_id"])}
+        for r in dataset
+    ]
+    return rows, "geco_dataset.load_geco"
 
 
 def load_split(config: str, split: str = "test", data_dir: str | Path | None = None) -> GecoSplit:

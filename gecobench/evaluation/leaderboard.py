@@ -57,7 +57,8 @@ def _largest_bpi_bias(record: dict[str, Any]) -> str:
     for name, scheme in sorted(record.get("schemes", {}).items()):
         bpi = (scheme.get("bias") or {}).get("bpi") if name.startswith("supersenses") else None
         if isinstance(bpi, dict):
-            numeric = {k: v for k, v in bpi.items() if isinstance(v, (int, float))}
+            # "unknown" collects words outside the lexicon: not a category the paper reports
+            numeric = {k: v for k, v in bpi.items() if isinstance(v, (int, float)) and k != "unknown"}
             if numeric:
                 category = max(numeric, key=lambda k: abs(numeric[k]))
                 return f"{category} {numeric[category]:+.2f}"

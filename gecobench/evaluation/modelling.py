@@ -1,7 +1,6 @@
 """Models as the evaluation sees them: loading, predictions, and the perturbed copies the property metrics need.
 
-* :func:`load_model` — ``gecobench.models.load_zoo_model`` when the model zoo is installed; otherwise a plain
-  Hugging Face sequence-classification folder with an optional ``gecobench_model.json`` (the same layout).
+* :func:`load_model` — a zoo checkpoint folder through ``gecobench.models.load_zoo_model``, plus its content hash.
 * :func:`randomised_copy` — model randomisation check (MRC): a deep copy whose every ``nn.Linear`` and
   ``nn.Embedding`` is re-initialised with PyTorch's default initialisation (``reset_parameters``) under a fixed
   seed. LayerNorms keep their weights: they carry no learned knowledge about the task worth randomising and
@@ -16,7 +15,6 @@
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,29 +55,15 @@ class LoadedModel:
 
 
 def load_model(path: str | Path) -> LoadedModel:
-    """Load a checkpoint folder for evaluation (model in eval mode, on CPU)."""
+    """Load a zoo checkpoint folder for evaluation (``gecobench.models.load_zoo_model``; eval mode, CPU)."""
+    from gecobench.models import load_zoo_model
+
     folder = Path(path)
     if not folder.is_dir():
         raise FileNotFoundError(f"model folder not found: {folder}")
-    try:
-        from gecobench.models import load_zoo_model  # type: ignore[attr-defined]
-    except ImportError:
-        load_zoo_model = None
-    if load_zoo_model is not None:
-        model, tokenizer, info = load_zoo_model(str(folder))
-        info = dict(info or {})
-    else:
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-        model = AutoModelForSequenceClassification.from_pretrained(str(folder))
-        tokenizer = AutoTokenizer.from_pretrained(str(folder))
-        info_path = folder / "gecobench_model.json"
-        info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.is_file() else {}
-        info.setdefault("regime", "custom")
-        info.setdefault("base_model", str(getattr(model.config, "_name_or_path", "") or folder.name))
-        info.setdefault("num_labels", int(model.config.num_labels))
+    model, tokenizer, info = load_zoo_model(str(folder))
     model.eval()
-    return LoadedModel(model, tokenizer, info, str(folder), fingerprint_directory(folder), folder.name)
+    return LoadedModel(model, tokenizer, dict(info), str(folder), fingerprint_directory(folder), folder.name)
 
 
 @torch.no_grad()

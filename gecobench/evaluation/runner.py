@@ -142,6 +142,9 @@ def find_zero_shot_reference(model: LoadedModel, candidates: list[str]) -> tuple
     """Path of a ZS model of the same base among ``candidates`` or next to the model; else (None, reason)."""
     if model.regime == ZERO_SHOT_REGIME:
         return None, "the model is the zero-shot reference itself (RMA = 0 by definition)"
+    if model.regime == "OLA":
+        # OLA borrows only a tokenizer: there is no pretrained model whose zero-shot version it departs from.
+        return None, "OLA is trained from scratch; RMA compares a model with the zero-shot model of its own base"
     pool = list(candidates)
     parent = Path(model.path).parent
     if parent.is_dir():

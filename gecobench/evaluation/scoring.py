@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from gecobench.evaluation.data import LABEL_NAMES
-from gecobench.metrics.mass_accuracy import mass_accuracy_per_sentence, summarize
+from gecobench.metrics.mass_accuracy import summarize
 from gecobench.metrics.relative_mass_accuracy import relative_mass_accuracy
 from gecobench.provenance import REPO_ROOT
 
@@ -32,11 +32,11 @@ def finite_or_none(value: Any) -> float | None:
 
 
 @cache
-def load_metric_module(name: str) -> Any | None:
-    """The ``evaluate`` module ``metrics/<name>`` (cached per process), or None when it is not in this checkout."""
+def load_metric_module(name: str) -> Any:
+    """The ``evaluate`` module ``metrics/<name>`` of this checkout, loaded once per process."""
     folder = METRICS_DIR / name
     if not (folder / f"{name}.py").is_file():
-        return None
+        raise FileNotFoundError(f"evaluate module {folder / (name + '.py')} not found; is this a full checkout?")
     import evaluate
 
     return evaluate.load(str(folder))
@@ -59,17 +59,8 @@ def bootstrap_statistic_ci(values: np.ndarray, statistic: Callable[[np.ndarray],
 
 def headline_mass_accuracy(attributions: list[np.ndarray], ground_truth: list[list[int]], bootstrap: int,
                            seed: int) -> tuple[dict[str, Any], np.ndarray]:
-    """The record's ``mass_accuracy`` block and the per-sentence MA, from the ``metrics/mass_accuracy`` module.
-
-    Falls back to the same math in :mod:`gecobench.metrics.mass_accuracy` when the module folder is absent
-    (the block's ``computed_with`` says which).
-    """
+    """The record's ``mass_accuracy`` block and the per-sentence MA, from the ``metrics/mass_accuracy`` module."""
     module = load_metric_module("mass_accuracy")
-    if module is None:
-        per_sentence = mass_accuracy_per_sentence(attributions, ground_truth)
-        block = mass_accuracy_block(per_sentence, bootstrap, seed)
-        block["computed_with"] = "gecobench.metrics.mass_accuracy"
-        return block, per_sentence
     result = module.compute(attributions=[np.asarray(a, dtype=np.float64).tolist() for a in attributions],
                             ground_truth=[list(g) for g in ground_truth], return_per_sentence=True,
                             bootstrap=bootstrap, seed=seed)
@@ -156,12 +147,10 @@ def _rma_block(per_sentence: np.ndarray, attributions: list[np.ndarray], referen
     to_list = lambda a: [None if not np.isfinite(x) else float(x) for x in a]
     # The per-sentence log ratios (for the CI) come from the math function; the headline from the module.
     result = relative_mass_accuracy(to_list(per_sentence), to_list(reference_ma))
-    computed_with = "gecobench.metrics.relative_mass_accuracy"
-    module = load_metric_module("relative_mass_accuracy")
-    if module is not None:
-        headline = module.compute(predictions=to_list(per_sentence), references=to_list(reference_ma))
-        result.update({k: headline[k] for k in ("median_log_rma", "ratio_of_means", "n_scored", "n_excluded")})
-        computed_with = "evaluate:metrics/relative_mass_accuracy"
+    headline = load_metric_module("relative_mass_accuracy").compute(
+        predictions=to_list(per_sentence), references=to_list(reference_ma))
+    result.update({k: headline[k] for k in ("median_log_rma", "ratio_of_means", "n_scored", "n_excluded")})
+    computed_with = "evaluate:metrics/relative_mass_accuracy"
     ci_low, ci_high = bootstrap_statistic_ci(result["log_rma"], np.median, bootstrap, seed)
     block = {"value": finite_or_none(result["median_log_rma"]), "ratio_of_means": finite_or_none(result["ratio_of_means"]),
              "ci_low": ci_low, "ci_high": ci_high, "n_scored": result["n_scored"], "n_undefined": result["n_excluded"],

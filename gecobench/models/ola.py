@@ -13,7 +13,12 @@ import math
 
 import torch
 from torch import nn
-from transformers import AutoConfig, AutoModelForSequenceClassification, PretrainedConfig, PreTrainedModel
+from transformers import (
+    AutoConfig,
+    AutoModelForSequenceClassification,
+    PretrainedConfig,
+    PreTrainedModel,
+)
 from transformers.modeling_outputs import SequenceClassifierOutput
 
 

@@ -49,10 +49,9 @@ def head_parameter_names(model: nn.Module) -> list[str]:
 def load_base_classifier(base_model: str, num_labels: int) -> Any:
     """The base encoder with a fresh sequence-classification head, or a clear ValueError."""
     from transformers import AutoModelForSequenceClassification
+    from transformers.utils import logging as hf_logging
 
     from gecobench.models.base_models import _not_found, hub_offline, load_base_config
-
-    from transformers.utils import logging as hf_logging
 
     config = load_base_config(base_model)
     previous = hf_logging.get_verbosity()
@@ -92,7 +91,9 @@ def apply_regime(model: nn.Module, regime: str) -> nn.Module:
         )
     embeddings = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
     if not isinstance(embeddings, nn.Embedding):
-        raise ValueError(f"regime {regime} needs word embeddings (get_input_embeddings()); {type(model).__name__} has none")
+        raise ValueError(  # noqa: TRY004  a missing part of the model, reported like the other ones
+            f"regime {regime} needs word embeddings (get_input_embeddings()); {type(model).__name__} has none"
+        )
     embedding_params = {id(p) for p in embeddings.parameters()}
 
     for name, param in model.named_parameters():

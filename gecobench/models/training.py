@@ -161,10 +161,24 @@ def train_regime(
     from transformers import get_linear_schedule_with_warmup
 
     import gecobench
-    from gecobench.models.base_models import base_model_identity, default_base_model, load_tokenizer
+    from gecobench.models.base_models import (
+        base_model_identity,
+        default_base_model,
+        load_tokenizer,
+    )
     from gecobench.models.card import write_model_card
-    from gecobench.models.data import WordsCollator, load_rows, num_labels_of, split_by_sentence, subsample_sentences
-    from gecobench.models.regimes import REGIME_DESCRIPTIONS, check_regime, trainable_parameter_count
+    from gecobench.models.data import (
+        WordsCollator,
+        load_rows,
+        num_labels_of,
+        split_by_sentence,
+        subsample_sentences,
+    )
+    from gecobench.models.regimes import (
+        REGIME_DESCRIPTIONS,
+        check_regime,
+        trainable_parameter_count,
+    )
     from gecobench.provenance import base_provenance
 
     check_regime(regime)

@@ -152,9 +152,9 @@ class ZeroShotClassifier(PreTrainedModel):
 
 def has_mlm_head(base_model: str) -> bool:
     """Whether the base checkpoint carries trained masked-LM head weights (not just a config)."""
-    from gecobench.models.base_models import hub_offline
-
     from transformers.utils import logging as hf_logging
+
+    from gecobench.models.base_models import hub_offline
 
     previous = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # the probe's "missing keys" report is expected, not a user warning
@@ -209,7 +209,7 @@ def build_zero_shot(base_model: str, tokenizer: Any, num_labels: int, method: st
     model = ZeroShotClassifier(config)
     source_cls = AutoModelForMaskedLM if method == "mlm" else AutoModel
     source = source_cls.from_pretrained(base_model, local_files_only=hub_offline())
-    missing, unexpected = model.backbone.load_state_dict(source.state_dict(), strict=False)
+    missing, _unexpected = model.backbone.load_state_dict(source.state_dict(), strict=False)
     if [k for k in missing if "pooler" not in k]:
         raise ValueError(f"base {base_model!r} lacks weights the zero-shot backbone needs: {missing[:5]}")
     model.eval()

@@ -46,8 +46,8 @@ def render_table(rows: Sequence[dict[str, Any]], command: str, machine: str, dat
     regimes = [g for g in ("OLA", "C", "CE", "CEf", "CEfAf", "ZS") if any(r["regime"] == g for r in rows)]
     cell = {(r["regime"], r["config"]): r for r in rows}
     lines = [
-        f"Made with `{command}` on {machine}, {date}. Test accuracy on the GECO test split, mean ± sample std over "
-        "seeds (n = number of seeds), and mean wall time per model (training + evaluation).",
+        (f"Made with `{command}` on {machine}, {date}. Test accuracy on the GECO test split, mean ± sample std over "
+         "seeds (n = number of seeds), and mean wall time per model (training + evaluation)."),
         "",
         "| regime | " + " | ".join(configs) + " |",
         "|---|" + "---|" * len(configs),
