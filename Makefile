@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-full docs bench zoo clean space browser-deps
+.PHONY: setup demo test test-full docs bench zoo clean space
 
 setup: $(STAMP)
 
@@ -28,11 +28,16 @@ test-full: $(STAMP)
 docs: $(STAMP)
 	$(PY) -m mkdocs build --strict --site-dir site
 
-bench: $(STAMP)
-	$(PY) bench/run_all.py
-
 space: $(STAMP)
 	$(PY) leaderboard_space/app.py
+
+# The accuracy table of the model zoo (every regime × 4 configs × 3 seeds; hours on 2 CPU cores; resumable).
+zoo: $(STAMP)
+	$(PY) scripts/train_zoo.py --seeds 0 1 2 --output-dir runs/zoo
+
+# Every benchmark under bench/ (figures go to BENCHMARKS.md by hand, with machine and date).
+bench: $(STAMP)
+	for script in bench/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache site

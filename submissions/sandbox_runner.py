@@ -12,6 +12,7 @@ import importlib.util
 import json
 import os
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -171,7 +172,9 @@ def main(job_path: str) -> int:
         def run(variant, tok, tgt):
             return [np.asarray(x, dtype=float).tolist() for x in attribute(explainer, variant, tok, words, tgt, seed=seed)]
 
+        started = time.perf_counter()
         scores = {"main": run(model, tokenizer, targets)}
+        main_seconds = time.perf_counter() - started
         for kind in ("randomised", "noisy"):
             if kind in variants:
                 scores[kind] = run(variants[kind], tokenizer, targets)
@@ -188,6 +191,7 @@ def main(job_path: str) -> int:
                           "params": explainer.params() if hasattr(explainer, "params") else {},
                           "model_independent": bool(getattr(explainer, "model_independent", False))},
             "network_isolation": network_isolation,
+            "main_seconds": main_seconds,
         }
         write_result(output)
         return 0

@@ -146,6 +146,7 @@ def _run_code(view: RequestView, requests: RequestStore, config: WorkerConfig) -
             explainer = PrecomputedExplainer(
                 meta["name"], meta["version"], scores, source="submission", submission_id=view.request_id,
                 model_independent=bool(reported.get("model_independent", False)), params=reported.get("params") or {},
+                seconds_per_row=result.outputs.get("main_seconds", 0.0) / max(len(rows), 1),
             )
             record_ids += _score(config, explainer, model_path, geco_config)
     return record_ids, isolation

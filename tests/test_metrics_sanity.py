@@ -103,3 +103,63 @@ def test_model_randomisation_check_moves_real_methods_only(trained, bert_tokeniz
     baseline_random = attribute(baseline, randomised, bert_tokenizer, words, labels)
     assert np.nanmean(model_randomisation_check_per_sentence(trained_scores, random_model_scores)) > 0.1
     np.testing.assert_allclose(model_randomisation_check_per_sentence(baseline_trained, baseline_random), 0.0)
+
+
+def test_every_property_metric_points_the_way_its_card_claims(trained, bert_tokenizer):
+    """Each metric orders a real method against the random and constant explainers in its declared direction.
+
+    Two known exceptions, stated in their cards: continuity (SNC) — a constant or seeded-random explainer is
+    perfectly stable under noise, so here the real method is only required to be stable too; and label
+    difference (LD) on a *binary* model — the two logits' gradients differ mainly in sign, which the |s|/Σ|s|
+    normalisation removes, so a gradient method scores near 0 there (see
+    ``test_label_difference_needs_more_than_two_classes``).
+    """
+    from gecobench.evaluation.modelling import noisy_copy
+    from gecobench.metrics import METRICS_META
+    from gecobench.metrics.properties import (
+        methods_agreement_by_explainer,
+        small_noise_check_per_sentence,
+    )
+    from gecobench.metrics.ranking import relevance_rank_accuracy_per_sentence
+
+    model, words, labels, truth, _ = trained
+    real = attribute(get_explainer("input_x_gradient"), model, bert_tokenizer, words, labels)
+    second_real = attribute(get_explainer("integrated_gradients", n_steps=16), model, bert_tokenizer, words, labels)
+    random = attribute(get_explainer("uniform_random"), model, bert_tokenizer, words, labels)
+    constant = ConstantExplainer().explain(model, bert_tokenizer, words, labels)
+
+    def better(metric: str, a: float, b: float) -> bool:
+        return a > b if METRICS_META[metric]["direction"] == "higher" else a < b
+
+    rra = {n: np.nanmean(relevance_rank_accuracy_per_sentence(s, truth)) for n, s in
+           (("real", real), ("random", random), ("constant", constant))}
+    assert better("relevance_rank_accuracy", rra["real"], rra["random"])
+    assert better("relevance_rank_accuracy", rra["real"], rra["constant"])
+
+    sp = {n: np.nanmean(sparsity_per_sentence(s)) for n, s in (("real", real), ("random", random), ("constant", constant))}
+    assert better("sparsity", sp["real"], sp["random"]) and better("sparsity", sp["real"], sp["constant"])
+    cvr = {n: np.nanmean(covariate_complexity_per_sentence(s)) for n, s in
+           (("real", real), ("random", random), ("constant", constant))}
+    assert better("covariate_complexity", cvr["real"], cvr["random"])
+    assert better("covariate_complexity", cvr["real"], cvr["constant"])
+
+    agreement = methods_agreement_by_explainer({"real": real, "second_real": second_real, "random": random,
+                                                "constant": constant})
+    dma = {k: np.nanmean(v) for k, v in agreement.items()}
+    assert better("methods_agreement", dma["real"], dma["random"])
+
+    noisy = noisy_copy(model, std=0.01, seed=7)
+    snc_real = np.nanmean(small_noise_check_per_sentence(real, attribute(
+        get_explainer("input_x_gradient"), noisy, bert_tokenizer, words, labels)))
+    assert METRICS_META["small_noise_check"]["direction"] == "lower" and snc_real < 0.1
+
+
+def test_label_difference_needs_more_than_two_classes(trained, bert_tokenizer):
+    """On a binary model, |gradient| maps for the two classes nearly coincide: LD of a gradient method is ~0."""
+    from gecobench.metrics.properties import label_difference_per_sentence
+
+    model, words, labels, _, _ = trained
+    explainer = get_explainer("input_x_gradient")
+    own = attribute(explainer, model, bert_tokenizer, words, labels)
+    other = attribute(explainer, model, bert_tokenizer, words, [1 - t for t in labels])
+    assert np.nanmean(label_difference_per_sentence(own, other)) < 0.05

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -52,39 +53,55 @@ def test_the_example_explainer_runs_and_reports_isolation(tiny_checkpoint):
         assert result.isolation["network_observed"] == "network namespace"
 
 
-@pytest.mark.parametrize(
-    "file_name, reason",
-    [
-        ("raises.py", "raised RuntimeError: deliberate failure"),
-        ("returns_nan.py", "NaN"),
-        ("wrong_shape.py", "shape"),
-        ("opens_socket.py", "sandbox violation: the explainer opened a network socket"),
-        ("reads_ground_truth.py", "sandbox violation: the explainer read protected benchmark data"),
-        ("reads_env_token.py", "sandbox violation: the explainer read the secret-looking environment variable"),
-        ("writes_outside.py", "sandbox violation: the explainer wrote outside its working directory"),
-        ("fork_bomb.py", "sandbox violation: the explainer spawned a process"),
-        ("allocates_50gb.py", "memory limit"),
-    ],
-)
-def test_hostile_submission_fails_with_a_specific_reason(tiny_checkpoint, file_name, reason, monkeypatch):
-    monkeypatch.setenv("HF_TOKEN", "hf_secret_value_that_must_not_leak")
-    monkeypatch.setenv("GITHUB_TOKEN", "gh_secret")
-    outside = Path("/tmp/gecobench-hostile-write.txt")
-    outside.unlink(missing_ok=True)
-    result = run(HOSTILE / file_name, tiny_checkpoint)
+HOSTILE_CASES = [
+    ("raises.py", "raised RuntimeError: deliberate failure"),
+    ("returns_nan.py", "NaN"),
+    ("wrong_shape.py", "shape"),
+    ("opens_socket.py", "sandbox violation: the explainer opened a network socket"),
+    ("reads_ground_truth.py", "sandbox violation: the explainer read protected benchmark data"),
+    ("reads_env_token.py", "sandbox violation: the explainer read the secret-looking environment variable"),
+    ("writes_outside.py", "sandbox violation: the explainer wrote outside its working directory"),
+    ("fork_bomb.py", "sandbox violation: the explainer spawned a process"),
+    ("allocates_50gb.py", "memory limit"),
+]
+OUTSIDE_WRITE = Path("/tmp/gecobench-hostile-write.txt")
+
+
+@pytest.fixture(scope="module")
+def hostile_results(tiny_checkpoint):
+    """Every hostile submission run once, two sandboxes at a time (each is its own process)."""
+    saved = {k: os.environ.get(k) for k in ("HF_TOKEN", "GITHUB_TOKEN")}
+    os.environ["HF_TOKEN"] = "hf_secret_value_that_must_not_leak"
+    os.environ["GITHUB_TOKEN"] = "gh_secret"
+    OUTSIDE_WRITE.unlink(missing_ok=True)
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futures = {name: pool.submit(run, HOSTILE / name, tiny_checkpoint) for name, _ in HOSTILE_CASES}
+            return {name: future.result() for name, future in futures.items()}
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@pytest.mark.parametrize("file_name, reason", HOSTILE_CASES)
+def test_hostile_submission_fails_with_a_specific_reason(hostile_results, file_name, reason):
+    result = hostile_results[file_name]
     assert not result.ok
     assert reason.lower() in result.reason.lower(), (result.reason, result.log_excerpt)
-    assert not outside.exists()
+    assert not OUTSIDE_WRITE.exists()
     assert "hf_secret_value_that_must_not_leak" not in json.dumps(result.outputs) + result.log_excerpt
 
 
 def test_an_endless_loop_is_stopped_by_the_wall_clock(tiny_checkpoint):
-    result = run(HOSTILE / "loops_forever.py", tiny_checkpoint, wall_seconds=20, cpu_seconds=120)
+    result = run(HOSTILE / "loops_forever.py", tiny_checkpoint, wall_seconds=15, cpu_seconds=120)
     assert not result.ok and "timed out" in result.reason
 
 
 def test_an_endless_loop_is_stopped_by_the_cpu_limit(tiny_checkpoint):
-    result = run(HOSTILE / "loops_forever.py", tiny_checkpoint, wall_seconds=120, cpu_seconds=15)
+    result = run(HOSTILE / "loops_forever.py", tiny_checkpoint, wall_seconds=120, cpu_seconds=10)
     assert not result.ok and "cpu time limit" in result.reason.lower()
 
 

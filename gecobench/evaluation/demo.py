@@ -71,7 +71,7 @@ def demo_plan(quick: bool) -> DemoPlan:
     # One epoch on 640 training sentences (1280 rows) and 100 validation/test sentences: enough for the gender
     # task (the models reach high accuracy) and it keeps the five trainings within a few minutes on 2 cores.
     return DemoPlan(regimes=("OLA", "C", "CE", "CEf", "CEfAf", "ZS"), schedule="demo", explainers=FULL_EXPLAINERS,
-                    max_groups=24, bootstrap=1000, spanish_k=(10, 29), model_tag="demo-short",
+                    max_groups=12, bootstrap=1000, spanish_k=(10, 29), model_tag="demo-short",
                     extra_schedule={"epochs": 1, "max_train_sentences": 640, "max_eval_sentences": 100})
 
 

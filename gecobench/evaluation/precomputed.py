@@ -39,6 +39,7 @@ class PrecomputedExplainer(Explainer):
         model_independent: bool = False,
         params: dict[str, Any] | None = None,
         missing_reason: str = "not computed",
+        seconds_per_row: float | None = None,
     ) -> None:
         super().__init__(**(params or {}))
         unknown = set(scores) - set(KINDS)
@@ -52,6 +53,7 @@ class PrecomputedExplainer(Explainer):
         self.submission_id = submission_id
         self.model_independent = model_independent  # type: ignore[misc]
         self.missing_reason = missing_reason
+        self.seconds_per_row = seconds_per_row
         self._scores = {kind: dict(by_row) for kind, by_row in scores.items()}
 
     def kinds(self) -> list[str]:

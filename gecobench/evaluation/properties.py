@@ -48,6 +48,7 @@ def _missing(reason: str) -> dict[str, Any]:
 def score_properties(
     scores: list[np.ndarray], ground_truth: list[list[int]], randomised: list[np.ndarray] | None,
     noisy: list[np.ndarray] | None, other_target: list[np.ndarray] | None, settings: EvaluationSettings,
+    missing_reason: str | None = None,
 ) -> dict[str, Any]:
     """Blocks for MRC, SNC, LD (when their attributions were computed) and SP, CVR, RRA, AUPRC."""
     b, s = settings.bootstrap, settings.seed
@@ -65,7 +66,7 @@ def score_properties(
     }
     for name, (other, function) in pairs.items():
         out[name] = (summary_block(name, function(scores, other), b, s) if other is not None
-                     else _missing("property metrics were switched off (--no-properties)"))
+                     else _missing(missing_reason or "property metrics were switched off (--no-properties)"))
     return out
 
 

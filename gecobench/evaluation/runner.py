@@ -37,6 +37,7 @@ from gecobench.evaluation.modelling import (
     predict,
     randomised_copy,
 )
+from gecobench.evaluation.precomputed import PrecomputedExplainer
 from gecobench.evaluation.properties import score_agreement, score_properties
 from gecobench.evaluation.scoring import score_correctness
 from gecobench.explainers.base import Explainer, get_explainer
@@ -248,6 +249,23 @@ def _reference_scores(explainer: Explainer, spec: ExplainerSpec, reference: Load
     return dict(zip(rows, cached["scores"]["reference"]))
 
 
+def _precomputed_chunk(explainer: PrecomputedExplainer, split: GecoSplit, kept: list[int],
+                       settings: EvaluationSettings, with_reference: bool) -> dict[str, Any]:
+    """A chunk's scores read from a precomputed explainer (no model is run; nothing to checkpoint)."""
+    wanted = ["main"] + (["randomised", "noisy", "other_target"] if settings.properties else [])
+    wanted += ["reference"] if with_reference else []
+    scores: dict[str, Any] = {kind: None for kind in SCORE_KINDS}
+    scores.update(explainer.chunk_scores([split.rows[i] for i in kept], wanted))
+    seconds = (explainer.seconds_per_row or 0.0) * len(kept)
+    return {"scores": scores, "seconds": {"total": seconds, "main": seconds}}
+
+
+def _per_sentence_seconds(explainer: Explainer, main_seconds: float, n_kept: int) -> float | None:
+    if not n_kept or (isinstance(explainer, PrecomputedExplainer) and explainer.seconds_per_row is None):
+        return None  # self-reported attributions: their cost is unknown
+    return main_seconds / n_kept
+
+
 def _identity_record(spec: ExplainerSpec, explainer: Explainer, lm: LoadedModel, split: GecoSplit,
                      protocol: dict[str, Any]) -> dict[str, Any]:
     return {
@@ -263,8 +281,13 @@ def run_evaluation(
     explainers: list[ExplainerSpec | str], models: list[str], configs: list[str],
     settings: EvaluationSettings | None = None, store_location: str | None = None,
     checkpoint_dir: str | Path = "runs/eval_checkpoints", progress: bool = True,
+    instances: list[Explainer] | None = None,
 ) -> RunSummary:
     """Evaluate every explainer × model × config; append one record each to the results store.
+
+    ``instances`` (one per spec) replaces the registry lookup: the submission worker passes
+    :class:`~gecobench.evaluation.precomputed.PrecomputedExplainer` objects here, so sandboxed and self-reported
+    attributions are scored by exactly this path.
 
     Safe to run under ``accelerate launch`` / ``torchrun`` with any number of processes: only the main process
     writes records. Returns a :class:`RunSummary` (meaningful on the main process).
@@ -287,9 +310,12 @@ def run_evaluation(
         split = load_split(config, settings.split, settings.data_dir)
         groups = split.groups[: settings.max_groups] if settings.max_groups else split.groups
         chunks = [groups[i:i + settings.chunk_size] for i in range(0, len(groups), settings.chunk_size)]
-        instances = [get_explainer(spec.name, **spec.params) for spec in specs]
+        if instances is not None and len(instances) != len(specs):
+            raise ValueError(f"{len(instances)} explainer instances for {len(specs)} explainer specs")
+        explainers_now = list(instances) if instances is not None else [
+            get_explainer(spec.name, **spec.params) for spec in specs]
         # Explainers that learn from data (pattern_variant) are fitted on the train split, never the test split.
-        learners = [e for e in instances if type(e).fit is not Explainer.fit]
+        learners = [e for e in explainers_now if type(e).fit is not Explainer.fit]
         if learners:
             train_rows = [r for r in load_split(config, "train", settings.data_dir).rows if scorable(r)]
             for explainer in learners:
@@ -304,7 +330,7 @@ def run_evaluation(
                 reference_cache[ref_path] = reference
             # The RMA reference changes a record's numbers, so it is part of the protocol (and of the identity).
             unit_protocol = {**protocol, "rma_reference_sha256": reference.checkpoint_sha256 if reference else None}
-            identities = [_identity_record(s, e, lm, split, unit_protocol) for s, e in zip(specs, instances)]
+            identities = [_identity_record(s, e, lm, split, unit_protocol) for s, e in zip(specs, explainers_now)]
             record_ids = [record_id_for(explainer_score_identity(i)) for i in identities]
             if all(store.exists("explainer_score", rid) for rid in record_ids):
                 summary.existing.extend(record_ids)
@@ -326,7 +352,12 @@ def run_evaluation(
                     predictions = {i: int(p) for i, p in zip(chunk_rows, preds)}
                     kept, malformed = _kept_rows(split, chunk, predictions, settings.filter_correct)
                     per_explainer = {}
-                    for spec, explainer in zip(specs, instances):
+                    for spec, explainer in zip(specs, explainers_now):
+                        if isinstance(explainer, PrecomputedExplainer):
+                            cached = _precomputed_chunk(explainer, split, kept, settings, reference is not None)
+                            per_explainer[spec.key()] = cached
+                            bar.update(1)
+                            continue
                         cached = checkpoints.load(unit, spec.key(), chunk_id, kept)
                         if cached is None:
                             start = time.perf_counter()
@@ -353,7 +384,7 @@ def run_evaluation(
                 if sorted(by_chunk) != list(range(len(chunks))):
                     raise RuntimeError(f"gathered chunks {sorted(by_chunk)} do not cover 0..{len(chunks) - 1}")
                 ordered = [by_chunk[c] for c in range(len(chunks))]
-                records = _build_records(specs, instances, identities, record_ids, lm, split, ordered, settings,
+                records = _build_records(specs, explainers_now, identities, record_ids, lm, split, ordered, settings,
                                          unit_protocol, reference, ref_reason, accelerator.num_processes)
                 for record in records:
                     if store.exists("explainer_score", record["record_id"]):
@@ -394,24 +425,28 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
         seconds = sum(c["explainers"][key]["seconds"]["total"] for c in chunks)
         main_seconds = sum(c["explainers"][key]["seconds"]["main"] for c in chunks)
         reference_scores = collect(key, "reference") if reference is not None else None
+        precomputed_gap = getattr(explainer, "missing_reason", None)
         if not kept:
             metrics: dict[str, Any] = {"mass_accuracy": {"value": None, "n_scored": 0, "n_undefined": 0,
                                                          "reason": "no sentence passed the filter"}}
             groups: dict[str, Any] = {}
         else:
-            metrics, groups, _ = score_correctness(scores, ground_truth, labels, reference_scores, ref_reason,
+            reason = ref_reason if reference is None or reference_scores is not None else precomputed_gap
+            metrics, groups, _ = score_correctness(scores, ground_truth, labels, reference_scores, reason,
                                                    settings.bootstrap, settings.seed)
             if settings.properties:
                 metrics.update(score_properties(
                     scores, ground_truth, collect(key, "randomised"), collect(key, "noisy"),
-                    collect(key, "other_target"), settings))
+                    collect(key, "other_target"), settings, missing_reason=precomputed_gap))
                 metrics["methods_agreement"] = agreement.get(key, {"value": None, "reason": "not computed"})
         record = {
             "schema_version": SCHEMA_VERSION,
             "record_type": "explainer_score",
             "record_id": record_id,
             "explainer": {**identity["explainer"], "model_independent": bool(explainer.model_independent),
-                          "is_baseline": bool(explainer.is_baseline), "source": "builtin"},
+                          "is_baseline": bool(explainer.is_baseline),
+                          "source": getattr(explainer, "source", "builtin"),
+                          "submission_id": getattr(explainer, "submission_id", None)},
             "model": {**identity["model"], "base_revision": lm.info.get("base_revision"),
                       "zero_shot_method": lm.info.get("zero_shot_method"), "name": lm.name,
                       "train_config": lm.info.get("geco_config", lm.info.get("config")), "num_labels": lm.num_labels,
@@ -428,7 +463,7 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
                        "n_filtered_out": len(evaluated_rows) - len(kept),
                        "n_malformed_groups": sum(c["malformed"] for c in chunks)},
             "runtime": {"total_seconds": seconds,
-                        "seconds_per_sentence": (main_seconds / len(kept)) if kept else None,
+                        "seconds_per_sentence": (_per_sentence_seconds(explainer, main_seconds, len(kept))),
                         "n_processes": n_processes},
             "provenance": base_provenance(settings.seed),
         }
