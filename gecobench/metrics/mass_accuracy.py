@@ -211,3 +211,29 @@ def summarize(per_sentence: Sequence[float] | np.ndarray, bootstrap: int = 0, se
     if bootstrap:
         out["ci_low"], out["ci_high"] = bootstrap_ci(scored, bootstrap, seed)
     return out
+
+
+def module_result(
+    name: str, per_sentence: Sequence[float] | np.ndarray, return_per_sentence: bool = False, bootstrap: int = 0,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """The output dictionary every per-sentence ``evaluate`` module of the hub returns.
+
+    ``{name: mean, "median", "n_scored", "n_undefined"}``, plus ``per_sentence`` (None where undefined) when
+    asked and ``ci_low``/``ci_high`` with ``bootstrap`` resamples.
+
+    >>> module_result("sparsity", [0.5, float("nan")], return_per_sentence=True)
+    {'sparsity': 0.5, 'median': 0.5, 'n_scored': 1, 'n_undefined': 1, 'per_sentence': [0.5, None]}
+    """
+    summary = summarize(per_sentence, bootstrap=bootstrap, seed=seed)
+    result: dict[str, Any] = {
+        name: summary["mean"],
+        "median": summary["median"],
+        "n_scored": summary["n_scored"],
+        "n_undefined": summary["n_undefined"],
+    }
+    if return_per_sentence:
+        result["per_sentence"] = [None if np.isnan(v) else float(v) for v in np.asarray(per_sentence, dtype=np.float64)]
+    if bootstrap:
+        result["ci_low"], result["ci_high"] = summary["ci_low"], summary["ci_high"]
+    return result

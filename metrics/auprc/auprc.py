@@ -1,11 +1,9 @@
 """AUPRC: average precision of the absolute attributions against the ground-truth mask."""
 
-import math
-
 import datasets
 import evaluate
 
-from gecobench.metrics.mass_accuracy import fold_token_attributions, summarize
+from gecobench.metrics.mass_accuracy import fold_token_attributions, module_result
 from gecobench.metrics.ranking import RANKING_META, auprc_per_sentence
 
 METRIC_META = RANKING_META["auprc"]
@@ -73,15 +71,4 @@ class Auprc(evaluate.Metric):
         if word_ids is not None:
             attributions = fold_token_attributions(attributions, word_ids, ground_truth)
         per_sentence = auprc_per_sentence(attributions, ground_truth)
-        summary = summarize(per_sentence, bootstrap=bootstrap, seed=seed)
-        result = {
-            "auprc": summary["mean"],
-            "median": summary["median"],
-            "n_scored": summary["n_scored"],
-            "n_undefined": summary["n_undefined"],
-        }
-        if return_per_sentence:
-            result["per_sentence"] = [None if math.isnan(v) else float(v) for v in per_sentence]
-        if bootstrap:
-            result["ci_low"], result["ci_high"] = summary["ci_low"], summary["ci_high"]
-        return result
+        return module_result("auprc", per_sentence, return_per_sentence, bootstrap, seed)

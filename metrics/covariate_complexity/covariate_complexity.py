@@ -1,11 +1,9 @@
 """Covariate complexity: normalised entropy of the normalised attributions."""
 
-import math
-
 import datasets
 import evaluate
 
-from gecobench.metrics.mass_accuracy import summarize
+from gecobench.metrics.mass_accuracy import module_result
 from gecobench.metrics.properties import (
     PROPERTY_META,
     covariate_complexity_per_sentence,
@@ -65,13 +63,4 @@ class CovariateComplexity(evaluate.Metric):
 
     def _compute(self, attributions, return_per_sentence=False):
         per_sentence = covariate_complexity_per_sentence(attributions)
-        summary = summarize(per_sentence)
-        result = {
-            "covariate_complexity": summary["mean"],
-            "median": summary["median"],
-            "n_scored": summary["n_scored"],
-            "n_undefined": summary["n_undefined"],
-        }
-        if return_per_sentence:
-            result["per_sentence"] = [None if math.isnan(v) else float(v) for v in per_sentence]
-        return result
+        return module_result("covariate_complexity", per_sentence, return_per_sentence)

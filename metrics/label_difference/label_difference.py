@@ -1,11 +1,9 @@
 """Label difference (contrastivity): how far the explanations of the same sentence differ between target classes."""
 
-import math
-
 import datasets
 import evaluate
 
-from gecobench.metrics.mass_accuracy import summarize
+from gecobench.metrics.mass_accuracy import module_result
 from gecobench.metrics.properties import PROPERTY_META, label_difference_per_sentence
 
 METRIC_META = PROPERTY_META["label_difference"]
@@ -67,13 +65,4 @@ class LabelDifference(evaluate.Metric):
 
     def _compute(self, predictions, references, return_per_sentence=False):
         per_sentence = label_difference_per_sentence(predictions, references)
-        summary = summarize(per_sentence)
-        result = {
-            "label_difference": summary["mean"],
-            "median": summary["median"],
-            "n_scored": summary["n_scored"],
-            "n_undefined": summary["n_undefined"],
-        }
-        if return_per_sentence:
-            result["per_sentence"] = [None if math.isnan(v) else float(v) for v in per_sentence]
-        return result
+        return module_result("label_difference", per_sentence, return_per_sentence)

@@ -1,7 +1,5 @@
 """Mass Accuracy: the share of attribution mass an explanation puts on ground-truth words (GECOBench)."""
 
-import math
-
 import datasets
 import evaluate
 
@@ -9,7 +7,7 @@ from gecobench.metrics.mass_accuracy import (
     METRIC_META,
     fold_token_attributions,
     mass_accuracy_per_sentence,
-    summarize,
+    module_result,
 )
 
 _CITATION = """\
@@ -79,15 +77,4 @@ class MassAccuracy(evaluate.Metric):
         if word_ids is not None:
             attributions = fold_token_attributions(attributions, word_ids, ground_truth)
         per_sentence = mass_accuracy_per_sentence(attributions, ground_truth)
-        summary = summarize(per_sentence, bootstrap=bootstrap, seed=seed)
-        result = {
-            "mass_accuracy": summary["mean"],
-            "median": summary["median"],
-            "n_scored": summary["n_scored"],
-            "n_undefined": summary["n_undefined"],
-        }
-        if return_per_sentence:
-            result["per_sentence"] = [None if math.isnan(v) else float(v) for v in per_sentence]
-        if bootstrap:
-            result["ci_low"], result["ci_high"] = summary["ci_low"], summary["ci_high"]
-        return result
+        return module_result("mass_accuracy", per_sentence, return_per_sentence, bootstrap, seed)

@@ -1,11 +1,9 @@
 """Model randomisation check (correctness): how far attributions move when the model's weights are re-initialised."""
 
-import math
-
 import datasets
 import evaluate
 
-from gecobench.metrics.mass_accuracy import summarize
+from gecobench.metrics.mass_accuracy import module_result
 from gecobench.metrics.properties import (
     PROPERTY_META,
     model_randomisation_check_per_sentence,
@@ -70,13 +68,4 @@ class ModelRandomisationCheck(evaluate.Metric):
 
     def _compute(self, predictions, references, return_per_sentence=False):
         per_sentence = model_randomisation_check_per_sentence(predictions, references)
-        summary = summarize(per_sentence)
-        result = {
-            "model_randomisation_check": summary["mean"],
-            "median": summary["median"],
-            "n_scored": summary["n_scored"],
-            "n_undefined": summary["n_undefined"],
-        }
-        if return_per_sentence:
-            result["per_sentence"] = [None if math.isnan(v) else float(v) for v in per_sentence]
-        return result
+        return module_result("model_randomisation_check", per_sentence, return_per_sentence)

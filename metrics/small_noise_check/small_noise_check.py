@@ -1,11 +1,9 @@
 """Small noise check (continuity): how far attributions move under small Gaussian noise on the input embeddings."""
 
-import math
-
 import datasets
 import evaluate
 
-from gecobench.metrics.mass_accuracy import summarize
+from gecobench.metrics.mass_accuracy import module_result
 from gecobench.metrics.properties import PROPERTY_META, small_noise_check_per_sentence
 
 METRIC_META = PROPERTY_META["small_noise_check"]
@@ -66,13 +64,4 @@ class SmallNoiseCheck(evaluate.Metric):
 
     def _compute(self, predictions, references, return_per_sentence=False):
         per_sentence = small_noise_check_per_sentence(predictions, references)
-        summary = summarize(per_sentence)
-        result = {
-            "small_noise_check": summary["mean"],
-            "median": summary["median"],
-            "n_scored": summary["n_scored"],
-            "n_undefined": summary["n_undefined"],
-        }
-        if return_per_sentence:
-            result["per_sentence"] = [None if math.isnan(v) else float(v) for v in per_sentence]
-        return result
+        return module_result("small_noise_check", per_sentence, return_per_sentence)

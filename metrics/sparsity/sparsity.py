@@ -1,11 +1,9 @@
 """Sparsity (compactness): Gini index of the normalised attributions."""
 
-import math
-
 import datasets
 import evaluate
 
-from gecobench.metrics.mass_accuracy import summarize
+from gecobench.metrics.mass_accuracy import module_result
 from gecobench.metrics.properties import PROPERTY_META, sparsity_per_sentence
 
 METRIC_META = PROPERTY_META["sparsity"]
@@ -61,13 +59,4 @@ class Sparsity(evaluate.Metric):
 
     def _compute(self, attributions, return_per_sentence=False):
         per_sentence = sparsity_per_sentence(attributions)
-        summary = summarize(per_sentence)
-        result = {
-            "sparsity": summary["mean"],
-            "median": summary["median"],
-            "n_scored": summary["n_scored"],
-            "n_undefined": summary["n_undefined"],
-        }
-        if return_per_sentence:
-            result["per_sentence"] = [None if math.isnan(v) else float(v) for v in per_sentence]
-        return result
+        return module_result("sparsity", per_sentence, return_per_sentence)
