@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The Space's validated-record cache goes to a throw-away folder, not the user's ~/.cache.
+os.environ.setdefault("GECOBENCH_CACHE", tempfile.mkdtemp(prefix="gecobench-test-cache-"))
 
 
 @pytest.fixture(scope="session")
