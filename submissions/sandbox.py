@@ -131,6 +131,9 @@ def run_submission(
     ``reference_model_path``). Returns a :class:`SandboxResult`; never raises for anything the submission does.
     """
     limits = limits or SandboxLimits()
+    # The sandbox runs in its own temporary directory: every path it is given must be absolute.
+    model_path = Path(model_path).resolve()
+    reference_model_path = Path(reference_model_path).resolve() if reference_model_path else None
     use_netns = network_namespace_available()
     workdir = Path(tempfile.mkdtemp(prefix="gecobench-sandbox-"))
     controldir = Path(tempfile.mkdtemp(prefix="gecobench-control-"))

@@ -43,7 +43,8 @@ def run(file: Path, checkpoint: Path, **limits):
 
 
 def test_the_example_explainer_runs_and_reports_isolation(tiny_checkpoint):
-    result = run(EXAMPLE, tiny_checkpoint)
+    # A path relative to the caller's directory must work although the sandbox runs elsewhere.
+    result = run(EXAMPLE, Path(os.path.relpath(tiny_checkpoint)))
     assert result.ok, result.reason + result.log_excerpt
     main = result.outputs["scores"]["main"]
     assert [len(s) for s in main] == [len(w) for w in WORDS]

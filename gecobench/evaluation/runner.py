@@ -463,7 +463,7 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
                        "n_filtered_out": len(evaluated_rows) - len(kept),
                        "n_malformed_groups": sum(c["malformed"] for c in chunks)},
             "runtime": {"total_seconds": seconds,
-                        "seconds_per_sentence": (_per_sentence_seconds(explainer, main_seconds, len(kept))),
+                        "seconds_per_sentence": _per_sentence_seconds(explainer, main_seconds, len(kept)),
                         "n_processes": n_processes},
             "provenance": base_provenance(settings.seed),
         }
