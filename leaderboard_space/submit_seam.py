@@ -16,9 +16,9 @@ STATUS_MARK = {"PENDING": "⏳ PENDING", "RUNNING": "⚙️ RUNNING", "FINISHED"
 
 
 def _store(requests_location: str | None):
-    from submissions import RequestStore
+    from submissions.hub_requests import open_requests_store
 
-    return RequestStore(requests_location)
+    return open_requests_store(requests_location)
 
 
 def submit_form(

@@ -14,7 +14,7 @@ import logging
 import sys
 from pathlib import Path
 
-from submissions import RequestStore
+from submissions.hub_requests import open_requests_store
 from submissions.sandbox import SandboxLimits, network_namespace_available
 from submissions.worker import WorkerConfig, process_queue
 
@@ -23,7 +23,7 @@ DEFAULT_MODEL_ROOT = Path("runs/models")
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--requests", default=None, help="requests store folder (default: $GECOBENCH_REQUESTS or requests/)")
+    parser.add_argument("--requests", default=None, help="requests store: a folder or hf://datasets/OWNER/NAME (default: $GECOBENCH_REQUESTS_REPO, $GECOBENCH_REQUESTS or requests/)")
     parser.add_argument("--results", default=None, help="results store: folder or hf://datasets/REPO (default: results/)")
     parser.add_argument("--models", nargs="*", default=None,
                         help=f"zoo checkpoint folders of the model set (default: every checkpoint under {DEFAULT_MODEL_ROOT})")
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
                           data_dir=args.data_dir, settings=settings, limits=limits)
     print("sandbox network isolation: " + ("network namespace + audit hook" if network_namespace_available()
                                            else "audit hook only (no network namespace available)"))
-    outcomes = process_queue(RequestStore(args.requests), config, loop=args.loop, poll_seconds=args.poll)
+    outcomes = process_queue(open_requests_store(args.requests), config, loop=args.loop, poll_seconds=args.poll)
     for request_id, status in outcomes.items():
         print(f"{request_id}  {status}")
     if not outcomes:

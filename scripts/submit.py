@@ -14,12 +14,13 @@ import argparse
 import json
 import sys
 
-from submissions import RequestStore, SubmissionError, submit_file
+from submissions import SubmissionError, submit_file
+from submissions.hub_requests import open_requests_store
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--requests", default=None, help="requests store folder (default: $GECOBENCH_REQUESTS or requests/)")
+    parser.add_argument("--requests", default=None, help="requests store: a folder or hf://datasets/OWNER/NAME (default: $GECOBENCH_REQUESTS_REPO, $GECOBENCH_REQUESTS or requests/)")
     sub = parser.add_subparsers(dest="command", required=True)
     for track, help_text in (("code", "a Python file implementing the explainer contract"),
                              ("precomputed", "a JSONL or parquet file of word-level attributions (self-reported)")):
@@ -40,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    store = RequestStore(args.requests)
+    store = open_requests_store(args.requests)
     if args.command == "status":
         rows = [view.summary() for view in store.list()]
         if args.json:

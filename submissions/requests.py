@@ -155,6 +155,13 @@ class RequestStore:
     def __repr__(self) -> str:
         return f"RequestStore({str(self.root)!r})"
 
+    def write_new(self, path: Path, payload: bytes) -> None:
+        """Create a new file; ``FileExistsError`` when it exists. Every write of the store goes through here."""
+        _exclusive_write(path, payload)
+
+    def refresh(self) -> None:
+        """Bring the local view up to date (a no-op for a local folder; the Hub store downloads)."""
+
     def _folder(self, request_id: str) -> Path:
         if not re.fullmatch(r"[0-9a-f]{32}", request_id or ""):
             raise ValueError(f"invalid request id {request_id!r}")
@@ -173,8 +180,8 @@ class RequestStore:
         request.setdefault("submitted_at", utc_now())
         jsonschema.validate(request, REQUEST_SCHEMA)
         folder = self._folder(request["request_id"])
-        _exclusive_write(folder / "payload" / request["payload_file"], payload)
-        _exclusive_write(folder / "request.json", json.dumps(request, indent=2, sort_keys=True).encode("utf-8"))
+        self.write_new(folder / "payload" / request["payload_file"], payload)
+        self.write_new(folder / "request.json", json.dumps(request, indent=2, sort_keys=True).encode("utf-8"))
         self._append_event(request["request_id"], {"status": "PENDING"}, expected_sequence=0)
         return self.get(request["request_id"])
 
@@ -194,7 +201,7 @@ class RequestStore:
         # The file name is the sequence number alone, so the exclusive create *is* the claim of the slot.
         path = self._folder(request_id) / "events" / f"{expected_sequence:04d}.json"
         try:
-            _exclusive_write(path, json.dumps(event, indent=2, sort_keys=True).encode("utf-8"))
+            self.write_new(path, json.dumps(event, indent=2, sort_keys=True).encode("utf-8"))
         except FileExistsError:
             raise TransitionError(
                 f"request {request_id}: status slot {expected_sequence} was taken by another worker"
@@ -205,6 +212,7 @@ class RequestStore:
         """Move a request to ``new_status`` if the state machine allows it; atomic across workers."""
         if new_status not in STATUSES:
             raise ValueError(f"unknown status {new_status!r}; expected one of {STATUSES}")
+        self.refresh()
         view = self.get(request_id)
         if new_status not in TRANSITIONS[view.status]:
             raise TransitionError(f"request {request_id}: cannot go from {view.status} to {new_status}")
@@ -230,5 +238,6 @@ class RequestStore:
 
     def list(self, status: str | None = None) -> list[RequestView]:
         """All requests (optionally of one status), oldest first."""
+        self.refresh()
         views = [v for v in self.iter_requests() if status is None or v.status == status]
         return sorted(views, key=lambda v: (v.request["submitted_at"], v.request_id))

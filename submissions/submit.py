@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from submissions.requests import RequestStore, RequestView, _exclusive_write
+from submissions.requests import RequestStore, RequestView
 from submissions.validation import (
     SubmissionError,
     validate_code,
@@ -47,6 +47,7 @@ def submit_request(
     else:
         validate_precomputed(payload, safe_name)
     content_sha256 = hashlib.sha256(payload).hexdigest()
+    store.refresh()
 
     key = _claim_key(cleaned["name"], cleaned["version"], content_sha256)
     claims = store.root / "_claims"
@@ -75,7 +76,7 @@ def submit_request(
             continue
         request_id = os.urandom(16).hex()
         try:
-            _exclusive_write(claim, json.dumps({"request_id": request_id}).encode())
+            store.write_new(claim, json.dumps({"request_id": request_id}).encode())
         except FileExistsError:
             continue  # another submission took this attempt number first; look again
         break
