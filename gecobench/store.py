@@ -45,8 +45,12 @@ class Store(Protocol):
     def read_all(self, document_type: str | None = None) -> ReadReport: ...
 
 
-def _atomic_create(path: Path, payload: bytes) -> None:
-    """Create ``path`` with ``payload`` atomically; raise :class:`DocumentExistsError` if it exists."""
+def atomic_create(path: Path, payload: bytes) -> None:
+    """Create ``path`` with ``payload`` atomically; raise :class:`DocumentExistsError` if it exists.
+
+    The payload goes to a temporary file that is fsynced and then hard-linked to ``path``: readers never see a
+    partial file, and of two writers racing for one name exactly one wins (``os.link`` refuses an existing name).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -104,7 +108,7 @@ class LocalStore:
         self.validator(document)
         path = self.path_for(document[self.type_field], document[self.id_field])
         payload = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8")
-        _atomic_create(path, payload)
+        atomic_create(path, payload)
         return str(path)
 
     def iter_paths(self, document_type: str | None = None) -> Iterator[Path]:
@@ -186,11 +190,17 @@ class HubStore:
 def open_results_store(location: str | None = None, token: str | None = None) -> LocalStore | HubStore:
     """The results store: a Hub dataset repo when ``location`` starts with ``hf://`` (or ``$GECOBENCH_RESULTS_REPO``
     is set), else a local folder (``location``, ``$GECOBENCH_RESULTS`` or ``results/``)."""
-    repo = None
-    if location and location.startswith("hf://"):
-        repo = location.removeprefix("hf://").removeprefix("datasets/")
-    elif location is None and os.environ.get(RESULTS_REPO_ENV):
-        repo = os.environ[RESULTS_REPO_ENV]
+    repo = hub_repo_of(location, RESULTS_REPO_ENV)
     if repo:
         return HubStore(repo, token=token or os.environ.get("HF_TOKEN"))
     return LocalStore(location)
+
+
+def hub_repo_of(location: str | None, repo_env: str) -> str | None:
+    """The dataset repo id a store location names (``hf://[datasets/]OWNER/NAME``, or ``$repo_env`` when no
+    location is given); None for a local folder."""
+    if location and location.startswith("hf://"):
+        return location.removeprefix("hf://").removeprefix("datasets/")
+    if location is None and os.environ.get(repo_env):
+        return os.environ[repo_env]
+    return None

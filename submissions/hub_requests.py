@@ -16,7 +16,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from submissions.requests import RequestStore, _exclusive_write
+from gecobench.store import atomic_create, hub_repo_of
+from submissions.requests import RequestStore
 
 REQUESTS_REPO_ENV = "GECOBENCH_REQUESTS_REPO"
 
@@ -73,7 +74,7 @@ class HubRequestStore(RequestStore):
             if path.exists() or _is_conflict(err):
                 raise FileExistsError(f"{path_in_repo}: another writer committed first ({err})") from None
             raise
-        _exclusive_write(path, payload)
+        atomic_create(path, payload)
         self.revision = getattr(commit, "oid", None) or self.api.repo_info(self.repo_id, repo_type="dataset").sha
 
 
@@ -84,11 +85,7 @@ def _is_conflict(err: Exception) -> bool:
 
 def open_requests_store(location: str | None = None, token: str | None = None) -> RequestStore:
     """``hf://datasets/OWNER/NAME`` (or ``$GECOBENCH_REQUESTS_REPO``) → :class:`HubRequestStore`; else a folder."""
-    repo = None
-    if location and location.startswith("hf://"):
-        repo = location.removeprefix("hf://").removeprefix("datasets/")
-    elif location is None and os.environ.get(REQUESTS_REPO_ENV):
-        repo = os.environ[REQUESTS_REPO_ENV]
+    repo = hub_repo_of(location, REQUESTS_REPO_ENV)
     if repo:
         return HubRequestStore(repo, token=token or os.environ.get("HF_TOKEN"))
     return RequestStore(location)

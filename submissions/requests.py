@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from typing import Any
 import jsonschema
 
 from gecobench.provenance import utc_now
+from gecobench.store import atomic_create
 
 REQUEST_SCHEMA_VERSION = "1.0"
 STATUSES = ("PENDING", "RUNNING", "FINISHED", "FAILED")
@@ -130,22 +130,6 @@ class RequestView:
         }
 
 
-def _exclusive_write(path: Path, payload: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.link(tmp_name, path)
-    finally:
-        try:
-            os.unlink(tmp_name)
-        except FileNotFoundError:
-            pass
-
-
 class RequestStore:
     """The local requests store (default ``requests/`` or ``$GECOBENCH_REQUESTS``)."""
 
@@ -157,7 +141,7 @@ class RequestStore:
 
     def write_new(self, path: Path, payload: bytes) -> None:
         """Create a new file; ``FileExistsError`` when it exists. Every write of the store goes through here."""
-        _exclusive_write(path, payload)
+        atomic_create(path, payload)
 
     def refresh(self) -> None:
         """Bring the local view up to date (a no-op for a local folder; the Hub store downloads)."""
