@@ -33,6 +33,8 @@ from typing import Any, ClassVar
 import datasets
 from datasets.exceptions import DatasetGenerationError
 
+from geco_dataset._paths import shared_data_dir
+
 logger = logging.getLogger(__name__)
 
 GECO_COMMIT = "f0907c69d95353016556a6cbd0c5fcaa76392ed9"
@@ -80,7 +82,6 @@ KNOWN_REPAIRS: frozenset[tuple[str, int]] = frozenset(
     {("non_binary_gender_subj/train.jsonl", 1534), ("non_binary_gender_subj/test.jsonl", 988)}
 )
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 GECO_DIR_ENV = "GECOBENCH_GECO_DIR"
 
 
@@ -94,11 +95,7 @@ class GecoChecksumError(GecoDataError):
 
 def default_geco_dir() -> str | None:
     """``$GECOBENCH_GECO_DIR`` if set, else ``<repo>/../shared/data/geco`` if it exists, else ``None`` (download)."""
-    env = os.environ.get(GECO_DIR_ENV)
-    if env:
-        return env
-    shared = REPO_ROOT.parent / "shared" / "data" / "geco"
-    return str(shared) if shared.is_dir() else None
+    return shared_data_dir(GECO_DIR_ENV, "geco")
 
 
 def geco_file_key(config: str, split: str) -> str:

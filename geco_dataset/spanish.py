@@ -26,10 +26,11 @@ from typing import Any, ClassVar
 import datasets
 from datasets.exceptions import DatasetGenerationError
 
+from geco_dataset._paths import shared_data_dir
+
 MASK_PLACEHOLDER = "[MASK]"
 SUBJECTS_PER_TEMPLATE = 12
 SPANISH_DIR_ENV = "GECOBENCH_SPANISH_DIR"
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 SPANISH_REPO = "IsGarrido/Evaluating-Gender-Bias-in-Spanish-Deep-Learning-Models"
 SPANISH_HEAD_COMMIT = "ea99475d"
@@ -84,11 +85,7 @@ class SpanishDataError(ValueError):
 
 def default_spanish_dir() -> str | None:
     """``$GECOBENCH_SPANISH_DIR`` if set, else ``<repo>/../shared/data/spanish`` if it exists, else ``None``."""
-    env = os.environ.get(SPANISH_DIR_ENV)
-    if env:
-        return env
-    shared = REPO_ROOT.parent / "shared" / "data" / "spanish"
-    return str(shared) if shared.is_dir() else None
+    return shared_data_dir(SPANISH_DIR_ENV, "spanish")
 
 
 def _read_lines(path: Path) -> list[str]:

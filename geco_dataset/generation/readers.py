@@ -226,12 +226,7 @@ def read_labelling_json(path: str | Path, names_dir: str | Path | None = None, n
         _sentence_from_labelling(key, entry, tags, path, names, name_mode, surname_mode, rng, rules)
         for key, entry in document["sentences"].items()
     ]
-    seen: set[int] = set()
-    for source in sources:
-        if source.sentence_id in seen:
-            raise GenerationError(f"{path}: sentence idx {source.sentence_id} occurs twice")
-        seen.add(source.sentence_id)
-    return sources
+    return _check_unique(sources, path)
 
 
 _ABBREVIATIONS = {"mr", "mrs", "ms", "mx", "dr", "st", "ste", "jr", "sr", "prof"}
