@@ -20,6 +20,7 @@ native libraries, ``ctypes.dlopen`` is refused) could still escape, which the na
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import resource
@@ -59,8 +60,9 @@ class SandboxResult:
     wall_seconds: float = 0.0
 
 
+@functools.lru_cache(maxsize=1)
 def network_namespace_available() -> bool:
-    """Whether this machine lets a child process enter a new network namespace."""
+    """Whether this machine lets a child process enter a new network namespace (probed once per process)."""
     probe = subprocess.run(
         [sys.executable, "-c", "import ctypes,sys; sys.exit(0 if ctypes.CDLL(None, use_errno=True).unshare(0x40000000) == 0 else 1)"],
         capture_output=True, timeout=30,

@@ -135,7 +135,7 @@ def main(job_path: str) -> int:
         import torch
 
         torch.set_num_threads(1)
-        from gecobench.evaluation.modelling import noisy_copy, other_targets, randomised_copy
+        from gecobench.evaluation.modelling import mean_over_other_targets, noisy_copy, randomised_copy
         from gecobench.explainers.engine import attribute
         from gecobench.models import load_zoo_model
 
@@ -179,10 +179,8 @@ def main(job_path: str) -> int:
             if kind in variants:
                 scores[kind] = run(variants[kind], tokenizer, targets)
         if "other_target" in kinds:
-            others = [other_targets(t, num_labels) for t in targets]
-            per_other = [run(model, tokenizer, [o[k] for o in others]) for k in range(num_labels - 1)]
-            scores["other_target"] = [np.mean([np.asarray(p[i]) for p in per_other], axis=0).tolist()
-                                      for i in range(len(words))]
+            scores["other_target"] = mean_over_other_targets(
+                lambda other: run(model, tokenizer, other), targets, num_labels)
         if reference is not None:
             scores["reference"] = run(reference, reference_tokenizer, targets)
         output = {

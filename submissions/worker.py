@@ -109,8 +109,9 @@ def _score(config: WorkerConfig, explainer, model_path: str, geco_config: str) -
 
 
 def _run_code(view: RequestView, requests: RequestStore, config: WorkerConfig) -> tuple[list[str], dict[str, Any]]:
-    from gecobench.evaluation.modelling import load_model
+    from gecobench.evaluation.modelling import LoadedModel
     from gecobench.evaluation.precomputed import PrecomputedExplainer
+    from gecobench.models import read_model_info
     from gecobench.evaluation.runner import find_zero_shot_reference
 
     settings = _settings(config)
@@ -125,7 +126,9 @@ def _run_code(view: RequestView, requests: RequestStore, config: WorkerConfig) -
             kinds = ["main", "randomised"]
             if settings.properties:
                 kinds += ["noisy", "other_target"]
-            reference_path, _ = find_zero_shot_reference(load_model(model_path), config.model_paths)
+            # Only the checkpoint's facts are needed to find its zero-shot reference, not its weights.
+            facts = LoadedModel(model=None, tokenizer=None, info=read_model_info(model_path), path=str(model_path))
+            reference_path, _ = find_zero_shot_reference(facts, config.model_paths)
             if reference_path:
                 kinds.append("reference")
             result = run_submission(

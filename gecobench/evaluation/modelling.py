@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,3 +123,16 @@ def other_targets(label: int, num_labels: int) -> list[int]:
     if not 0 <= label < num_labels:
         raise ValueError(f"label {label} outside 0..{num_labels - 1}")
     return [c for c in range(num_labels) if c != label]
+
+
+def mean_over_other_targets(
+    explain: Callable[[list[int]], list[Any]], targets: list[int], num_labels: int
+) -> list[list[float]]:
+    """Word scores explaining every class but each row's own, averaged per row (label difference's input).
+
+    ``explain(targets)`` returns one score vector per row. For binary models this is the other class; with three
+    classes, the mean over the two others.
+    """
+    others = [other_targets(t, num_labels) for t in targets]
+    per_other = [explain([o[k] for o in others]) for k in range(num_labels - 1)]
+    return [np.mean([np.asarray(p[i]) for p in per_other], axis=0).tolist() for i in range(len(targets))]

@@ -32,8 +32,8 @@ from gecobench.evaluation.data import GecoSplit, load_split, scorable
 from gecobench.evaluation.modelling import (
     LoadedModel,
     load_model,
+    mean_over_other_targets,
     noisy_copy,
-    other_targets,
     predict,
     randomised_copy,
 )
@@ -218,12 +218,8 @@ def _explain_chunk(explainer: Explainer, spec: ExplainerSpec, lm: LoadedModel, p
     if settings.properties:
         scores["randomised"] = run(perturbed.randomised, lm.tokenizer, targets)
         scores["noisy"] = run(perturbed.noisy, lm.tokenizer, targets)
-        n_labels = lm.num_labels
-        others = [other_targets(t, n_labels) for t in targets]
-        # For binary models this is the other class; with three classes, the mean over the two others.
-        per_other = [run(lm.model, lm.tokenizer, [o[k] for o in others]) for k in range(n_labels - 1)]
-        scores["other_target"] = [np.mean([np.asarray(p[i]) for p in per_other], axis=0).tolist()
-                                  for i in range(len(rows))]
+        scores["other_target"] = mean_over_other_targets(
+            lambda other: run(lm.model, lm.tokenizer, other), targets, lm.num_labels)
     return scores, main_seconds
 
 
