@@ -17,6 +17,8 @@ import traceback
 from pathlib import Path
 
 SECRET_MARKERS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "ACCESS_KEY", "CREDENTIAL", "PRIVATE_KEY")
+# Names the libraries read on import that merely contain a marker (TOKENIZERS_PARALLELISM is no token).
+NOT_SECRET_PREFIXES = ("TOKENIZERS_",)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 _SPAWN_EVENTS = {
     "subprocess.Popen", "os.system", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec",
@@ -35,6 +37,8 @@ class SandboxViolation(PermissionError):
 
 def _is_secret_name(key: str) -> bool:
     upper = key.upper()
+    if upper.startswith(NOT_SECRET_PREFIXES):
+        return False
     return any(marker in upper for marker in SECRET_MARKERS)
 
 

@@ -68,8 +68,21 @@ HOSTILE_CASES = [
 OUTSIDE_WRITE = Path("/tmp/gecobench-hostile-write.txt")
 
 
+def hostile_file(name: str, folder: Path) -> Path:
+    """The hostile submission to run; the ground-truth reader is told where this host keeps the data."""
+    source = HOSTILE / name
+    if name != "reads_ground_truth.py":
+        return source
+    placeholder = "KNOWN_DATA_ROOTS: list[str] = []"
+    text = source.read_text()
+    assert placeholder in text
+    target = folder / name
+    target.write_text(text.replace(placeholder, f"KNOWN_DATA_ROOTS = [{str(SHARED_DATA)!r}]"))
+    return target
+
+
 @pytest.fixture(scope="module")
-def hostile_results(tiny_checkpoint):
+def hostile_results(tiny_checkpoint, tmp_path_factory):
     """Every hostile submission run once, two sandboxes at a time (each is its own process)."""
     saved = {k: os.environ.get(k) for k in ("HF_TOKEN", "GITHUB_TOKEN")}
     os.environ["HF_TOKEN"] = "hf_secret_value_that_must_not_leak"
@@ -77,7 +90,8 @@ def hostile_results(tiny_checkpoint):
     OUTSIDE_WRITE.unlink(missing_ok=True)
     try:
         with ThreadPoolExecutor(max_workers=2) as pool:
-            futures = {name: pool.submit(run, HOSTILE / name, tiny_checkpoint) for name, _ in HOSTILE_CASES}
+            folder = tmp_path_factory.mktemp("hostile")
+            futures = {name: pool.submit(run, hostile_file(name, folder), tiny_checkpoint) for name, _ in HOSTILE_CASES}
             return {name: future.result() for name, future in futures.items()}
     finally:
         for key, value in saved.items():
@@ -122,3 +136,13 @@ def test_the_submission_never_sees_the_callers_secrets(tiny_checkpoint, monkeypa
     result = run(probe, tiny_checkpoint)
     assert result.ok, result.reason + result.log_excerpt
     assert os.environ["HF_TOKEN"] == "secret"
+
+
+@pytest.mark.parametrize("name, secret", [
+    ("HF_TOKEN", True), ("GITHUB_TOKEN", True), ("AWS_SECRET_ACCESS_KEY", True), ("OPENAI_API_KEY", True),
+    ("TOKENIZERS_PARALLELISM", False), ("HOME", False), ("HF_HUB_OFFLINE", False),
+])
+def test_only_secret_looking_environment_names_are_guarded(name, secret):
+    from submissions.sandbox_runner import _is_secret_name
+
+    assert _is_secret_name(name) is secret

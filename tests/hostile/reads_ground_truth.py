@@ -1,3 +1,5 @@
+"""Hostile: finds the GECO ground truth the way the benchmark itself does, then reads it."""
+
 import glob
 import os
 
@@ -5,15 +7,27 @@ import numpy as np
 
 from gecobench.explainers import Explainer
 
-SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "geco")
+
+# Where an attacker who knows the host would look; the test fills in the host's real data folder.
+KNOWN_DATA_ROOTS: list[str] = []
+
+
+def _ground_truth_files() -> list[str]:
+    # The package's own lookup knows where the released data lives, wherever the checkout is.
+    from geco_dataset.geco import default_geco_dir
+
+    roots = [default_geco_dir() or "", *KNOWN_DATA_ROOTS]
+    return [path for root in roots if root for path in glob.glob(os.path.join(root, "**", "test.jsonl"), recursive=True)]
 
 
 class ReadsGroundTruth(Explainer):
     name = "reads_ground_truth"
 
     def explain(self, model, tokenizer, words, targets):
-        for path in glob.glob("/work/**/binary_gender_all/test.jsonl", recursive=True) + [os.environ.get("GT_PATH", "")]:
-            if path:
-                with open(path) as handle:
-                    handle.read()
+        files = _ground_truth_files()
+        if not files:
+            raise FileNotFoundError("hostile test could not locate the GECO ground truth to read")
+        for path in files:
+            with open(path) as handle:
+                handle.read()
         return [np.ones(len(w)) for w in words]
