@@ -6,7 +6,8 @@ For each method on a subset of the ``binary_all`` test split, with a MiniLM clas
 * ``engine``: sentences/s of ``gecobench.explainers.engine.attribute`` (length-sorted, token-budget batches);
 * ``single``: the same method one sentence at a time (``batch_size=1``, the reference protocol);
 * ``one_per_forward`` (LIME, Kernel SHAP): one sentence at a time *and* one perturbed input per forward pass
-  (Captum's default ``perturbations_per_eval=1``);
+  (Captum's default ``perturbations_per_eval=1``), every sampled perturbation evaluated, repeats included
+  (``deduplicate=False``);
 * ``bound`` (gradient methods): the bare batched forward + backward of the model on the engine's batches, times
   the passes the method needs (1; DeepLift 2 — input and reference; Gradient SHAP ``n_samples``; IG ``n_steps``);
 * ``max_rel_diff``: largest per-sentence ``max|engine - reference| / max|reference|`` (outputs must agree).
@@ -134,7 +135,7 @@ def bench_method(name: str, args: argparse.Namespace, model, tokenizer, all_word
     if name in ("lime", "kernel_shap"):
         m = min(n, args.reference_sentences)
         one, t_one = timed(
-            lambda: attribute(make(perturbations_per_eval=1), model, tokenizer, words[:m], targets[:m], batch_size=1),
+            lambda: attribute(make(perturbations_per_eval=1, deduplicate=False), model, tokenizer, words[:m], targets[:m], batch_size=1),
             args.repeats,
         )
         row.update(one_per_forward_sps=m / t_one, speedup_vs_one_per_forward=(n / t_engine) / (m / t_one),

@@ -25,6 +25,14 @@ from gecobench.models.training import SCHEDULES
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+def regime_epochs(text: str) -> tuple[str, int]:
+    """``"C=6"`` -> ``("C", 6)``; argparse turns the ValueError into a usage message naming the bad value."""
+    regime, sep, epochs = text.partition("=")
+    if not sep or regime not in REGIMES or not epochs.isdigit() or int(epochs) < 1:
+        raise argparse.ArgumentTypeError(f"expected REGIME=EPOCHS with REGIME one of {', '.join(REGIMES)} and EPOCHS >= 1, got {text!r}")
+    return regime, int(epochs)
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--regimes", nargs="+", default=list(REGIMES), choices=REGIMES, help="default: all six")
@@ -33,6 +41,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--schedule", default="default", choices=sorted(SCHEDULES))
     parser.add_argument("--max-train-sentences", type=int, help="cap training sentences (short sweeps)")
     parser.add_argument("--epochs", type=int, help="override the preset's epochs")
+    parser.add_argument("--epochs-for", nargs="+", default=[], metavar="REGIME=N", type=regime_epochs,
+                        help="override the epochs of single regimes, e.g. C=6 (the frozen-encoder head learns slowest)")
     parser.add_argument("--base-model", default=None, help="Hub id or local folder (default: gecobench.models.default_base_model())")
     parser.add_argument("--data-dir", default=None, help="GECO data folder")
     parser.add_argument("--output-dir", default="runs/zoo", help="checkpoints go to <dir>/<config>/<regime>/seed<k>")
@@ -58,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(args.threads)
     out_root = Path(args.output_dir)
+    epochs_for = dict(args.epochs_for)
     jobs = [(c, r, s) for c in args.configs for r in args.regimes for s in args.seeds]
     for i, (config, regime, seed) in enumerate(jobs, start=1):
         folder = out_root / config / regime / f"seed{seed}"
@@ -66,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"[{i}/{len(jobs)}] {config} {regime} seed {seed}", flush=True)
         train_regime(regime, config, seed, folder, base_model=args.base_model, data_dir=args.data_dir,
-                     schedule=args.schedule, max_train_sentences=args.max_train_sentences, epochs=args.epochs)
+                     schedule=args.schedule, max_train_sentences=args.max_train_sentences, epochs=epochs_for.get(regime, args.epochs))
         info = json.loads((folder / INFO_FILE).read_text())
         print(f"    test accuracy {info['test_accuracy']:.4f}, {info['training_time_s']:.0f} s", flush=True)
     wanted = {(c, r, s) for c, r, s in jobs}

@@ -169,8 +169,48 @@ def test_engine_output_is_in_the_callers_order(name, model64, tokenizer):
 def test_perturbation_methods_give_the_same_scores_with_one_perturbation_per_forward(model64, tokenizer):
     for name in ("lime", "kernel_shap"):
         many = attribute(make(name), model64, tokenizer, WORDS[:3], TARGETS[:3])
-        one = attribute(make(name, perturbations_per_eval=1), model64, tokenizer, WORDS[:3], TARGETS[:3])
+        # Captum's default: every sampled perturbation in its own forward pass, duplicates included
+        one = attribute(make(name, perturbations_per_eval=1, deduplicate=False), model64, tokenizer, WORDS[:3], TARGETS[:3])
         assert max_relative_error(many, one) < 1e-5, name
+
+
+def test_a_removed_word_is_gone_from_the_text_the_model_reads(tokenizer):
+    from gecobench.explainers.inputs import words_removed
+
+    words = [["Yesterday", "she", "visited", "her", "grandmother"], ["He", "ran"]]
+    batch = encode_batch(tokenizer, words, torch.device("cpu"))
+    keep = torch.tensor([[1, 0, 1, 1, 1], [1, 1, 1, 0, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1]])
+    ids, attention, types = words_removed(batch, 0, keep, tokenizer.pad_token_id)
+    for row, kept in enumerate(keep.tolist()):
+        shorter = [w for w, k in zip(words[0], kept) if k]
+        expected = tokenizer(shorter, is_split_into_words=True)["input_ids"]
+        length = int(attention[row].sum())
+        assert ids[row, :length].tolist() == expected
+        assert set(ids[row, length:].tolist()) <= {tokenizer.pad_token_id}
+    assert types is None or int(types.abs().sum()) == 0
+
+
+def test_repeated_perturbations_are_evaluated_once(model64, tokenizer):
+    from gecobench.explainers.inputs import EmbeddingForward, outputs_without_words
+
+    forward = EmbeddingForward(model64)
+    seen_rows = []
+    forward.register_forward_hook(lambda module, args, out: seen_rows.append(args[0].shape[0]))
+    batch = encode_batch(tokenizer, WORDS[:2], torch.device("cpu"))
+    n0, n1 = len(WORDS[0]), len(WORDS[1])
+    keep0 = np.ones((6, n0), dtype=np.int64)
+    keep0[[1, 3], 0] = 0  # rows 1 and 3 are the same perturbation, rows 0, 2, 4, 5 the sentence itself
+    keep1 = np.eye(n1, dtype=np.int64)[[0, 0, 1]]
+    deduplicated = outputs_without_words(forward, model64, batch, [(0, keep0), (1, keep1)], tokenizer.pad_token_id)
+    assert sum(seen_rows) == 2 + 2
+    seen_rows.clear()
+    every_row = outputs_without_words(forward, model64, batch, [(0, keep0), (1, keep1)], tokenizer.pad_token_id,
+                                      rows_per_forward=1, deduplicate=False)
+    assert seen_rows == [1] * 9
+    for a, b in zip(deduplicated, every_row):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(deduplicated[0][1], deduplicated[0][3])
+    assert not np.allclose(deduplicated[0][0], deduplicated[0][1])
 
 
 def test_chunking_knobs_do_not_change_scores(model64, tokenizer):
@@ -395,3 +435,19 @@ def test_plan_batches_sorts_by_length_respects_budget_and_covers_everything():
     assert [lengths[i] for i in flat] == sorted(lengths)
     assert all(len(b) == 1 or len(b) * max(lengths[i] for i in b) <= 40 for b in batches)
     assert [len(b) for b in plan_batches(lengths, 3, 40)] == [3, 3, 1]
+
+
+def test_rows_are_packed_into_passes_by_length():
+    from gecobench.explainers.inputs import pack_by_length
+
+    lengths = [5, 12, 5, 7, 12, 30, 7, 5]
+    for call_cost in (0, 48, 10_000):
+        passes = pack_by_length(lengths, tokens_per_forward=40, call_cost_tokens=call_cost)
+        assert sorted(int(i) for p in passes for i in p) == list(range(len(lengths)))
+        # within the budget, except a row longer than the budget on its own
+        assert all(len(p) * max(lengths[i] for i in p) <= 40 or len(p) == 1 for p in passes)
+    free_calls = pack_by_length(lengths, 40, call_cost_tokens=0)
+    assert all(len({lengths[i] for i in p}) == 1 for p in free_calls)  # no padding at all
+    costly_calls = pack_by_length(lengths, 40, call_cost_tokens=10_000)
+    # fewest passes the budget allows: 5,5,5,7,7 (5 x 7 = 35) | 12,12 | 30
+    assert [sorted(lengths[i] for i in p) for p in costly_calls] == [[5, 5, 5, 7, 7], [12, 12], [30]]

@@ -11,6 +11,7 @@ The shared protocol (see ``docs/explainers.md``) is in :data:`PROTOCOL` and in e
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -27,8 +28,8 @@ from gecobench.explainers.inputs import (
     encode_batch,
     even_chunk,
     fold_batch,
-    forward_rows,
     model_device,
+    outputs_without_words,
     sentence_seed,
 )
 
@@ -41,7 +42,7 @@ PROTOCOL: dict[str, Any] = {
     "reference_input": "[CLS] + [PAD]*(n-2) + [SEP] of the same length (special tokens kept)",
     "hidden_reduction": "signed sum over the embedding dimension",
     "word_rule": "gecobench.words.fold_token_scores_to_words: |score| per token, summed per word",
-    "perturbation": "whole words: all tokens of a removed word set to [PAD] (positions kept, attention mask 1)",
+    "perturbation": "whole words removed: every token of a removed word dropped, the rest closing up (special tokens kept)",
     "target": "the class passed by the caller (evaluation default: the true label; option: the predicted label)",
     "max_length": DEFAULT_MAX_LENGTH,
 }
@@ -289,11 +290,14 @@ class GradientShapExplainer(GradientExplainer):
 
 
 class PerturbationExplainer(BuiltinExplainer):
-    """Whole-word perturbations: every token of a removed word becomes ``[PAD]`` (positions kept)."""
+    """Whole-word perturbations: every token of a removed word is dropped and the sentence closes up."""
 
     protocol_keys = ("perturbation", "target", "max_length")
 
-    def __init__(self, n_samples: int, output: str = "logit", perturbations_per_eval: int | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, n_samples: int, output: str = "logit", perturbations_per_eval: int | None = None,
+        deduplicate: bool = True, **kwargs: Any,
+    ) -> None:
         if int(n_samples) < 2:
             raise ValueError(f"n_samples must be >= 2, got {n_samples}")
         if output not in ("logit", "probability"):
@@ -301,13 +305,20 @@ class PerturbationExplainer(BuiltinExplainer):
         if perturbations_per_eval is not None and int(perturbations_per_eval) < 1:
             raise ValueError(f"perturbations_per_eval must be >= 1, got {perturbations_per_eval}")
         super().__init__(n_samples=int(n_samples), output=output, **kwargs)
-        # Speed knob only: None = as many perturbed inputs per forward pass as the token budget allows.
+        # Speed knobs only (results do not change): None = as many perturbed inputs per forward pass as the
+        # token budget allows; deduplicate = evaluate a perturbation drawn several times once.
         self.perturbations_per_eval = None if perturbations_per_eval is None else int(perturbations_per_eval)
+        self.deduplicate = bool(deduplicate)
 
-    def rows_per_forward(self, n_tokens: int) -> int:
-        if self.perturbations_per_eval is not None:
-            return self.perturbations_per_eval
-        return even_chunk(self._params["n_samples"], super().rows_per_forward(n_tokens))
+    def outputs_without_words(
+        self, model: Any, tokenizer: Any, batch: EncodedBatch, keep_words: Sequence[tuple[int, np.ndarray]]
+    ) -> list[np.ndarray]:
+        """Model outputs of the perturbed sentences (see :func:`~gecobench.explainers.inputs.outputs_without_words`)."""
+        return outputs_without_words(
+            EmbeddingForward(model, self._params["output"]), model, batch, keep_words, tokenizer.pad_token_id,
+            rows_per_forward=self.perturbations_per_eval, tokens_per_forward=self.tokens_per_forward,
+            deduplicate=self.deduplicate,
+        )
 
     @property
     def rows_per_sentence(self) -> int:
@@ -326,16 +337,23 @@ def _word_first_tokens(word_ids: Sequence[int | None], n_words: int) -> np.ndarr
 @register_explainer
 class LimeExplainer(PerturbationExplainer):
     """LIME on whole words: LimeTextExplainer's sampling, cosine distance and exponential kernel (width 25),
-    the ``lime`` package's ``LimeBase`` weighted ridge fit. All perturbed sentences of a batch are evaluated
-    together, ``rows_per_forward`` rows per forward pass. Word score = ``|ridge coefficient|``."""
+    the ``lime`` package's ``LimeBase`` weighted ridge fit. As LimeTextExplainer does, a removed word is gone
+    from the text the model reads. All perturbed sentences of a batch are evaluated together, sorted by length
+    and packed to the token budget. Word score = ``|ridge coefficient|``."""
 
     name = "lime"
-    description = "LIME (lime package, whole-word removal to [PAD]), 100 samples; |coefficient| per word."
+    description = "LIME (lime package, whole words removed), 100 samples; |coefficient| per word."
 
     def __init__(self, n_samples: int = 100, kernel_width: float = 25.0, output: str = "logit", **kwargs: Any) -> None:
         if float(kernel_width) <= 0:
             raise ValueError(f"kernel_width must be > 0, got {kernel_width}")
         super().__init__(n_samples=n_samples, output=output, kernel_width=float(kernel_width), **kwargs)
+
+    @property
+    def rows_per_sentence(self) -> int:
+        # The perturbed rows of all sentences in a batch are packed by length together, so a batch of many
+        # sentences adds no padding, only better-filled forward passes: let the engine batch like Saliency.
+        return 1
 
     def sample_masks(self, n_words: int, rng: np.random.Generator) -> np.ndarray:
         """``(n_samples, n_words)`` 0/1 matrix; row 0 keeps every word (LimeTextExplainer's scheme)."""
@@ -350,24 +368,16 @@ class LimeExplainer(PerturbationExplainer):
         from lime.lime_base import LimeBase
 
         batch = encode_batch(tokenizer, words, model_device(model))
-        n_samples, width = self._params["n_samples"], self._params["kernel_width"]
-        all_masks, rows = [], []
+        width = self._params["kernel_width"]
+        all_masks = []
         for i in range(len(words)):
             rng = np.random.default_rng(sentence_seed(self.seed, words[i], targets[i]))
-            masks = self.sample_masks(batch.n_words[i], rng)
-            all_masks.append(masks)
-            rows.append(_perturbed_ids(batch, i, masks, tokenizer.pad_token_id))
-        input_ids = torch.cat(rows)
-        repeat = lambda t: t.repeat_interleave(n_samples, dim=0)
-        outputs = forward_rows(
-            EmbeddingForward(model, self._params["output"]), model, input_ids, repeat(batch.attention_mask),
-            None if batch.token_type_ids is None else repeat(batch.token_type_ids),
-            self.rows_per_forward(input_ids.shape[1]),
-        ).to(torch.float64).cpu().numpy()
+            all_masks.append(self.sample_masks(batch.n_words[i], rng))
+        outputs = self.outputs_without_words(model, tokenizer, batch, list(enumerate(all_masks)))
         kernel = lambda d: np.sqrt(np.exp(-(d**2) / width**2))
         scores = []
         for i, masks in enumerate(all_masks):
-            labels = outputs[i * n_samples : (i + 1) * n_samples, int(targets[i])][:, None]
+            labels = outputs[i][:, int(targets[i])][:, None]
             norms = np.linalg.norm(masks, axis=1) * np.sqrt(masks.shape[1])
             cosine = np.divide(masks.sum(axis=1), norms, out=np.zeros(len(masks)), where=norms > 0)
             distances = (1.0 - cosine) * 100
@@ -382,28 +392,18 @@ class LimeExplainer(PerturbationExplainer):
         return scores
 
 
-def _perturbed_ids(batch: EncodedBatch, index: int, masks: np.ndarray, pad_id: int) -> torch.Tensor:
-    """Rows of token ids of sentence ``index`` with the words a mask row zeroes set to ``[PAD]``."""
-    ids = batch.input_ids[index]
-    word_of_token = torch.tensor([-1 if w is None else w for w in batch.word_ids[index]], device=ids.device)
-    keep_word = torch.as_tensor(masks, device=ids.device).bool()  # (S, W)
-    is_word = word_of_token >= 0
-    keep_token = torch.ones((masks.shape[0], ids.shape[0]), dtype=torch.bool, device=ids.device)
-    keep_token[:, is_word] = keep_word[:, word_of_token[is_word]]
-    return torch.where(keep_token, ids.expand_as(keep_token), torch.full_like(keep_token, pad_id, dtype=ids.dtype))
-
-
 @register_explainer
 class KernelShapExplainer(PerturbationExplainer):
     """Captum ``KernelShap`` on whole words (25 samples by default), word score = ``|Shapley estimate|``.
 
-    Captum explains one sentence at a time; each sentence's perturbed inputs are evaluated together
-    (``perturbations_per_eval`` = token budget) instead of Captum's default of one per forward pass. Special
-    tokens share word 0's feature: their reference equals the input, so they never change the output.
+    Captum samples coalitions of the sentence's words and fits the weighted linear model; the function it
+    explains maps a 0/1 coalition to the model's output on the sentence with the other words removed, so
+    the "all absent" baseline is ``[CLS] [SEP]``. A sentence's samples are evaluated together (sorted by length,
+    packed to the token budget) instead of Captum's default of one per forward pass.
     """
 
     name = "kernel_shap"
-    description = "Captum KernelShap on whole words ([PAD] reference), 25 samples; |estimate| per word."
+    description = "Captum KernelShap on whole words (removed words dropped), 25 samples; |estimate| per word."
 
     def __init__(self, n_samples: int = 25, output: str = "logit", **kwargs: Any) -> None:
         super().__init__(n_samples=n_samples, output=output, **kwargs)
@@ -412,40 +412,41 @@ class KernelShapExplainer(PerturbationExplainer):
         from captum.attr import KernelShap
 
         batch = encode_batch(tokenizer, words, model_device(model))
-        forward = EmbeddingForward(model, self._params["output"])
         scores = []
         for i in range(len(words)):
-            one = batch.sentence(i)
-            n_words = one.n_words[0]
-            inputs, baselines = embed(model, one.input_ids).detach(), embed(model, one.reference_ids).detach()
-            extra = (one.attention_mask,) if one.token_type_ids is None else (one.attention_mask, one.token_type_ids)
-            first = _word_first_tokens(one.word_ids[0], n_words)
-            present = first >= 0
-            if present.sum() < 2:
-                # One player: its Shapley value is exactly f(input) - f(reference).
-                with torch.inference_mode():
-                    gap = forward(inputs, *extra)[0, targets[i]] - forward(baselines, *extra)[0, targets[i]]
-                word_scores = np.zeros(n_words)
-                word_scores[present] = abs(float(gap))
+            n_words = batch.n_words[i]
+            present = _word_first_tokens(batch.word_ids[i], n_words) >= 0  # words not lost to truncation
+            n_players = int(present.sum())
+            word_scores = np.zeros(n_words)
+            if n_players == 0:
                 scores.append(word_scores)
                 continue
-            features = torch.tensor([0 if w is None else w for w in one.word_ids[0]], device=inputs.device)
+            output_of = functools.partial(self._players_forward, model, tokenizer, batch, i, present)
+            if n_players == 1:
+                # One player: its Shapley value is exactly f(sentence) - f(sentence without it).
+                both = output_of(torch.tensor([[1.0], [0.0]]))
+                word_scores[present] = abs(float(both[0, targets[i]] - both[1, targets[i]]))
+                scores.append(word_scores)
+                continue
             torch.manual_seed(sentence_seed(self.seed, words[i], targets[i]))
-            with torch.inference_mode(False), torch.no_grad():
-                attributions = KernelShap(forward).attribute(
-                    inputs,
-                    baselines=baselines,
-                    target=int(targets[i]),
-                    additional_forward_args=extra,
-                    feature_mask=features[None, :, None],
-                    n_samples=self._params["n_samples"],
-                    perturbations_per_eval=self.rows_per_forward(inputs.shape[1]),
-                )
-            token_values = attributions[0, :, 0].to(torch.float64).cpu().numpy()
-            word_scores = np.zeros(n_words)
-            word_scores[present] = np.abs(token_values[first[present]])
+            attributions = KernelShap(output_of).attribute(
+                torch.ones((1, n_players), dtype=torch.float64),
+                baselines=torch.zeros((1, n_players), dtype=torch.float64),
+                target=int(targets[i]),
+                n_samples=self._params["n_samples"],
+                perturbations_per_eval=self.perturbations_per_eval or self._params["n_samples"],
+            )
+            word_scores[present] = np.abs(attributions[0].cpu().numpy())
             scores.append(word_scores)
         return scores
+
+    def _players_forward(
+        self, model: Any, tokenizer: Any, batch: EncodedBatch, index: int, present: np.ndarray, players_kept: torch.Tensor
+    ) -> torch.Tensor:
+        """The function Captum explains: a 0/1 row over the present words -> outputs with the 0-words removed."""
+        keep = np.ones((players_kept.shape[0], batch.n_words[index]), dtype=np.int64)
+        keep[:, present] = players_kept.round().to(torch.int64).cpu().numpy()
+        return torch.from_numpy(self.outputs_without_words(model, tokenizer, batch, [(index, keep)])[0])
 
 
 # -------------------------------------------------------------------------------------------------- baselines
