@@ -224,13 +224,12 @@ def _non_finite_paths(value: Any, path: str = "") -> list[str]:
 
 @functools.lru_cache(maxsize=None)
 def _fast_check_for(record_type: str) -> Any:
-    """A schema compiled to Python code by fastjsonschema: ~100x faster than jsonschema on a valid record, which
-    is what lets the Space read a 10,000-record store in about a second. Errors are re-explained by jsonschema."""
-    import fastjsonschema
+    """The schema compiled by ``jsonschema-rs`` (Rust): ~5 µs per valid record, ten times fastjsonschema and
+    a thousand times ``jsonschema``, which is what lets the Space read 10,000 records at its first start.
+    It only answers valid or not; errors are explained by ``jsonschema`` (:func:`_validator_for`)."""
+    import jsonschema_rs
 
-    # The schemas use only draft-7 keywords; fastjsonschema does not know the 2020-12 meta-schema URI.
-    schema = {key: value for key, value in SCHEMAS[record_type].items() if key != "$schema"}
-    return fastjsonschema.compile(schema)
+    return jsonschema_rs.validator_for(SCHEMAS[record_type])
 
 
 @functools.lru_cache(maxsize=None)
@@ -248,12 +247,21 @@ def _reject_constant(name: str) -> Any:
 
 
 def load_record_json(text: str | bytes) -> dict[str, Any]:
-    """Parse and validate one stored record. ``NaN``/``Infinity`` are refused while parsing, which spares
-    the validation its walk over every number (the read path of large stores)."""
+    """Parse and validate one stored record (the read path of large stores).
+
+    ``orjson`` parses about three times faster than ``json`` and refuses ``NaN``, ``Infinity`` and numbers
+    that overflow to infinity, which spares the validation its walk over every number. On a parse error the
+    standard parser runs once more, only to name the problem."""
+    import orjson
+
     try:
-        record = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as err:
-        raise RecordValidationError(f"not valid JSON: {err}") from None
+        record = orjson.loads(text)
+    except orjson.JSONDecodeError as fast_error:
+        try:
+            json.loads(text, parse_constant=_reject_constant)
+        except json.JSONDecodeError as err:
+            raise RecordValidationError(f"not valid JSON: {err}") from None
+        raise RecordValidationError(f"non-finite number in a record ({fast_error}); use null for undefined") from None
     return validate_record(record, check_finite=False)
 
 
@@ -275,16 +283,19 @@ def validate_record(record: Any, check_finite: bool = True) -> dict[str, Any]:
             f"record {record.get('record_id', '?')}: schema_version {record.get('schema_version')!r} is not "
             f"compatible with this package's {SCHEMA_VERSION}"
         )
-    import fastjsonschema
-
     try:
-        _fast_check_for(record_type)(record)
-    except fastjsonschema.JsonSchemaException as fast_error:
+        valid = _fast_check_for(record_type).is_valid(record)
+    except (ValueError, TypeError):  # a value JSON cannot hold (set, numpy int…): let jsonschema judge
+        valid = False
+    if not valid:
         error = jsonschema.exceptions.best_match(_validator_for(record_type).iter_errors(record))
-        if error is None:  # the two validators disagree: report fastjsonschema's own message
-            raise RecordValidationError(f"record {record.get('record_id', '?')}: {fast_error.message}") from None
-        where = "/".join(str(p) for p in error.absolute_path) or "<root>"
-        raise RecordValidationError(f"record {record.get('record_id', '?')}: field {where}: {error.message}") from None
+        if error is not None:
+            where = "/".join(str(p) for p in error.absolute_path) or "<root>"
+            raise RecordValidationError(f"record {record.get('record_id', '?')}: field {where}: {error.message}") from None
+        try:
+            json.dumps(record)
+        except (TypeError, ValueError) as err:
+            raise RecordValidationError(f"record {record.get('record_id', '?')}: not JSON-serialisable: {err}") from None
     bad = []
     if check_finite:
         try:

@@ -171,7 +171,7 @@ class ResultsLoader:
     @staticmethod
     def _read(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         try:
-            document = load_record_json(path.read_text(encoding="utf-8"))
+            document = load_record_json(path.read_bytes())
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecordValidationError, ValueError) as err:
             return None, f"skipped {path}: {err}"
         return document, None

@@ -13,6 +13,7 @@ a conservative summary, not a new bootstrap.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,7 +78,13 @@ class Filters:
 
 
 def _number(value: Any) -> float:
-    if isinstance(value, bool) or value is None:
+    # called ~40 times per record: exact-type checks first (bool is an int subclass and means "not a number")
+    kind = value.__class__
+    if kind is float:
+        return value
+    if kind is int:
+        return float(value)
+    if value is None or kind is bool:
         return np.nan
     if isinstance(value, (int, float)):
         return float(value)
@@ -85,7 +92,12 @@ def _number(value: Any) -> float:
 
 
 def _direction(metric: Mapping[str, Any]) -> int | None:
-    text = str(metric.get("direction") or "").lower()
+    return _direction_of(str(metric.get("direction") or ""))
+
+
+@functools.lru_cache(maxsize=256)
+def _direction_of(direction: str) -> int | None:
+    text = direction.lower()
     if "lower" in text or text in ("-1", "min", "minimise", "minimize"):
         return -1
     if "higher" in text or text in ("1", "+1", "max", "maximise", "maximize"):
