@@ -72,6 +72,21 @@ def test_valid_record_passes_and_broken_ones_name_the_field():
         validate_record(_score_record(schema_version="2.0"))
 
 
+def test_stored_record_text_is_parsed_strictly_and_validated():
+    from gecobench.records import load_record_json
+
+    text = json.dumps(_score_record())
+    assert load_record_json(text.encode())["record_type"] == "explainer_score"
+    for bad_number in ("NaN", "Infinity", "-Infinity", "1e999"):
+        broken = text.replace('"value": 0.5', f'"value": {bad_number}')
+        with pytest.raises(RecordValidationError, match="non-finite"):
+            load_record_json(broken)
+    with pytest.raises(RecordValidationError, match="not valid JSON"):
+        load_record_json(text[: len(text) // 2])  # a partial write
+    with pytest.raises(RecordValidationError, match="metrics"):
+        load_record_json(text.replace('"value": 0.5', '"value": "high"'))
+
+
 def test_record_id_is_stable_and_order_independent():
     assert record_id_for({"a": 1, "b": [1, 2]}) == record_id_for({"b": [1, 2], "a": 1})
     assert record_id_for({"a": 1}) != record_id_for({"a": 2})
