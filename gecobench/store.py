@@ -112,13 +112,15 @@ class LocalStore:
         return str(path)
 
     def iter_paths(self, document_type: str | None = None) -> Iterator[Path]:
+        return iter(Path(p) for p in self.document_files(document_type))
+
+    def document_files(self, document_type: str | None = None) -> list[str]:
+        """Paths (as strings, sorted) of every stored document, hidden temporary files excluded."""
         base = self.root / document_type if document_type else self.root
-        if not base.exists():
-            return iter(())
-        found = []
-        for folder, _, names in os.walk(base):
+        found: list[str] = []
+        for folder, _, names in os.walk(base):  # a missing base yields nothing
             found.extend(os.path.join(folder, n) for n in names if n.endswith(".json") and not n.startswith("."))
-        return iter(Path(p) for p in sorted(found))  # sorting strings, not Paths: 10,000 files in ~10 ms
+        return sorted(found)  # strings, not Paths: sorting 10,000 takes milliseconds
 
     def read(self, document_type: str, document_id: str) -> dict[str, Any]:
         path = self.path_for(document_type, document_id)

@@ -8,18 +8,13 @@ it has not seen. A Hub store (``hf://`` or ``$GECOBENCH_RESULTS_REPO``) is read 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import pickle
-import tempfile
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import gecobench
-from gecobench.records import SCHEMA_VERSION, RecordValidationError, load_record_json
+from gecobench.records import RecordValidationError, load_record_json
 from gecobench.store import LocalStore, open_results_store
 
 
@@ -41,10 +36,6 @@ class LoadedResults:
         return [d for d in self.documents if d.get("record_type") == "model_bias"]
 
 
-def _cache_stamp() -> str:
-    return f"gecobench {gecobench.__version__} / schema {SCHEMA_VERSION}"
-
-
 def describe_location(location: str | None) -> str:
     """Where the results come from, in words (the argument, the environment, or the default folder)."""
     if location:
@@ -54,71 +45,18 @@ def describe_location(location: str | None) -> str:
     return os.environ.get("GECOBENCH_RESULTS", "results")
 
 
-def default_cache_dir() -> Path:
-    """Where the Space keeps its validated-record cache: ``$GECOBENCH_CACHE`` or ``~/.cache/gecobench``."""
-    return Path(os.environ.get("GECOBENCH_CACHE", Path.home() / ".cache" / "gecobench"))
-
-
 class ResultsLoader:
     """Loads the results store, re-reading only new files of a local store on each :meth:`load`.
 
-    What was read is also kept on disk (``cache_dir``, one pickle per store): a restarted Space trusts an entry
-    only while its file keeps the same size and modification time — files of an append-only store never change —
-    and re-validates everything when the package or the record schema version changes. ``cache_dir=False``
-    turns the disk cache off.
+    A restarted Space reads everything again: with ``orjson`` and ``jsonschema-rs`` 10,000 records take about
+    0.6 s, as fast as the pickled disk cache this class used to keep (and whose background write competed with
+    the first page for the interpreter).
     """
 
-    def __init__(self, location: str | None = None, cache_dir: str | os.PathLike[str] | bool | None = None) -> None:
+    def __init__(self, location: str | None = None) -> None:
         self.location = location
-        self._seen: dict[Path, tuple[tuple[int, int], dict[str, Any] | None, str | None]] = {}
+        self._seen: dict[str, tuple[tuple[int, int], dict[str, Any] | None, str | None]] = {}
         self._lock = threading.Lock()
-        self._cache_dir = None if cache_dir is False else Path(cache_dir) if cache_dir else default_cache_dir()
-        self._cache_writer: threading.Thread | None = None
-
-    def wait_for_cache(self, timeout: float | None = None) -> None:
-        """Block until the last disk-cache write finished (tests, benchmarks, clean shutdown)."""
-        if self._cache_writer is not None:
-            self._cache_writer.join(timeout)
-
-    def _cache_file(self, store: LocalStore) -> Path | None:
-        if self._cache_dir is None:
-            return None
-        key = hashlib.sha256(str(store.root.resolve()).encode("utf-8")).hexdigest()[:16]
-        return self._cache_dir / f"space-records-{key}.pkl"
-
-    def _read_cache(self, store: LocalStore) -> None:
-        path = self._cache_file(store)
-        if path is None or not path.is_file():
-            return
-        try:
-            with open(path, "rb") as handle:
-                payload = pickle.load(handle)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError):
-            return  # a damaged cache is only slower: everything is read again
-        if payload.get("stamp") == _cache_stamp():
-            self._seen = {Path(p): entry for p, entry in payload["entries"].items()}
-
-    def _write_cache(self, store: LocalStore) -> None:
-        """Save the cache in a background thread, so the first page does not wait for the pickling."""
-        path = self._cache_file(store)
-        if path is None:
-            return
-        snapshot = dict(self._seen)
-        thread = threading.Thread(target=self._dump_cache, args=(path, snapshot), daemon=True, name="space-cache")
-        thread.start()
-        self._cache_writer = thread
-
-    @staticmethod
-    def _dump_cache(path: Path, entries: dict[Path, Any]) -> None:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".space-records-", dir=path.parent)
-            with os.fdopen(fd, "wb") as handle:
-                pickle.dump({"stamp": _cache_stamp(), "entries": {str(p): e for p, e in entries.items()}},
-                            handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a read-only home (some Space hardware) only costs the next cold start
 
     def load(self) -> LoadedResults:
         source = describe_location(self.location)
@@ -140,13 +78,11 @@ class ResultsLoader:
         if not store.root.exists():
             return result
         first_load = not self._seen
-        if first_load:
-            self._read_cache(store)
         seen_now = {}
         changed = False
-        for path in store.iter_paths():
+        for path in store.document_files():  # plain strings: 10,000 Path objects would cost ~0.1 s
             try:
-                stat = path.stat()
+                stat = os.stat(path)
             except OSError as err:
                 result.warnings.append(f"skipped {path}: {err}")
                 continue
@@ -162,16 +98,14 @@ class ResultsLoader:
             if warning is not None:
                 result.warnings.append(warning)
         result.changed = changed or len(seen_now) != len(self._seen) or first_load
-        if changed or len(seen_now) != len(self._seen):
-            self._seen = seen_now
-            self._write_cache(store)
         self._seen = seen_now
         return result
 
     @staticmethod
-    def _read(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    def _read(path: str) -> tuple[dict[str, Any] | None, str | None]:
         try:
-            document = load_record_json(path.read_bytes())
+            with open(path, "rb") as handle:
+                document = load_record_json(handle.read())
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecordValidationError, ValueError) as err:
             return None, f"skipped {path}: {err}"
         return document, None

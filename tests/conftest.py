@@ -16,7 +16,6 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # The Space's validated-record cache goes to a throw-away folder, not the user's ~/.cache.
-os.environ.setdefault("GECOBENCH_CACHE", tempfile.mkdtemp(prefix="gecobench-test-cache-"))
 
 
 @pytest.fixture(scope="session")

@@ -62,7 +62,20 @@ def render_table(rows: Sequence[dict[str, Any]], command: str, machine: str, dat
         lines.append(f"| {regime} | " + " | ".join(cells) + " |")
     bases = sorted({r["base_model"] for r in rows})
     lines += ["", "Base model: " + "; ".join(bases) + "."]
+    training = [f"{regime} {_describe_schedule(cell_rows[0]['schedule'])}" for regime in regimes if regime != "ZS"
+                for cell_rows in [[r for r in rows if r["regime"] == regime]]]
+    if training:
+        lines += ["", "Training: " + "; ".join(training) + "."]
     return "\n".join(lines) + "\n"
+
+
+def _describe_schedule(schedule: dict[str, Any]) -> str:
+    """``{"epochs": 2, "max_train_sentences": 600, ...}`` -> ``"2 epochs, ≤ 600 training sentences"``."""
+    if not schedule:
+        return "(schedule not recorded)"
+    sentences = schedule.get("max_train_sentences")
+    amount = f"≤ {sentences} training sentences" if sentences else "all training sentences"
+    return f"{schedule.get('epochs', '?')} epochs, {amount}, batch {schedule.get('batch_size', '?')}"
 
 
 def write_table_into(doc: str | Path, table: str) -> None:
