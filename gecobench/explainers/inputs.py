@@ -172,8 +172,9 @@ def words_removed(batch: EncodedBatch, index: int, keep_words: torch.Tensor, pad
 
 
 #: The fixed cost of one forward call (Python and framework overhead), counted in the token positions the
-#: same time would compute: about 10 ms at ~5,000 positions/s for MiniLM on the 2-core CPU (bench_explainers).
-CALL_COST_TOKENS = 48
+#: same time would compute: MiniLM on the 2-core CPU pays 8-12 ms per call at 2,900-5,100 positions/s, i.e.
+#: 34-42 positions (bench/bench_forward_cost.py).
+CALL_COST_TOKENS = 40
 
 
 def pack_by_length(lengths: Sequence[int], tokens_per_forward: int, call_cost_tokens: int = CALL_COST_TOKENS) -> list[np.ndarray]:
