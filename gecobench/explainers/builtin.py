@@ -342,6 +342,7 @@ class LimeExplainer(PerturbationExplainer):
     and packed to the token budget. Word score = ``|ridge coefficient|``."""
 
     name = "lime"
+    version = "2.0.0"  # 2.0.0: removed words are dropped from the text (1.x replaced them by [PAD] in place)
     description = "LIME (lime package, whole words removed), 100 samples; |coefficient| per word."
 
     def __init__(self, n_samples: int = 100, kernel_width: float = 25.0, output: str = "logit", **kwargs: Any) -> None:
@@ -403,6 +404,7 @@ class KernelShapExplainer(PerturbationExplainer):
     """
 
     name = "kernel_shap"
+    version = "2.0.0"  # 2.0.0: removed words are dropped from the text (1.x replaced them by [PAD] in place)
     description = "Captum KernelShap on whole words (removed words dropped), 25 samples; |estimate| per word."
 
     def __init__(self, n_samples: int = 25, output: str = "logit", **kwargs: Any) -> None:
