@@ -371,3 +371,17 @@ def test_two_processes_write_the_same_records_as_one(tiny_models, plugin_dir, ge
     # every chunk was explained exactly once across the two processes: 2 models × 2 explainers × 3 chunks,
     # plus the ZS reference's 2 explainers × 3 chunks for CE's RMA
     assert len(list((tmp_path / "ck2").rglob("chunk-*.json"))) == 2 * 2 * 3 + 2 * 3
+
+
+def test_the_text_leaderboard_names_versions_only_when_a_store_holds_two() -> None:
+    from gecobench.evaluation.leaderboard import explainer_rows
+
+    def record(name: str, version: str, ma: float) -> dict:
+        return {"dataset": {"config": "binary_all"}, "model": {"regime": "CE", "base_model": "minilm"},
+                "explainer": {"name": name, "version": version}, "metrics": {"mass_accuracy": {"value": ma}},
+                "counts": {"n_scored": 4}, "runtime": {"seconds_per_sentence": 0.1}}
+
+    one = explainer_rows([record("lime", "2.0.0", 0.5), record("saliency", "1.0.0", 0.4)])
+    assert [row[3] for row in one] == ["lime", "saliency"]
+    both = explainer_rows([record("lime", "2.0.0", 0.5), record("lime", "1.0.0", 0.6), record("saliency", "1.0.0", 0.4)])
+    assert [row[3] for row in both] == ["lime 1.0.0", "lime 2.0.0", "saliency"]

@@ -26,14 +26,21 @@ def explainer_rows(records: list[dict[str, Any]]) -> list[list[str]]:
         ma = _metric(r, "mass_accuracy")
         return (r["dataset"]["config"], r["model"]["regime"], r["model"]["base_model"], -(ma if ma is not None else -1))
 
+    # A store that outlived a protocol change holds two versions of an explainer (e.g. lime 1.0.0 and 2.0.0):
+    # name the version then, or the two rows would look like one explainer scored twice.
+    versions: dict[str, set[str]] = {}
+    for r in records:
+        versions.setdefault(r["explainer"]["name"], set()).add(str(r["explainer"]["version"]))
     rows = []
     for r in sorted(records, key=sort_key):
+        name = r["explainer"]["name"]
+        label = name if len(versions[name]) == 1 else f"{name} {r['explainer']['version']}"
         ma_block = r["metrics"].get("mass_accuracy", {})
         ci = (f"[{_fmt(ma_block.get('ci_low'))},{_fmt(ma_block.get('ci_high'))}]"
               if ma_block.get("ci_low") is not None else "—")
         base = "—" if r["model"]["regime"] == "OLA" else r["model"]["base_model"].split("/")[-1].split("==")[0]
         rows.append([
-            r["dataset"]["config"], r["model"]["regime"], base, r["explainer"]["name"], _fmt(ma_block.get("value")), ci,
+            r["dataset"]["config"], r["model"]["regime"], base, label, _fmt(ma_block.get("value")), ci,
             _fmt(_metric(r, "relative_mass_accuracy"), 2), _fmt(_metric(r, "mass_accuracy_gap")),
             _fmt(_metric(r, "model_randomisation_check"), 2), _fmt(_metric(r, "small_noise_check"), 2),
             str(r["counts"]["n_scored"]), _fmt(r["runtime"].get("seconds_per_sentence"), 3),
