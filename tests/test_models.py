@@ -415,6 +415,10 @@ def test_zoo_summary_and_table(tmp_path):
     table = render_table(rows, "python scripts/train_zoo.py --x", "test machine", "2026-01-01")
     assert "95.0 ± 5.0 (n=3, 10 s)" in table and "80.0 ± 0.0 (n=1" in table
     assert "python scripts/train_zoo.py --x" in table
+    assert "Training: OLA (schedule not recorded); C (schedule not recorded)." in table
+    scheduled = summarise([{**_info("C", "binary_all", 0, 0.8),
+                            "schedule": {"epochs": 8, "max_train_sentences": 600, "batch_size": 32}}])
+    assert "Training: C 8 epochs, ≤ 600 training sentences, batch 32." in render_table(scheduled, "c", "m", "d")
     doc = tmp_path / "models.md"
     doc.write_text(f"# Models\n\nbefore\n\n{TABLE_START}\nold table\n{TABLE_END}\n\nafter\n")
     write_table_into(doc, table)

@@ -295,6 +295,8 @@ def run_evaluation(
     specs = [ExplainerSpec.parse(e) if isinstance(e, str) else e for e in explainers]
     if not specs or not models or not configs:
         raise ValueError("need at least one explainer, one model and one config")
+    if instances is not None and len(instances) != len(specs):
+        raise ValueError(f"{len(instances)} explainer instances for {len(specs)} explainer specs")
     accelerator = _accelerator()
     store = open_results_store(store_location)
     checkpoints = CheckpointStore(checkpoint_dir)
@@ -306,8 +308,6 @@ def run_evaluation(
         split = load_split(config, settings.split, settings.data_dir)
         groups = split.groups[: settings.max_groups] if settings.max_groups else split.groups
         chunks = [groups[i:i + settings.chunk_size] for i in range(0, len(groups), settings.chunk_size)]
-        if instances is not None and len(instances) != len(specs):
-            raise ValueError(f"{len(instances)} explainer instances for {len(specs)} explainer specs")
         explainers_now = list(instances) if instances is not None else [
             get_explainer(spec.name, **spec.params) for spec in specs]
         # Explainers that learn from data (pattern_variant) are fitted on the train split, never the test split.

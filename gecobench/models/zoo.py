@@ -62,15 +62,17 @@ def render_table(rows: Sequence[dict[str, Any]], command: str, machine: str, dat
         lines.append(f"| {regime} | " + " | ".join(cells) + " |")
     bases = sorted({r["base_model"] for r in rows})
     lines += ["", "Base model: " + "; ".join(bases) + "."]
-    training = [f"{regime} {_describe_schedule(cell_rows[0]['schedule'])}" for regime in regimes if regime != "ZS"
-                for cell_rows in [[r for r in rows if r["regime"] == regime]]]
+    schedule_of: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        schedule_of.setdefault(r["regime"], r["schedule"])
+    training = [f"{regime} {_describe_schedule(schedule_of[regime])}" for regime in regimes if regime != "ZS"]
     if training:
         lines += ["", "Training: " + "; ".join(training) + "."]
     return "\n".join(lines) + "\n"
 
 
 def _describe_schedule(schedule: dict[str, Any]) -> str:
-    """``{"epochs": 2, "max_train_sentences": 600, ...}`` -> ``"2 epochs, ≤ 600 training sentences"``."""
+    """``{"epochs": 2, "max_train_sentences": 600, "batch_size": 32}`` -> ``"2 epochs, ≤ 600 training sentences, batch 32"``."""
     if not schedule:
         return "(schedule not recorded)"
     sentences = schedule.get("max_train_sentences")
