@@ -96,7 +96,7 @@ class LocalStore:
     def exists(self, document_type: str, document_id: str) -> bool:
         return self.path_for(document_type, document_id).exists()
 
-    def _parse(self, text: str) -> dict[str, Any]:
+    def _parse(self, text: str | bytes) -> dict[str, Any]:
         if self.validator is validate_record:
             return load_record_json(text)
         document = json.loads(text)
@@ -126,16 +126,23 @@ class LocalStore:
         path = self.path_for(document_type, document_id)
         return self._parse(path.read_text(encoding="utf-8"))
 
+    def read_file(self, path: str | Path) -> tuple[dict[str, Any] | None, str | None]:
+        """One stored file: ``(document, None)``, or ``(None, warning)`` when it cannot be read or is invalid."""
+        try:
+            with open(path, "rb") as handle:
+                return self._parse(handle.read()), None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecordValidationError, ValueError) as err:
+            return None, f"skipped {path}: {err}"
+
     def read_all(self, document_type: str | None = None) -> ReadReport:
         """Every valid document (optionally of one type); invalid ones become warnings, never exceptions."""
         report = ReadReport()
-        for path in self.iter_paths(document_type):
-            try:
-                document = self._parse(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecordValidationError, ValueError) as err:
-                report.warnings.append(f"skipped {path}: {err}")
-                continue
-            report.documents.append(document)
+        for path in self.document_files(document_type):
+            document, warning = self.read_file(path)
+            if document is not None:
+                report.documents.append(document)
+            if warning is not None:
+                report.warnings.append(warning)
         return report
 
 

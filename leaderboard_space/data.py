@@ -8,13 +8,11 @@ it has not seen. A Hub store (``hf://`` or ``$GECOBENCH_RESULTS_REPO``) is read 
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from gecobench.records import RecordValidationError, load_record_json
 from gecobench.store import LocalStore, open_results_store
 
 
@@ -89,7 +87,7 @@ class ResultsLoader:
             key = (stat.st_size, stat.st_mtime_ns)
             cached = self._seen.get(path)
             if cached is None or cached[0] != key:
-                cached = (key, *self._read(path))
+                cached = (key, *store.read_file(path))
                 changed = True
             seen_now[path] = cached
             document, warning = cached[1], cached[2]
@@ -100,12 +98,3 @@ class ResultsLoader:
         result.changed = changed or len(seen_now) != len(self._seen) or first_load
         self._seen = seen_now
         return result
-
-    @staticmethod
-    def _read(path: str) -> tuple[dict[str, Any] | None, str | None]:
-        try:
-            with open(path, "rb") as handle:
-                document = load_record_json(handle.read())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecordValidationError, ValueError) as err:
-            return None, f"skipped {path}: {err}"
-        return document, None

@@ -25,7 +25,11 @@ from gecobench.explainers.engine import (
     plan_batches,
     validate_word_scores,
 )
-from gecobench.explainers.inputs import encode_batch, reference_token_ids
+from gecobench.explainers.inputs import (
+    EmbeddingForward,
+    encode_batch,
+    reference_token_ids,
+)
 from gecobench.words import fold_token_scores_to_words
 
 BUILTINS = {
@@ -174,6 +178,38 @@ def test_perturbation_methods_give_the_same_scores_with_one_perturbation_per_for
         assert max_relative_error(many, one) < 1e-5, name
 
 
+def test_kernel_shap_packs_the_coalitions_of_every_sentence_into_shared_model_calls(model64, tokenizer):
+    words = WORDS + [["alone"]]  # a one-word sentence has one player: its value is f(sentence) - f([CLS] [SEP])
+    targets = TARGETS + [0]
+    explainer = make("kernel_shap")
+    calls = []
+    handle = model64.register_forward_hook(lambda module, args, out: calls.append(1))
+    try:
+        packed = explainer.explain(model64, tokenizer, words, targets)
+    finally:
+        handle.remove()
+    assert len(calls) < len(words)  # fewer model calls than sentences: rows of several sentences share one
+    captum_loop = make("kernel_shap", perturbations_per_eval=1, deduplicate=False).explain(model64, tokenizer, words, targets)
+    assert max_relative_error(packed, captum_loop) < 1e-5
+    forward = EmbeddingForward(model64)
+    batch = encode_batch(tokenizer, [["alone"]], torch.device("cpu"))
+    with torch.inference_mode():
+        full = forward(model64.get_input_embeddings()(batch.input_ids), batch.attention_mask)[0, 0]
+        empty_ids = batch.input_ids[:, [0, -1]]  # [CLS] [SEP]
+        empty = forward(model64.get_input_embeddings()(empty_ids), torch.ones_like(empty_ids))[0, 0]
+    assert packed[-1][0] == pytest.approx(abs(float(full - empty)), rel=1e-9)
+
+
+def test_kernel_shap_replay_refuses_coalitions_it_did_not_record():
+    from gecobench.explainers.builtin import KernelShapExplainer
+
+    recorded = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
+    outputs = torch.zeros((2, 2), dtype=torch.float64)
+    assert KernelShapExplainer._replay(recorded, outputs, recorded.clone()) is outputs
+    with pytest.raises(RuntimeError, match="other coalitions than the recorded"):
+        KernelShapExplainer._replay(recorded, outputs, recorded.flip(0))
+
+
 def test_a_removed_word_is_gone_from_the_text_the_model_reads(tokenizer):
     from gecobench.explainers.inputs import words_removed
 
@@ -221,7 +257,7 @@ def test_chunking_knobs_do_not_change_scores(model64, tokenizer):
 
 
 def test_same_seed_same_scores_other_seed_other_scores(model64, tokenizer):
-    for name in ("uniform_random", "gradient_shap", "lime"):
+    for name in ("uniform_random", "gradient_shap", "lime", "kernel_shap"):
         first = attribute(make(name), model64, tokenizer, WORDS[:2], TARGETS[:2], seed=5)
         again = attribute(make(name), model64, tokenizer, WORDS[:2], TARGETS[:2], seed=5)
         other = attribute(make(name), model64, tokenizer, WORDS[:2], TARGETS[:2], seed=6)

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-import leaderboard_space.data as space_data
 from gecobench.store import LocalStore
 from leaderboard_space.data import ResultsLoader
 from leaderboard_space.sample_records import sample_records
@@ -26,13 +25,13 @@ def test_a_page_load_parses_only_new_or_changed_files(store_root, monkeypatch):
     assert len(first.documents) == 6 and first.changed
 
     parsed = []
-    real = space_data.load_record_json
-    monkeypatch.setattr(space_data, "load_record_json", lambda data: parsed.append(1) or real(data))
+    real = LocalStore.read_file
+    monkeypatch.setattr(LocalStore, "read_file", lambda self, path: parsed.append(1) or real(self, path))
     again = loader.load()
     assert parsed == [] and not again.changed
     assert sorted(d["record_id"] for d in again.documents) == sorted(d["record_id"] for d in first.documents)
 
-    victim = sorted(store_root.rglob("*.json"))[0]
+    victim = min(store_root.rglob("*.json"))
     victim.write_text(json.dumps({"record_type": "explainer_score"}) + " " * 50)  # damaged after the first read
     damaged = loader.load()
     assert parsed == [1] and damaged.changed

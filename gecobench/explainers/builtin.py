@@ -393,14 +393,44 @@ class LimeExplainer(PerturbationExplainer):
         return scores
 
 
+@functools.cache
+def _replaying_kernel_shap() -> type:
+    """A Captum ``KernelShap`` whose sampler yields recorded coalitions in order instead of drawing new ones."""
+    from captum.attr import KernelShap
+
+    class ReplayingKernelShap(KernelShap):
+        def __init__(self, forward_func: Any, coalitions: torch.Tensor) -> None:
+            self.coalitions = coalitions.round().to(torch.long)
+            super().__init__(forward_func)
+
+        def kernel_shap_perturb_generator(self, original_inp: Any, **kwargs: Any) -> Any:
+            for row in self.coalitions:
+                yield row[None]
+
+    return ReplayingKernelShap
+
+
+class _CoalitionsDrawn(Exception):
+    """Stops a recording Captum run at its first model call, carrying the coalitions Captum drew."""
+
+    def __init__(self, coalitions: torch.Tensor) -> None:
+        super().__init__("coalitions recorded")
+        self.coalitions = coalitions
+
+
 @register_explainer
 class KernelShapExplainer(PerturbationExplainer):
     """Captum ``KernelShap`` on whole words (25 samples by default), word score = ``|Shapley estimate|``.
 
     Captum samples coalitions of the sentence's words and fits the weighted linear model; the function it
     explains maps a 0/1 coalition to the model's output on the sentence with the other words removed, so
-    the "all absent" baseline is ``[CLS] [SEP]``. A sentence's samples are evaluated together (sorted by length,
-    packed to the token budget) instead of Captum's default of one per forward pass.
+    the "all absent" baseline is ``[CLS] [SEP]``.
+
+    Instead of Captum's default of one model call per coalition, a batch is explained in three steps:
+    Captum's sampling is run for every sentence and stopped at its first model call (the coalitions do not
+    depend on model outputs), the coalitions of all sentences are evaluated together (sorted by length, packed
+    to the token budget, repeats evaluated once), and Captum runs again on the recorded coalitions and their
+    outputs to fit its linear model. The scores equal Captum's own loop (``perturbations_per_eval=1``).
     """
 
     name = "kernel_shap"
@@ -410,45 +440,94 @@ class KernelShapExplainer(PerturbationExplainer):
     def __init__(self, n_samples: int = 25, output: str = "logit", **kwargs: Any) -> None:
         super().__init__(n_samples=n_samples, output=output, **kwargs)
 
-    def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
-        from captum.attr import KernelShap
+    @property
+    def rows_per_sentence(self) -> int:
+        # As for LIME: the coalitions of all sentences in a batch are packed by length together.
+        return 1
 
+    def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
         batch = encode_batch(tokenizer, words, model_device(model))
-        scores = []
+        n_samples = self._params["n_samples"]
+        scores = [np.zeros(n) for n in batch.n_words]
+        # words lost to truncation are not players
+        present = [_word_first_tokens(batch.word_ids[i], batch.n_words[i]) >= 0 for i in range(len(words))]
+        seeds = [sentence_seed(self.seed, words[i], targets[i]) for i in range(len(words))]
+
+        def keep_matrix(i: int, coalitions: torch.Tensor) -> np.ndarray:
+            keep = np.ones((coalitions.shape[0], batch.n_words[i]), dtype=np.int64)
+            keep[:, present[i]] = coalitions.round().to(torch.int64).cpu().numpy()
+            return keep
+
+        def evaluate(pairs: list[tuple[int, torch.Tensor]]) -> list[torch.Tensor]:
+            outputs = self.outputs_without_words(model, tokenizer, batch, [(i, keep_matrix(i, c)) for i, c in pairs])
+            return [torch.from_numpy(out) for out in outputs]
+
+        if self.perturbations_per_eval is not None:
+            # Captum's own loop: its samples are evaluated as drawn, perturbations_per_eval rows per model call.
+            for i in range(len(words)):
+                explains = lambda coalitions, i=i: evaluate([(i, coalitions)])[0]
+                scores[i][present[i]] = self._shapley(explains, int(present[i].sum()), seeds[i], int(targets[i]), self.perturbations_per_eval)
+            return scores
+
+        # 1. Captum's coalitions per sentence (a one-player sentence needs just "with" and "without" it)
+        coalitions: dict[int, torch.Tensor] = {}
         for i in range(len(words)):
-            n_words = batch.n_words[i]
-            present = _word_first_tokens(batch.word_ids[i], n_words) >= 0  # words not lost to truncation
-            n_players = int(present.sum())
-            word_scores = np.zeros(n_words)
-            if n_players == 0:
-                scores.append(word_scores)
-                continue
-            output_of = functools.partial(self._players_forward, model, tokenizer, batch, i, present)
+            n_players = int(present[i].sum())
             if n_players == 1:
-                # One player: its Shapley value is exactly f(sentence) - f(sentence without it).
-                both = output_of(torch.tensor([[1.0], [0.0]]))
-                word_scores[present] = abs(float(both[0, targets[i]] - both[1, targets[i]]))
-                scores.append(word_scores)
-                continue
-            torch.manual_seed(sentence_seed(self.seed, words[i], targets[i]))
-            attributions = KernelShap(output_of).attribute(
-                torch.ones((1, n_players), dtype=torch.float64),
-                baselines=torch.zeros((1, n_players), dtype=torch.float64),
-                target=int(targets[i]),
-                n_samples=self._params["n_samples"],
-                perturbations_per_eval=self.perturbations_per_eval or self._params["n_samples"],
+                coalitions[i] = torch.tensor([[1.0], [0.0]], dtype=torch.float64)
+            elif n_players > 1:
+                try:
+                    self._shapley(self._stop_at_model_call, n_players, seeds[i], int(targets[i]), n_samples)
+                except _CoalitionsDrawn as drawn:
+                    coalitions[i] = drawn.coalitions
+                else:
+                    raise RuntimeError("kernel_shap: Captum fitted its model without calling it; cannot record its coalitions")
+        # 2. every sentence's coalitions in one packed evaluation
+        outputs = dict(zip(coalitions, evaluate(list(coalitions.items()))))
+        # 3. Captum again, on the recorded coalitions, reading the outputs computed in step 2
+        for i, out in outputs.items():
+            forward = functools.partial(self._replay, coalitions[i], out)
+            scores[i][present[i]] = self._shapley(
+                forward, coalitions[i].shape[1], seeds[i], int(targets[i]), n_samples, replay=coalitions[i]
             )
-            word_scores[present] = np.abs(attributions[0].cpu().numpy())
-            scores.append(word_scores)
         return scores
 
-    def _players_forward(
-        self, model: Any, tokenizer: Any, batch: EncodedBatch, index: int, present: np.ndarray, players_kept: torch.Tensor
-    ) -> torch.Tensor:
-        """The function Captum explains: a 0/1 row over the present words -> outputs with the 0-words removed."""
-        keep = np.ones((players_kept.shape[0], batch.n_words[index]), dtype=np.int64)
-        keep[:, present] = players_kept.round().to(torch.int64).cpu().numpy()
-        return torch.from_numpy(self.outputs_without_words(model, tokenizer, batch, [(index, keep)])[0])
+    def _shapley(
+        self, players_forward: Any, n_players: int, seed: int, target: int, per_eval: int,
+        replay: torch.Tensor | None = None,
+    ) -> np.ndarray:
+        """|Captum KernelShap estimate| per player; ``players_forward`` maps 0/1 rows over the players to outputs.
+
+        Captum draws its coalitions from ``seed``, or, with ``replay``, takes these recorded ones in order.
+        """
+        if n_players == 1:
+            # One player: its Shapley value is exactly f(sentence) - f(sentence without it).
+            both = players_forward(torch.tensor([[1.0], [0.0]], dtype=torch.float64))
+            return np.array([abs(float(both[0, target] - both[1, target]))])
+        from captum.attr import KernelShap
+
+        explainer = KernelShap(players_forward) if replay is None else _replaying_kernel_shap()(players_forward, replay)
+        # Captum samples on the CPU from torch's default generator: seed it, then give the caller's state back
+        with torch.random.fork_rng(devices=[]):
+            torch.default_generator.manual_seed(seed)
+            attributions = explainer.attribute(
+                torch.ones((1, n_players), dtype=torch.float64),
+                baselines=torch.zeros((1, n_players), dtype=torch.float64),
+                target=target,
+                n_samples=self._params["n_samples"],
+                perturbations_per_eval=per_eval,
+            )
+        return np.abs(attributions[0].cpu().numpy())
+
+    @staticmethod
+    def _stop_at_model_call(coalitions: torch.Tensor) -> torch.Tensor:
+        raise _CoalitionsDrawn(coalitions.detach().clone())
+
+    @staticmethod
+    def _replay(recorded: torch.Tensor, outputs: torch.Tensor, coalitions: torch.Tensor) -> torch.Tensor:
+        if not torch.equal(coalitions, recorded):
+            raise RuntimeError("kernel_shap: Captum asked for other coalitions than the recorded ones; cannot replay")
+        return outputs
 
 
 # -------------------------------------------------------------------------------------------------- baselines
