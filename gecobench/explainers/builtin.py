@@ -462,22 +462,24 @@ class KernelShapExplainer(PerturbationExplainer):
             outputs = self.outputs_without_words(model, tokenizer, batch, [(i, keep_matrix(i, c)) for i, c in pairs])
             return [torch.from_numpy(out) for out in outputs]
 
+        n_players = [int(p.sum()) for p in present]
         if self.perturbations_per_eval is not None:
             # Captum's own loop: its samples are evaluated as drawn, perturbations_per_eval rows per model call.
-            for i in range(len(words)):
-                explains = lambda coalitions, i=i: evaluate([(i, coalitions)])[0]
-                scores[i][present[i]] = self._shapley(explains, int(present[i].sum()), seeds[i], int(targets[i]), self.perturbations_per_eval)
+            for i in (i for i in range(len(words)) if n_players[i] > 0):
+                sentence_forward = lambda coalitions, i=i: evaluate([(i, coalitions)])[0]
+                scores[i][present[i]] = self._shapley(
+                    sentence_forward, n_players[i], seeds[i], int(targets[i]), self.perturbations_per_eval
+                )
             return scores
 
         # 1. Captum's coalitions per sentence (a one-player sentence needs just "with" and "without" it)
         coalitions: dict[int, torch.Tensor] = {}
         for i in range(len(words)):
-            n_players = int(present[i].sum())
-            if n_players == 1:
+            if n_players[i] == 1:
                 coalitions[i] = torch.tensor([[1.0], [0.0]], dtype=torch.float64)
-            elif n_players > 1:
+            elif n_players[i] > 1:
                 try:
-                    self._shapley(self._stop_at_model_call, n_players, seeds[i], int(targets[i]), n_samples)
+                    self._shapley(self._stop_at_model_call, n_players[i], seeds[i], int(targets[i]), n_samples)
                 except _CoalitionsDrawn as drawn:
                     coalitions[i] = drawn.coalitions
                 else:
