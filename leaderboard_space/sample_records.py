@@ -10,7 +10,12 @@ import random
 from typing import Any
 
 from gecobench.provenance import base_provenance
-from gecobench.records import SCHEMA_VERSION, explainer_score_identity, record_id_for, validate_record
+from gecobench.records import (
+    SCHEMA_VERSION,
+    explainer_score_identity,
+    record_id_for,
+    validate_record,
+)
 
 SAMPLE_EXPLAINERS: list[dict[str, Any]] = [
     {"name": "integrated_gradients", "source": "builtin"},

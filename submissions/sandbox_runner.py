@@ -139,7 +139,11 @@ def main(job_path: str) -> int:
         import torch
 
         torch.set_num_threads(1)
-        from gecobench.evaluation.modelling import mean_over_other_targets, noisy_copy, randomised_copy
+        from gecobench.evaluation.modelling import (
+            mean_over_other_targets,
+            noisy_copy,
+            randomised_copy,
+        )
         from gecobench.explainers.engine import attribute
         from gecobench.models import load_zoo_model
 

@@ -111,8 +111,8 @@ def _score(config: WorkerConfig, explainer, model_path: str, geco_config: str) -
 def _run_code(view: RequestView, requests: RequestStore, config: WorkerConfig) -> tuple[list[str], dict[str, Any]]:
     from gecobench.evaluation.modelling import LoadedModel
     from gecobench.evaluation.precomputed import PrecomputedExplainer
-    from gecobench.models import read_model_info
     from gecobench.evaluation.runner import find_zero_shot_reference
+    from gecobench.models import read_model_info
 
     settings = _settings(config)
     meta = view.request["metadata"]

@@ -19,7 +19,11 @@ from gecobench.records import validate_record
 from gecobench.store import LocalStore
 from leaderboard_space import tables
 from leaderboard_space.data import ResultsLoader
-from leaderboard_space.sample_records import make_bias_record, make_explainer_record, sample_records
+from leaderboard_space.sample_records import (
+    make_bias_record,
+    make_explainer_record,
+    sample_records,
+)
 
 
 def _records() -> list[dict]:

@@ -9,7 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from submissions.sandbox import SandboxLimits, network_namespace_available, run_submission
+from submissions.sandbox import (
+    SandboxLimits,
+    network_namespace_available,
+    run_submission,
+)
 from tests.conftest import SHARED_DATA, make_tiny_bert_classifier
 
 HOSTILE = Path(__file__).resolve().parent / "hostile"

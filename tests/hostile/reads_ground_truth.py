@@ -7,7 +7,6 @@ import numpy as np
 
 from gecobench.explainers import Explainer
 
-
 # Where an attacker who knows the host would look; the test fills in the host's real data folder.
 KNOWN_DATA_ROOTS: list[str] = []
 
