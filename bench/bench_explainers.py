@@ -123,6 +123,7 @@ def bench_method(name: str, args: argparse.Namespace, model, tokenizer, all_word
             explainer.fit(all_words, all_targets)  # speed only; the evaluation fits on the train split
         return explainer
 
+    attribute(make(), model, tokenizer, words[:2], targets[:2])  # warm-up: first imports (captum, sklearn, lime)
     engine, t_engine = timed(lambda: attribute(make(), model, tokenizer, words, targets), args.repeats)
     single, t_single = timed(lambda: attribute(make(), model, tokenizer, words, targets, batch_size=1), args.repeats)
     row = {"method": name, "n": n, "engine_sps": n / t_engine, "single_sps": n / t_single,
