@@ -35,6 +35,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, help="override the preset's epochs")
     parser.add_argument("--batch-size", type=int, help="override the global batch size (split across processes)")
     parser.add_argument("--lr", type=float, help="override the regime's default learning rate")
+    parser.add_argument("--head-lr", type=float, help="learning rate of the new classification head (C, CE, CEf, CEfAf; default: --lr)")
     parser.add_argument("--max-length", type=int, help="override the maximum number of tokens")
     parser.add_argument("--patience", type=int, help="early-stopping patience in epochs")
     parser.add_argument("--max-train-sentences", type=int, help="train on at most this many source sentences")
@@ -58,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.push_to_hub and (len(regimes) > 1 or len(args.seed) > 1):
         raise SystemExit("--push-to-hub takes a single --regime and a single --seed")
     overrides = {
-        "epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr, "max_length": args.max_length,
+        "epochs": args.epochs, "batch_size": args.batch_size, "lr": args.lr, "head_lr": args.head_lr,
+        "max_length": args.max_length,
         "patience": args.patience, "max_train_sentences": args.max_train_sentences,
         "dropout": False if args.no_dropout else None,
     }

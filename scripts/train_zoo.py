@@ -43,6 +43,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, help="override the preset's epochs")
     parser.add_argument("--epochs-for", nargs="+", default=[], metavar="REGIME=N", type=regime_epochs,
                         help="override the epochs of single regimes, e.g. C=6 (the frozen-encoder head learns slowest)")
+    parser.add_argument("--head-lr", type=float, help="learning rate of the new classification head (C, CE, CEf, CEfAf; default: the regime's rate)")
     parser.add_argument("--base-model", default=None, help="Hub id or local folder (default: gecobench.models.default_base_model())")
     parser.add_argument("--data-dir", default=None, help="GECO data folder")
     parser.add_argument("--output-dir", default="runs/zoo", help="checkpoints go to <dir>/<config>/<regime>/seed<k>")
@@ -77,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"[{i}/{len(jobs)}] {config} {regime} seed {seed}", flush=True)
         train_regime(regime, config, seed, folder, base_model=args.base_model, data_dir=args.data_dir,
-                     schedule=args.schedule, max_train_sentences=args.max_train_sentences, epochs=epochs_for.get(regime, args.epochs))
+                     schedule=args.schedule, max_train_sentences=args.max_train_sentences, epochs=epochs_for.get(regime, args.epochs),
+                     head_lr=args.head_lr)
         info = json.loads((folder / INFO_FILE).read_text())
         print(f"    test accuracy {info['test_accuracy']:.4f}, {info['training_time_s']:.0f} s", flush=True)
     wanted = {(c, r, s) for c, r, s in jobs}

@@ -321,6 +321,29 @@ def test_training_is_reproducible_for_a_seed(tmp_path, geco_dir, tiny_base):
     assert ia["training"]["history"] == ib["training"]["history"]
 
 
+def test_head_lr_gives_the_new_head_its_own_learning_rate(tmp_path, geco_dir, tiny_base):
+    from gecobench.models.training import _parameter_groups
+
+    model = apply_regime(make_tiny_bert_classifier(num_labels=2, seed=0), "CEf")
+    head = set(head_parameter_names(model))
+    groups = _parameter_groups(model, "CEf", 2e-4, 2e-3)
+    assert [g["lr"] for g in groups] == [2e-4, 2e-3]
+    by_id = {id(p): n for n, p in model.named_parameters()}
+    assert {by_id[id(p)] for p in groups[1]["params"]} == head
+    assert {by_id[id(p)] for p in groups[0]["params"]} == {"bert.embeddings.word_embeddings.weight"}
+    assert len(_parameter_groups(model, "CEf", 2e-4, None)) == 1  # no head_lr: one rate for all, as before
+    assert len(_parameter_groups(model, "CEf", 2e-4, 2e-4)) == 1
+
+    out = train_regime("CEf", "binary_all", 0, tmp_path / "cef", base_model=str(tiny_base), data_dir=geco_dir,
+                       schedule="tiny", head_lr=3e-3, show_progress=False)
+    info = json.loads((out / "gecobench_model.json").read_text())
+    assert info["learning_rate"] == 2e-4 and info["head_learning_rate"] == 3e-3
+    assert info["schedule"]["head_lr"] == 3e-3
+    assert "learning rate\n  0.0002 (head 0.003)" in (out / "README.md").read_text()
+    with pytest.raises(ValueError, match="head_lr must be > 0"):
+        make_schedule("tiny", head_lr=0.0)
+
+
 # ------------------------------------------------------------------------------------------- errors
 
 
@@ -419,6 +442,10 @@ def test_zoo_summary_and_table(tmp_path):
     scheduled = summarise([{**_info("C", "binary_all", 0, 0.8),
                             "schedule": {"epochs": 8, "max_train_sentences": 600, "batch_size": 32}}])
     assert "Training: C 8 epochs, ≤ 600 training sentences, batch 32." in render_table(scheduled, "c", "m", "d")
+    head_rate = summarise([{**_info("CEf", "binary_all", 0, 0.8),
+                            "schedule": {"epochs": 2, "max_train_sentences": 600, "batch_size": 32, "head_lr": 0.002}}])
+    assert "Training: CEf 2 epochs, ≤ 600 training sentences, batch 32, head learning rate 0.002." in render_table(
+        head_rate, "c", "m", "d")
     doc = tmp_path / "models.md"
     doc.write_text(f"# Models\n\nbefore\n\n{TABLE_START}\nold table\n{TABLE_END}\n\nafter\n")
     write_table_into(doc, table)

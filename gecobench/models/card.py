@@ -15,6 +15,12 @@ def _pct(value: Any) -> str:
     return f"{100 * value:.2f}%" if isinstance(value, (int, float)) else "n/a"
 
 
+def _head_rate(info: dict[str, Any]) -> str:
+    """`` (head 0.002)`` when the classification head trained at its own learning rate, else nothing."""
+    head = info.get("head_learning_rate")
+    return f" (head {head})" if head is not None and head != info.get("learning_rate") else ""
+
+
 def render_model_card(info: dict[str, Any]) -> str:
     """Markdown with Hub YAML front matter from a checkpoint's ``gecobench_model.json`` content."""
     regime = info["regime"]
@@ -49,7 +55,7 @@ that carry gender, and whether a pretrained model's gender bias leaks into its e
 - **Validation accuracy:** {_pct(info.get('val_accuracy'))} ({info.get('n_val')} sentences)
 - **Test accuracy:** {_pct(info.get('test_accuracy'))} ({info.get('n_test')} sentences, GECO test split)
 - **Training:** {training.get('steps', 0)} steps, {training.get('epochs_run', 0)} epochs, learning rate
-  {info.get('learning_rate')}, batch {schedule.get('batch_size')}, max length {schedule.get('max_length')}, best
+  {info.get('learning_rate')}{_head_rate(info)}, batch {schedule.get('batch_size')}, max length {schedule.get('max_length')}, best
   checkpoint by validation loss at step {training.get('best_step')}; {info.get('num_processes')} process(es)
 - **Training time:** {info.get('training_time_s')} s
 - **Package:** gecobench-hub {info.get('package_version')} (git `{(info.get('provenance') or {}).get('git_commit', 'unknown')}`)

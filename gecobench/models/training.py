@@ -26,11 +26,17 @@ INFO_FILE = "gecobench_model.json"
 
 @dataclass
 class TrainSchedule:
-    """How long and how a model is trained. ``lr=None`` picks :data:`DEFAULT_LR` for the regime."""
+    """How long and how a model is trained. ``lr=None`` picks :data:`DEFAULT_LR` for the regime.
+
+    ``head_lr`` gives the new classification head (pooler + classifier, see
+    :func:`~gecobench.models.regimes.head_parameter_names`) its own learning rate in the regimes that put a head
+    on a pretrained encoder (C, CE, CEf, CEfAf); ``None`` trains the head at ``lr`` like everything else.
+    """
 
     epochs: int = 6
     batch_size: int = 32
     lr: float | None = None
+    head_lr: float | None = None
     weight_decay: float = 0.01
     warmup_fraction: float = 0.06
     max_length: int = 128
@@ -45,6 +51,10 @@ class TrainSchedule:
         for name in ("epochs", "batch_size", "max_length", "patience", "evals_per_epoch"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"schedule field {name} must be >= 1, got {getattr(self, name)}")
+        for name in ("lr", "head_lr"):
+            value = getattr(self, name)
+            if value is not None and not float(value) > 0:
+                raise ValueError(f"schedule field {name} must be > 0, got {value}")
 
 
 #: Named schedules. ``demo`` (400 training sentences, 2 epochs) is what ``make demo`` uses; ``short`` is the same on
@@ -104,6 +114,29 @@ def _build_model(regime: str, base_model: str, tokenizer: Any, num_labels: int, 
     if regime == "ZS":
         return build_zero_shot(base_model, tokenizer, num_labels)
     return apply_regime(load_base_classifier(base_model, num_labels), regime)
+
+
+def _head_lr(regime: str, lr: float, head_lr: float | None) -> float | None:
+    """The head's learning rate: ``head_lr`` where the regime has a new head on a pretrained encoder, else ``lr``."""
+    from gecobench.models.regimes import BASE_REGIMES
+
+    if regime == "ZS":
+        return None
+    return head_lr if head_lr is not None and regime in BASE_REGIMES else lr
+
+
+def _parameter_groups(model: torch.nn.Module, regime: str, lr: float, head_lr: float | None) -> list[dict[str, Any]]:
+    """AdamW parameter groups: the trainable parameters at ``lr``, the new head's at its own rate (see ``_head_lr``)."""
+    from gecobench.models.regimes import head_parameter_names
+
+    rate = _head_lr(regime, lr, head_lr)
+    head = set(head_parameter_names(model)) if rate != lr else set()
+    trainable = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    groups = [
+        {"params": [p for n, p in trainable if n not in head], "lr": lr},
+        {"params": [p for n, p in trainable if n in head], "lr": rate},
+    ]
+    return [g for g in groups if g["params"]]
 
 
 @torch.no_grad()
@@ -227,8 +260,7 @@ def train_regime(
     else:
         generator = torch.Generator().manual_seed(seed)
         train_loader = torch.utils.data.DataLoader(train_rows, shuffle=True, generator=generator, **loader_kw)
-        params = [p for p in model.parameters() if p.requires_grad]
-        optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=schedule.weight_decay)
+        optimizer = torch.optim.AdamW(_parameter_groups(model, regime, lr, schedule.head_lr), lr=lr, weight_decay=schedule.weight_decay)
         total_steps = schedule.epochs * len(train_loader)
         lr_schedule = get_linear_schedule_with_warmup(optimizer, int(schedule.warmup_fraction * total_steps), total_steps)
         model, optimizer, train_loader, val_loader, test_loader, lr_schedule = accelerator.prepare(
@@ -306,6 +338,7 @@ def train_regime(
             "trainable_parameters": trainable,
             "total_parameters": total,
             "learning_rate": lr if regime != "ZS" else None,
+            "head_learning_rate": _head_lr(regime, lr, schedule.head_lr),
             "schedule": asdict(schedule),
             "num_processes": accelerator.num_processes,
             "training": asdict(report),

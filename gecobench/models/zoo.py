@@ -77,7 +77,8 @@ def _describe_schedule(schedule: dict[str, Any]) -> str:
         return "(schedule not recorded)"
     sentences = schedule.get("max_train_sentences")
     amount = f"≤ {sentences} training sentences" if sentences else "all training sentences"
-    return f"{schedule.get('epochs', '?')} epochs, {amount}, batch {schedule.get('batch_size', '?')}"
+    head = f", head learning rate {schedule['head_lr']:g}" if schedule.get("head_lr") is not None else ""
+    return f"{schedule.get('epochs', '?')} epochs, {amount}, batch {schedule.get('batch_size', '?')}{head}"
 
 
 def write_table_into(doc: str | Path, table: str) -> None:
