@@ -260,7 +260,8 @@ def train_regime(
     else:
         generator = torch.Generator().manual_seed(seed)
         train_loader = torch.utils.data.DataLoader(train_rows, shuffle=True, generator=generator, **loader_kw)
-        optimizer = torch.optim.AdamW(_parameter_groups(model, regime, lr, schedule.head_lr), lr=lr, weight_decay=schedule.weight_decay)
+        groups = _parameter_groups(model, regime, lr, schedule.head_lr)
+        optimizer = torch.optim.AdamW(groups, lr=lr, weight_decay=schedule.weight_decay)
         total_steps = schedule.epochs * len(train_loader)
         lr_schedule = get_linear_schedule_with_warmup(optimizer, int(schedule.warmup_fraction * total_steps), total_steps)
         model, optimizer, train_loader, val_loader, test_loader, lr_schedule = accelerator.prepare(
