@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -110,9 +110,6 @@ class LocalStore:
         payload = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8")
         atomic_create(path, payload)
         return str(path)
-
-    def iter_paths(self, document_type: str | None = None) -> Iterator[Path]:
-        return iter(Path(p) for p in self.document_files(document_type))
 
     def document_files(self, document_type: str | None = None) -> list[str]:
         """Paths (as strings, sorted) of every stored document, hidden temporary files excluded."""

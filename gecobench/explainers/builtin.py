@@ -411,7 +411,7 @@ def _replaying_kernel_shap() -> type:
 
 
 class _CoalitionsDrawn(Exception):
-    """Stops a recording Captum run at its first model call, carrying the coalitions Captum drew."""
+    """Stops a recording run at its first model call, carrying the coalitions it asked the model for."""
 
     def __init__(self, coalitions: torch.Tensor) -> None:
         super().__init__("coalitions recorded")
@@ -472,18 +472,15 @@ class KernelShapExplainer(PerturbationExplainer):
                 )
             return scores
 
-        # 1. Captum's coalitions per sentence (a one-player sentence needs just "with" and "without" it)
+        # 1. the coalitions each sentence's run asks for (a one-player sentence: just "with" and "without" it)
         coalitions: dict[int, torch.Tensor] = {}
-        for i in range(len(words)):
-            if n_players[i] == 1:
-                coalitions[i] = torch.tensor([[1.0], [0.0]], dtype=torch.float64)
-            elif n_players[i] > 1:
-                try:
-                    self._shapley(self._stop_at_model_call, n_players[i], seeds[i], int(targets[i]), n_samples)
-                except _CoalitionsDrawn as drawn:
-                    coalitions[i] = drawn.coalitions
-                else:
-                    raise RuntimeError("kernel_shap: Captum fitted its model without calling it; cannot record its coalitions")
+        for i in (i for i in range(len(words)) if n_players[i] > 0):
+            try:
+                self._shapley(self._stop_at_model_call, n_players[i], seeds[i], int(targets[i]), n_samples)
+            except _CoalitionsDrawn as drawn:
+                coalitions[i] = drawn.coalitions
+            else:
+                raise RuntimeError("kernel_shap: Captum fitted its model without calling it; cannot record its coalitions")
         # 2. every sentence's coalitions in one packed evaluation
         outputs = dict(zip(coalitions, evaluate(list(coalitions.items()))))
         # 3. Captum again, on the recorded coalitions, reading the outputs computed in step 2
