@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-full docs bench zoo clean space
+.PHONY: setup demo test test-full docs bench zoo reference clean space
 
 setup: $(STAMP)
 
@@ -36,6 +36,13 @@ space: $(STAMP)
 ZOO_ARGS ?= --schedule short --max-train-sentences 600 --epochs-for C=8 --seeds 0 1 2 --output-dir runs/zoo
 zoo: $(STAMP)
 	$(PY) scripts/train_zoo.py $(ZOO_ARGS)
+
+# The reference results (issue #20): the seed-0 zoo (6 regimes x 4 configs) and every built-in explainer on every
+# test sentence, with and without the paper's filter, into reference/ (records, zoo summary, timings; no weights).
+# Resumable and shardable: see `scripts/reference.py --help`.
+REFERENCE_ARGS ?=
+reference: $(STAMP)
+	$(PY) scripts/reference.py $(REFERENCE_ARGS)
 
 # Every benchmark under bench/ (figures go to BENCHMARKS.md by hand, with machine and date).
 bench: $(STAMP)
