@@ -1,0 +1,232 @@
+"""This package's reference results next to GECOBench's published figures, and the paper's five findings checked.
+
+The published medians are read at run time from ``GECOBENCH_FIGURES.md`` in the shared data folder (numbers read
+off the paper's figure by eye, ±0.03); nothing of them is copied into the package. The findings are checked on
+the reference records (``reference/store``) with explicit, stated criteria, so a "yes" or "no" can be traced to
+the numbers printed beside it.
+
+Wilming et al., "GECOBench: A Gender-Controlled Text Dataset and Benchmark for Quantifying Biases in
+Explanations", Frontiers in Artificial Intelligence, 2025.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: The paper's column names → registry names; its model names → regimes; its dataset names → binary configs.
+PAPER_EXPLAINERS = {
+    "Uniform Random": "uniform_random", "Saliency": "saliency", "Kernel SHAP": "kernel_shap",
+    "Guided Backprop": "guided_backprop", "DeepLift": "deeplift", "Input×Gradient": "input_x_gradient",
+    "LIME": "lime", "Gradient SHAP": "gradient_shap", "Integrated Gradients": "integrated_gradients",
+    "Pattern Variant": "pattern_variant",
+}
+PAPER_MODELS = {"BERT-C": "C", "BERT-CE": "CE", "BERT-CEf": "CEf", "BERT-CEfAf": "CEfAf", "OLA-CEA": "OLA"}
+PAPER_DATASETS = {"D_A": "binary_all", "D_S": "binary_subject"}
+BASELINES = ("uniform_random", "pattern_variant")
+PRETRAINED_REGIMES = ("C", "CE", "CEf", "CEfAf")
+MA = "mass_accuracy"
+RMA = "relative_mass_accuracy"
+
+
+def default_figures_path() -> Path:
+    from gecobench.models.data import default_geco_dir
+
+    return Path(default_geco_dir()).parent / "GECOBENCH_FIGURES.md"
+
+
+def load_paper_medians(path: str | Path | None = None) -> dict[tuple[str, str, str], float]:
+    """``{(config, regime, explainer): median MA}`` from the figures file's median-MA table."""
+    path = Path(path) if path else default_figures_path()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header_at = next((i for i, line in enumerate(lines) if line.startswith("| dataset | model |")), None)
+    if header_at is None:
+        raise ValueError(f"{path}: no '| dataset | model | ...' table of median Mass Accuracy")
+    columns = [c.strip() for c in lines[header_at].strip("|").split("|")]
+    unknown = [c for c in columns[2:] if c not in PAPER_EXPLAINERS]
+    if unknown:
+        raise ValueError(f"{path}:{header_at + 1}: unknown explainer column(s) {unknown}")
+    medians: dict[tuple[str, str, str], float] = {}
+    for number, line in enumerate(lines[header_at + 2:], start=header_at + 3):
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) != len(columns) or cells[0] not in PAPER_DATASETS or cells[1] not in PAPER_MODELS:
+            raise ValueError(f"{path}:{number}: cannot read row {line!r}")
+        for column, cell in zip(columns[2:], cells[2:]):
+            medians[(PAPER_DATASETS[cells[0]], PAPER_MODELS[cells[1]], PAPER_EXPLAINERS[column])] = float(cell)
+    return medians
+
+
+def _value(record: Mapping[str, Any], metric: str, field: str = "value") -> float | None:
+    block = (record.get("metrics") or {}).get(metric) or {}
+    value = block.get(field)
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def index_records(records: Iterable[Mapping[str, Any]], filtered: bool = True, seed: int = 0
+                  ) -> dict[tuple[str, str, str], Mapping[str, Any]]:
+    """``{(config, regime, explainer): record}`` of built-in records of one model seed and filter setting."""
+    index: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+    for record in records:
+        if record.get("record_type") != "explainer_score" or record["explainer"].get("source", "builtin") != "builtin":
+            continue
+        if (record["protocol"].get("filter") != "none") != filtered or record["model"].get("seed") != seed:
+            continue
+        key = (record["dataset"]["config"], record["model"]["regime"], record["explainer"]["name"])
+        if key in index:
+            raise ValueError(f"two records for {key}: {index[key]['record_id']} and {record['record_id']}")
+        index[key] = record
+    return index
+
+
+def side_by_side(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
+                 paper: Mapping[tuple[str, str, str], float]) -> list[dict[str, Any]]:
+    """One row per (config, regime, explainer) the paper reports: its median, ours (median over sentences)."""
+    rows = []
+    for (config, regime, explainer), published in sorted(paper.items()):
+        record = index.get((config, regime, explainer))
+        ours = _value(record, MA, "median") if record else None
+        rows.append({"config": config, "regime": regime, "explainer": explainer, "paper_median": published,
+                     "ours_median": ours, "ours_mean": _value(record, MA) if record else None,
+                     "difference": None if ours is None else ours - published})
+    return rows
+
+
+@dataclass
+class Finding:
+    """One of the paper's findings: does it hold here, and the numbers behind the answer."""
+
+    number: int
+    claim: str
+    criterion: str
+    holds: bool | None  # None: the records needed are missing
+    evidence: str
+
+
+def _ma(index: Mapping[tuple[str, str, str], Mapping[str, Any]], config: str, regime: str, explainer: str) -> float | None:
+    record = index.get((config, regime, explainer))
+    return _value(record, MA) if record else None
+
+
+def _methods(index: Mapping[tuple[str, str, str], Mapping[str, Any]]) -> list[str]:
+    return sorted({e for (_, _, e) in index if e not in BASELINES})
+
+
+def check_findings(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
+                   ground_truth_share: Mapping[str, float]) -> list[Finding]:
+    """The five findings of GECOBench's paper, each with its criterion, answer and numbers (binary configs)."""
+    methods = _methods(index)
+    regimes = sorted({r for (_, r, _) in index})
+    findings: list[Finding] = []
+
+    # 1. D_S below D_A
+    pairs = [(r, e, _ma(index, "binary_all", r, e), _ma(index, "binary_subject", r, e)) for r in regimes for e in methods]
+    pairs = [p for p in pairs if p[2] is not None and p[3] is not None]
+    lower = [p for p in pairs if p[3] < p[2]]
+    below = [p for p in pairs if p[3] < 0.25]
+    findings.append(Finding(
+        1, "MA is lower on D_S than on D_A for most methods (most below 0.25 on D_S)",
+        "more than half of the (regime, method) pairs have MA(D_S) < MA(D_A)",
+        (len(lower) > len(pairs) / 2) if pairs else None,
+        f"{len(lower)} of {len(pairs)} pairs lower on D_S; {len(below)} of {len(pairs)} below 0.25 on D_S"))
+
+    # 2. Integrated Gradients first for the pretrained models
+    firsts, cells = [], 0
+    for config in ("binary_all", "binary_subject"):
+        for regime in PRETRAINED_REGIMES:
+            scored = {e: _ma(index, config, regime, e) for e in methods}
+            scored = {e: v for e, v in scored.items() if v is not None}
+            if scored:
+                cells += 1
+                best = max(scored, key=scored.get)
+                firsts.append(f"{regime}/{config}: {best} {scored[best]:.2f}"
+                              + ("" if best == "integrated_gradients" else
+                                 f" (IG {scored.get('integrated_gradients', float('nan')):.2f})"))
+    ig_first = sum(f.split(": ")[1].startswith("integrated_gradients") for f in firsts)
+    findings.append(Finding(
+        2, "For the pretrained (BERT) models Integrated Gradients beats the other methods",
+        "IG has the highest MA among the non-baseline methods in most (regime, config) cells of C/CE/CEf/CEfAf",
+        (ig_first > cells / 2) if cells else None, f"IG first in {ig_first} of {cells}: " + "; ".join(firsts)))
+
+    # 3. OLA higher overall; Input×Gradient near Pattern Variant
+    def mean_ma(regime: str) -> float | None:
+        values = [v for c in ("binary_all", "binary_subject") for e in methods
+                  if (v := _ma(index, c, regime, e)) is not None]
+        return statistics.fmean(values) if values else None
+    means = {r: m for r in regimes if (m := mean_ma(r)) is not None}
+    ixg_gap = [(c, _ma(index, c, "OLA", "pattern_variant"), _ma(index, c, "OLA", "input_x_gradient"))
+               for c in ("binary_all", "binary_subject")]
+    ixg_gap = [(c, pv, ixg) for c, pv, ixg in ixg_gap if pv is not None and ixg is not None]
+    ola_best = "OLA" in means and all(means["OLA"] >= v for v in means.values())
+    ixg_close = bool(ixg_gap) and all(pv - ixg <= 0.1 for _, pv, ixg in ixg_gap)
+    findings.append(Finding(
+        3, "On OLA explanation performance is higher overall, and Input×Gradient comes close to Pattern Variant",
+        "OLA has the highest mean MA over methods and configs, and Pattern Variant − Input×Gradient ≤ 0.10 on OLA",
+        (ola_best and ixg_close) if means and ixg_gap else None,
+        "mean MA: " + ", ".join(f"{r} {v:.2f}" for r, v in sorted(means.items(), key=lambda kv: -kv[1]))
+        + "; OLA PV − IxG: " + ", ".join(f"{c} {pv - ixg:+.2f}" for c, pv, ixg in ixg_gap)))
+
+    # 4. Trained or fine-tuned embeddings above C and CEfAf on D_A, with positive RMA
+    da = {r: statistics.fmean(v) for r in PRETRAINED_REGIMES
+          if (v := [m for e in methods if (m := _ma(index, "binary_all", r, e)) is not None])}
+    rmas = [(r, e, _value(index[("binary_all", r, e)], RMA)) for r in ("CE", "CEf") for e in methods
+            if ("binary_all", r, e) in index]
+    rmas = [x for x in rmas if x[2] is not None]
+    positive = [x for x in rmas if x[2] > 0]
+    above = len(da) == 4 and min(da["CE"], da["CEf"]) > max(da["C"], da["CEfAf"])
+    findings.append(Finding(
+        4, "CE and CEf outperform C and CEfAf on D_A; their RMA against the zero-shot model is positive",
+        "min(mean MA of CE, CEf) > max(mean MA of C, CEfAf) on D_A, and RMA > 0 for every method of CE and CEf",
+        (above and len(positive) == len(rmas)) if len(da) == 4 and rmas else None,
+        "mean MA on D_A: " + ", ".join(f"{r} {v:.2f}" for r, v in da.items())
+        + f"; RMA > 0 in {len(positive)} of {len(rmas)} (CE/CEf × method)"))
+
+    # 5. Nobody reaches Pattern Variant; Uniform Random at the share of ground-truth words
+    gaps, uniform = [], []
+    for config in ("binary_all", "binary_subject"):
+        for regime in regimes:
+            pv = _ma(index, config, regime, "pattern_variant")
+            best = max((v for e in methods if (v := _ma(index, config, regime, e)) is not None), default=None)
+            if pv is not None and best is not None:
+                gaps.append((regime, config, pv, best))
+            record = index.get((config, regime, "uniform_random"))
+            if record is not None and config in ground_truth_share:
+                uniform.append((regime, config, _value(record, MA), ground_truth_share[config]))
+    reaches = [g for g in gaps if g[3] >= g[2]]
+    near_share = [u for u in uniform if u[2] is not None and abs(u[2] - u[3]) <= 0.05]
+    findings.append(Finding(
+        5, "No method reaches Pattern Variant; Uniform Random sits at the share of ground-truth words",
+        "best method < Pattern Variant in every cell, and |MA(Uniform Random) − ground-truth share| ≤ 0.05",
+        (not reaches and len(near_share) == len(uniform)) if gaps and uniform else None,
+        f"a method reaches PV in {len(reaches)} of {len(gaps)} cells; Uniform Random within 0.05 of the share in "
+        f"{len(near_share)} of {len(uniform)} (share: "
+        + ", ".join(f"{c} {s:.3f}" for c, s in sorted(ground_truth_share.items())) + ")"))
+    return findings
+
+
+def ground_truth_share(config: str, split: str = "test", data_dir: str | None = None) -> float:
+    """Mean over sentences of (ground-truth words / words): the MA that uniform random scores get on average."""
+    from gecobench.evaluation.data import load_split, scorable
+
+    rows = [r for r in load_split(config, split, data_dir).rows if scorable(r)]
+    return statistics.fmean(sum(r.ground_truth) / len(r.ground_truth) for r in rows)
+
+
+def render_markdown(rows: list[dict[str, Any]], findings: list[Finding]) -> str:
+    """The docs section: the side-by-side table and the findings list."""
+    def fmt(value: float | None, signed: bool = False) -> str:
+        return "—" if value is None else (f"{value:+.2f}" if signed else f"{value:.2f}")
+
+    lines = ["| config | regime | explainer | paper median | this package (median) | difference |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {r['config']} | {r['regime']} | {r['explainer']} | {r['paper_median']:.2f} | "
+              f"{fmt(r['ours_median'])} | {fmt(r['difference'], signed=True)} |" for r in rows]
+    lines.append("")
+    for f in findings:
+        answer = {True: "**yes**", False: "**no**", None: "**not measured**"}[f.holds]
+        lines.append(f"{f.number}. {f.claim} — {answer}. Criterion: {f.criterion}. Numbers: {f.evidence}.")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,107 @@
+"""The side-by-side with GECOBench's published figures and the check of its five findings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gecobench.paper_comparison import (
+    BASELINES,
+    PRETRAINED_REGIMES,
+    check_findings,
+    index_records,
+    load_paper_medians,
+    render_markdown,
+    side_by_side,
+)
+
+METHODS = ("saliency", "input_x_gradient", "integrated_gradients", "lime")
+
+
+def _record(config: str, regime: str, explainer: str, ma: float, rma: float | None = None, *, filtered: bool = True,
+            seed: int = 0, record_id: str = "") -> dict:
+    metrics = {"mass_accuracy": {"value": ma, "median": ma}}
+    if rma is not None:
+        metrics["relative_mass_accuracy"] = {"value": rma}
+    return {"record_type": "explainer_score", "record_id": record_id or f"{config}-{regime}-{explainer}",
+            "explainer": {"name": explainer, "source": "builtin"}, "model": {"regime": regime, "seed": seed},
+            "dataset": {"config": config}, "protocol": {"filter": "all_gender_variants_correct" if filtered else "none"},
+            "metrics": metrics}
+
+
+def _paper_like_grid() -> list[dict]:
+    """A grid in which every finding of the paper holds."""
+    records = []
+    for config, scale in (("binary_all", 1.0), ("binary_subject", 0.8)):
+        share = 0.17 if config == "binary_all" else 0.09
+        for regime, level in (("C", 0.3), ("CE", 0.6), ("CEf", 0.55), ("CEfAf", 0.25), ("OLA", 0.8)):
+            for i, method in enumerate(METHODS):
+                ma = level * scale * (1.0 if method == "integrated_gradients" else 0.8 - 0.05 * i)
+                if regime == "OLA" and method == "input_x_gradient":
+                    ma = 0.95
+                records.append(_record(config, regime, method, ma, rma=0.2 if regime in ("CE", "CEf") else -0.1))
+            records.append(_record(config, regime, "pattern_variant", 0.99))
+            records.append(_record(config, regime, "uniform_random", share + 0.01))
+    return records
+
+
+SHARE = {"binary_all": 0.17, "binary_subject": 0.09}
+
+
+def test_published_medians_are_read_from_the_shared_figures() -> None:
+    medians = load_paper_medians()
+    assert len(medians) == 2 * 5 * 10  # two binary datasets × five models × ten explainers
+    assert all(0 <= v <= 1 for v in medians.values())
+    assert medians[("binary_all", "OLA", "pattern_variant")] > medians[("binary_all", "OLA", "uniform_random")]
+
+
+def test_a_broken_figures_table_names_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "figures.md"
+    bad.write_text("| dataset | model | Saliency |\n|---|---|---|\n| D_A | BERT-X | .2 |\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"figures\.md:3"):
+        load_paper_medians(bad)
+    bad.write_text("no table here\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no .* table"):
+        load_paper_medians(bad)
+
+
+def test_every_finding_holds_on_a_paper_like_grid() -> None:
+    findings = check_findings(index_records(_paper_like_grid()), SHARE)
+    assert [f.number for f in findings] == [1, 2, 3, 4, 5]
+    assert all(f.holds is True for f in findings), [(f.number, f.evidence) for f in findings]
+
+
+@pytest.mark.parametrize("number, change", [
+    (1, lambda r: r["dataset"]["config"] == "binary_subject" and r["explainer"]["name"] not in BASELINES),
+    (2, lambda r: r["explainer"]["name"] == "integrated_gradients" and r["model"]["regime"] in PRETRAINED_REGIMES),
+    (4, lambda r: r["model"]["regime"] == "C" and r["explainer"]["name"] not in BASELINES),
+    (5, lambda r: r["explainer"]["name"] == "uniform_random"),
+])
+def test_each_finding_turns_false_when_its_numbers_say_otherwise(number, change) -> None:
+    records = _paper_like_grid()
+    for record in records:
+        if change(record):
+            ma = record["metrics"]["mass_accuracy"]
+            # finding 1: D_S above D_A; 2: IG last; 4: C above CE; 5: Uniform Random far from the share
+            ma["value"] = {1: 0.9, 2: 0.01, 4: 0.98, 5: 0.6}[number]
+    findings = {f.number: f for f in check_findings(index_records(records), SHARE)}
+    assert findings[number].holds is False, findings[number].evidence
+
+
+def test_findings_without_records_are_not_measured_and_the_table_says_so() -> None:
+    findings = check_findings({}, SHARE)
+    assert all(f.holds is None for f in findings)
+    rows = side_by_side({}, load_paper_medians())
+    assert all(r["ours_median"] is None for r in rows)
+    text = render_markdown(rows, findings)
+    assert "**not measured**" in text and "| — |" in text
+
+
+def test_index_keeps_one_filter_and_seed_and_refuses_duplicates() -> None:
+    records = [_record("binary_all", "C", "lime", 0.4), _record("binary_all", "C", "lime", 0.3, filtered=False),
+               _record("binary_all", "C", "lime", 0.2, seed=1)]
+    assert index_records(records)[("binary_all", "C", "lime")]["metrics"]["mass_accuracy"]["value"] == 0.4
+    assert index_records(records, filtered=False)[("binary_all", "C", "lime")]["metrics"]["mass_accuracy"]["value"] == 0.3
+    with pytest.raises(ValueError, match="two records"):
+        index_records(records + [_record("binary_all", "C", "lime", 0.5, record_id="other")])
