@@ -1,0 +1,54 @@
+#!/usr/bin/env python
+"""Print a store's Mass Accuracy next to GECOBench's published medians, and check the paper's five findings.
+
+  python scripts/compare_with_paper.py                          # the committed reference results
+  python scripts/compare_with_paper.py --results results --unfiltered
+  python scripts/compare_with_paper.py > table.md                # Markdown, as in docs/reproducing.md
+
+The published medians are read from GECOBENCH_FIGURES.md in the shared data folder (read off the paper's figure
+by eye, ±0.03). Criteria for each finding are printed with the answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--results", default=None, help="store folder (default: reference/store)")
+    parser.add_argument("--figures", default=None, help="GECOBENCH_FIGURES.md (default: the shared data folder)")
+    parser.add_argument("--unfiltered", action="store_true", help="use the records without the correctness filter")
+    parser.add_argument("--seed", type=int, default=0, help="model seed (default 0)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from gecobench.paper_comparison import (
+        check_findings,
+        ground_truth_share,
+        index_records,
+        load_paper_medians,
+        render_markdown,
+        side_by_side,
+    )
+    from gecobench.reference import REFERENCE_STORE
+    from gecobench.store import LocalStore
+
+    report = LocalStore(args.results or REFERENCE_STORE).read_all("explainer_score")
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    index = index_records(report.documents, filtered=not args.unfiltered, seed=args.seed)
+    share = {c: ground_truth_share(c) for c in ("binary_all", "binary_subject")}
+    rows = side_by_side(index, load_paper_medians(args.figures))
+    print(render_markdown(rows, check_findings(index, share)), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
