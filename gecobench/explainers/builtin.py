@@ -198,41 +198,129 @@ class DeepLiftExplainer(GradientExplainer):
 
 @register_explainer
 class IntegratedGradientsExplainer(GradientExplainer):
-    """Captum ``IntegratedGradients`` (200 steps by default), steps evaluated in cache-sized internal batches.
+    """Captum ``IntegratedGradients`` with an accuracy target: the fewest Gauss–Legendre steps that integrate well.
 
-    After each call ``last_diagnostics["convergence_delta"]`` holds, per sentence, Captum's completeness gap
-    ``sum(attributions) - (f(input) - f(reference))`` (before the hidden-dimension reduction and the word rule).
+    By default (``n_steps=None``) every sentence starts at ``min_steps`` and only the sentences whose
+    completeness error is still above ``tolerance`` run again with twice the steps, up to ``max_steps``. The
+    completeness error is IG's own check on its integral (Sundararajan et al., 2017): the attributions must add
+    up to the output difference they explain,
+
+        error = |sum(attributions) - (f(x) - f(reference))| / |f(x) - f(reference)|
+
+    (the denominator is floored at ``sqrt(eps(dtype))`` so a sentence whose output hardly moves from the
+    reference is judged on an absolute gap, not on 0/0). A fixed ``n_steps=N``
+    runs N steps for every sentence, as version 1 did (the paper's protocol: ``n_steps=200``).
+
+    After each call ``last_diagnostics`` holds, per sentence: ``n_steps`` (the steps of the attributions
+    returned), ``completeness_error`` (as above) and ``convergence_delta`` (Captum's signed gap
+    ``sum(attributions) - (f(x) - f(reference))``, before the hidden-dimension reduction and the word rule).
     """
 
     name = "integrated_gradients"
-    description = "Captum IntegratedGradients from the [CLS][PAD]..[SEP] reference (200 steps)."
+    version = "2.0.0"  # 2.0.0: steps chosen per sentence by completeness error (1.x: a fixed 200 steps)
+    description = "Captum IntegratedGradients from the [CLS][PAD]..[SEP] reference, Gauss-Legendre steps doubled until completeness error <= 1%."
 
-    def __init__(self, n_steps: int = 200, method: str = "gausslegendre", **kwargs: Any) -> None:
-        if int(n_steps) < 1:
-            raise ValueError(f"n_steps must be >= 1, got {n_steps}")
-        super().__init__(n_steps=int(n_steps), method=str(method), **kwargs)
+    def __init__(
+        self, n_steps: int | None = None, method: str = "gausslegendre", tolerance: float = 0.01,
+        min_steps: int = 8, max_steps: int = 256, **kwargs: Any,
+    ) -> None:
+        if n_steps is not None:
+            if int(n_steps) < 1:
+                raise ValueError(f"n_steps must be >= 1 or None (adaptive), got {n_steps}")
+            super().__init__(n_steps=int(n_steps), method=str(method), **kwargs)
+            return
+        if not 0 < float(tolerance) < 1:
+            raise ValueError(f"tolerance must be a relative completeness error in (0, 1), got {tolerance}")
+        if int(min_steps) < 1:
+            raise ValueError(f"min_steps must be >= 1, got {min_steps}")
+        if int(max_steps) < int(min_steps):
+            raise ValueError(f"max_steps ({max_steps}) must be >= min_steps ({min_steps})")
+        super().__init__(
+            n_steps=None, method=str(method), tolerance=float(tolerance), min_steps=int(min_steps),
+            max_steps=int(max_steps), **kwargs,
+        )
+
+    @property
+    def adaptive(self) -> bool:
+        """True when the step count is chosen per sentence (``n_steps=None``)."""
+        return self._params["n_steps"] is None
+
+    def step_schedule(self) -> list[int]:
+        """Step counts tried in turn: ``min_steps`` doubled until ``max_steps`` (the last one is ``max_steps``)."""
+        if not self.adaptive:
+            return [self._params["n_steps"]]
+        steps, schedule = self._params["min_steps"], []
+        while steps < self._params["max_steps"]:
+            schedule.append(steps)
+            steps *= 2
+        return schedule + [self._params["max_steps"]]
 
     @property
     def rows_per_sentence(self) -> int:
-        return self._params["n_steps"]
+        # Adaptive: the first round decides the batch; later rounds only re-run the few unconverged sentences.
+        return self.step_schedule()[0]
 
     def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
+        n_sentences = inputs.shape[0]
+        lengths = torch.as_tensor(batch.lengths)
+        extra = self.additional_args(batch)
+        attributions = torch.zeros_like(inputs)
+        steps_used = np.zeros(n_sentences, dtype=np.int64)
+        errors = np.zeros(n_sentences)
+        deltas = np.zeros(n_sentences)
+        pending = np.arange(n_sentences)
+        tolerance = self._params.get("tolerance", 0.0)
+        for n_steps in self.step_schedule():
+            # the unconverged sentences only, cut to the longest of them (its padding is masked anyway)
+            width = int(lengths[pending].max())
+            rows = torch.as_tensor(pending, device=inputs.device)
+            attribution, delta = self._integrate(
+                forward, inputs[rows, :width], baselines[rows, :width], target[rows],
+                tuple(t[rows, :width] for t in extra), n_steps,
+            )
+            attributions[rows, :width] = attribution
+            attributions[rows, width:] = 0
+            gap = delta.detach().to(torch.float64).cpu().numpy().reshape(-1)
+            total = attribution.detach().to(torch.float64).sum(dim=(1, 2)).cpu().numpy()
+            steps_used[pending], deltas[pending] = n_steps, gap
+            errors[pending] = completeness_error(gap, total - gap, inputs.dtype)
+            pending = pending[errors[pending] > tolerance]
+            if len(pending) == 0:
+                break
+        self.last_diagnostics = {"convergence_delta": deltas, "n_steps": steps_used, "completeness_error": errors}
+        return attributions
+
+    def _integrate(
+        self, forward: EmbeddingForward, inputs: torch.Tensor, baselines: torch.Tensor, target: torch.Tensor,
+        extra: tuple[torch.Tensor, ...], n_steps: int,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Captum IG with ``n_steps`` for these sentences, the steps in passes of about the token budget."""
         from captum.attr import IntegratedGradients
 
         n_sentences, n_tokens = inputs.shape[:2]
-        steps_per_forward = even_chunk(self._params["n_steps"], self.rows_per_forward(n_tokens) // n_sentences)
-        attributions, delta = IntegratedGradients(forward).attribute(
+        steps_per_forward = even_chunk(n_steps, self.rows_per_forward(n_tokens) // n_sentences)
+        return IntegratedGradients(forward).attribute(
             inputs,
             baselines=baselines,
             target=target,
-            additional_forward_args=self.additional_args(batch),
-            n_steps=self._params["n_steps"],
+            additional_forward_args=extra,
+            n_steps=n_steps,
             method=self._params["method"],
             internal_batch_size=steps_per_forward * n_sentences,
             return_convergence_delta=True,
         )
-        self.last_diagnostics = {"convergence_delta": delta.detach().to(torch.float64).cpu().numpy().reshape(-1)}
-        return attributions
+
+
+def completeness_error(gap: np.ndarray, output_difference: np.ndarray, dtype: torch.dtype) -> np.ndarray:
+    """``|gap| / |f(x) - f(reference)|`` per sentence, the denominator floored for outputs that hardly move.
+
+    ``gap`` is IG's signed completeness gap ``sum(attributions) - (f(x) - f(reference))``. The floor,
+    ``sqrt(eps(dtype))`` (about 3e-4 in float32), is the size below which a difference of two logits of order one
+    is mostly rounding; a sentence whose output difference is that small is judged by the absolute gap.
+    """
+    floor = float(np.sqrt(torch.finfo(dtype).eps))
+    difference = np.abs(np.asarray(output_difference, dtype=np.float64))
+    return np.abs(np.asarray(gap, dtype=np.float64)) / np.maximum(difference, floor)
 
 
 @register_explainer
