@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import make_tiny_bert_classifier
+from test_evaluation import tiny_models  # noqa: F401  (fixture: two tiny checkpoints in zoo layout)
 from test_explainers import TARGETS, WORDS, BagOfWordsModel, max_relative_error
 
 from gecobench.explainers import get_explainer
@@ -148,3 +149,24 @@ def test_adaptive_scores_and_steps_on_the_gpu_equal_the_cpu(model64, tokenizer):
     on_gpu = attribute_detailed(get_explainer("integrated_gradients", **VARIED), gpu_model, tokenizer, WORDS, TARGETS)
     assert max_relative_error(on_gpu.scores, on_cpu.scores) < 1e-6
     np.testing.assert_array_equal(on_gpu.diagnostics["n_steps"], on_cpu.diagnostics["n_steps"])
+
+
+def test_the_evaluation_records_the_steps_used_and_the_error_reached(tiny_models, geco_dir, tmp_path):
+    from test_evaluation import FAST
+
+    from gecobench.evaluation import EvaluationSettings, run_evaluation
+    from gecobench.store import LocalStore
+
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter_correct=False, properties=False, **FAST)
+    run_evaluation(["integrated_gradients:min_steps=2,max_steps=16", "integrated_gradients:n_steps=4"],
+                   [tiny_models["CE"]], ["binary_all"], settings, store_location=str(tmp_path / "r"),
+                   checkpoint_dir=tmp_path / "ck", progress=False)
+    report = LocalStore(tmp_path / "r").read_all("explainer_score")
+    by_steps = {r["explainer"]["params"]["n_steps"]: r for r in report.documents}
+    adaptive, fixed = by_steps[None], by_steps[4]
+    n_scored = adaptive["counts"]["n_scored"]
+    steps, error = adaptive["explainer"]["diagnostics"]["n_steps"], adaptive["explainer"]["diagnostics"]["completeness_error"]
+    assert steps["n"] == error["n"] == n_scored > 0
+    assert {steps["min"], steps["max"]} <= {2, 4, 8, 16} and steps["min"] <= steps["mean"] <= steps["max"]
+    assert error["max"] <= 0.01 or steps["max"] == 16  # either every sentence converged or some hit the cap
+    assert fixed["explainer"]["diagnostics"]["n_steps"] == {"n": n_scored, "mean": 4.0, "median": 4.0, "min": 4.0, "max": 4.0}
