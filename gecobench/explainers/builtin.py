@@ -413,7 +413,7 @@ class PerturbationExplainer(BuiltinExplainer):
         return self._params["n_samples"]
 
 
-def _word_first_tokens(word_ids: Sequence[int | None], n_words: int) -> np.ndarray:
+def word_first_tokens(word_ids: Sequence[int | None], n_words: int) -> np.ndarray:
     """Index of each word's first token (-1 for words lost to truncation)."""
     first = np.full(n_words, -1, dtype=np.int64)
     for position, word in enumerate(word_ids):
@@ -538,7 +538,7 @@ class KernelShapExplainer(PerturbationExplainer):
         n_samples = self._params["n_samples"]
         scores = [np.zeros(n) for n in batch.n_words]
         # words lost to truncation are not players
-        present = [_word_first_tokens(batch.word_ids[i], batch.n_words[i]) >= 0 for i in range(len(words))]
+        present = [word_first_tokens(batch.word_ids[i], batch.n_words[i]) >= 0 for i in range(len(words))]
         seeds = [sentence_seed(self.seed, words[i], targets[i]) for i in range(len(words))]
 
         def keep_matrix(i: int, coalitions: torch.Tensor) -> np.ndarray:
