@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from gecobench.explainers.base import Explainer, register_explainer
+from gecobench.explainers.stability import split_half_agreement
 from gecobench.explainers.inputs import (
     DEFAULT_MAX_LENGTH,
     EmbeddingForward,
@@ -371,7 +372,19 @@ class GradientShapExplainer(GradientExplainer):
             picked = output.gather(1, row_target[start : start + chunk, None]).sum()
             grads.append(torch.autograd.grad(picked, point)[0])
         grad = torch.cat(grads).reshape(n_sentences, n_samples, n_tokens, hidden)
-        return (grad * delta).mean(dim=1)
+        per_sample = grad * delta
+        self.last_diagnostics = {"split_half_agreement": self._split_half_agreement(per_sample, batch)}
+        return per_sample.mean(dim=1)
+
+    @staticmethod
+    def _split_half_agreement(per_sample: torch.Tensor, batch: EncodedBatch) -> np.ndarray:
+        """Per sentence: agreement of the word scores from the first and the second half of its samples."""
+        half = per_sample.shape[1] // 2
+        if half == 0:
+            return np.full(per_sample.shape[0], np.nan)
+        first = fold_batch(per_sample[:, :half].mean(dim=1), batch)
+        second = fold_batch(per_sample[:, half : 2 * half].mean(dim=1), batch)
+        return np.array([split_half_agreement(a, b) for a, b in zip(first, second)])
 
 
 # ----------------------------------------------------------------------------------------- perturbation methods
@@ -464,20 +477,32 @@ class LimeExplainer(PerturbationExplainer):
             all_masks.append(self.sample_masks(batch.n_words[i], rng))
         outputs = self.outputs_without_words(model, tokenizer, batch, list(enumerate(all_masks)))
         kernel = lambda d: np.sqrt(np.exp(-(d**2) / width**2))
-        scores = []
+        scores, agreement = [], []
         for i, masks in enumerate(all_masks):
             labels = outputs[i][:, int(targets[i])][:, None]
             norms = np.linalg.norm(masks, axis=1) * np.sqrt(masks.shape[1])
             cosine = np.divide(masks.sum(axis=1), norms, out=np.zeros(len(masks)), where=norms > 0)
             distances = (1.0 - cosine) * 100
-            fit = LimeBase(kernel, random_state=sentence_seed(self.seed, words[i], targets[i]) % (2**32))
-            _, weights, _, _ = fit.explain_instance_with_data(
-                masks, labels, distances, 0, masks.shape[1], feature_selection="none"
-            )
-            word_scores = np.zeros(batch.n_words[i])
-            for feature, weight in weights:
-                word_scores[feature] = abs(weight)
-            scores.append(word_scores)
+
+            def fit(rows: np.ndarray) -> np.ndarray:
+                lime = LimeBase(kernel, random_state=sentence_seed(self.seed, words[i], targets[i]) % (2**32))
+                _, weights, _, _ = lime.explain_instance_with_data(
+                    masks[rows], labels[rows], distances[rows], 0, masks.shape[1], feature_selection="none"
+                )
+                word_scores = np.zeros(batch.n_words[i])
+                for feature, weight in weights:
+                    word_scores[feature] = abs(weight)
+                return word_scores
+
+            scores.append(fit(np.arange(len(masks))))
+            # stability: a fit on each half of the perturbed samples, both with the unperturbed row 0 as LIME has
+            half = (len(masks) - 1) // 2
+            if half >= 1:
+                first, second = np.arange(1, 1 + half), np.arange(1 + half, 1 + 2 * half)
+                agreement.append(split_half_agreement(fit(np.r_[0, first]), fit(np.r_[0, second])))
+            else:
+                agreement.append(float("nan"))
+        self.last_diagnostics = {"split_half_agreement": np.array(agreement)}
         return scores
 
 
@@ -551,13 +576,24 @@ class KernelShapExplainer(PerturbationExplainer):
             return [torch.from_numpy(out) for out in outputs]
 
         n_players = [int(p.sum()) for p in present]
+        agreement = np.full(len(words), np.nan)
         if self.perturbations_per_eval is not None:
             # Captum's own loop: its samples are evaluated as drawn, perturbations_per_eval rows per model call.
             for i in (i for i in range(len(words)) if n_players[i] > 0):
-                sentence_forward = lambda coalitions, i=i: evaluate([(i, coalitions)])[0]
+                asked: list[tuple[torch.Tensor, torch.Tensor]] = []
+
+                def sentence_forward(coalitions: torch.Tensor, i: int = i) -> torch.Tensor:
+                    out = evaluate([(i, coalitions)])[0]
+                    asked.append((coalitions.detach().clone(), out))
+                    return out
+
                 scores[i][present[i]] = self._shapley(
                     sentence_forward, n_players[i], seeds[i], int(targets[i]), self.perturbations_per_eval
                 )
+                if n_players[i] > 1:
+                    agreement[i] = self._split_half_agreement(
+                        torch.cat([c for c, _ in asked]), torch.cat([o for _, o in asked]), seeds[i], int(targets[i]))
+            self.last_diagnostics = {"split_half_agreement": agreement}
             return scores
 
         # 1. the coalitions each sentence's run asks for (a one-player sentence: just "with" and "without" it)
@@ -577,11 +613,29 @@ class KernelShapExplainer(PerturbationExplainer):
             scores[i][present[i]] = self._shapley(
                 forward, coalitions[i].shape[1], seeds[i], int(targets[i]), n_samples, replay=coalitions[i]
             )
+            if n_players[i] > 1:
+                agreement[i] = self._split_half_agreement(coalitions[i], out, seeds[i], int(targets[i]))
+        self.last_diagnostics = {"split_half_agreement": agreement}
         return scores
+
+    def _split_half_agreement(self, coalitions: torch.Tensor, outputs: torch.Tensor, seed: int, target: int) -> float:
+        """Agreement of Captum's fit on each half of the sampled coalitions (both halves keep the all-present and
+        all-absent coalitions Captum always evaluates first); no model call, the outputs are reused."""
+        half = (coalitions.shape[0] - 2) // 2
+        if half < 1:
+            return float("nan")
+        estimates = []
+        for rows in (torch.arange(2, 2 + half), torch.arange(2 + half, 2 + 2 * half)):
+            rows = torch.cat([torch.tensor([0, 1]), rows])
+            subset, subset_outputs = coalitions[rows], outputs[rows]
+            forward = functools.partial(self._replay, subset, subset_outputs)
+            estimates.append(self._shapley(forward, coalitions.shape[1], seed, target, len(rows), replay=subset,
+                                           n_samples=len(rows)))
+        return split_half_agreement(*estimates)
 
     def _shapley(
         self, players_forward: Any, n_players: int, seed: int, target: int, per_eval: int,
-        replay: torch.Tensor | None = None,
+        replay: torch.Tensor | None = None, n_samples: int | None = None,
     ) -> np.ndarray:
         """|Captum KernelShap estimate| per player; ``players_forward`` maps 0/1 rows over the players to outputs.
 
@@ -601,7 +655,7 @@ class KernelShapExplainer(PerturbationExplainer):
                 torch.ones((1, n_players), dtype=torch.float64),
                 baselines=torch.zeros((1, n_players), dtype=torch.float64),
                 target=target,
-                n_samples=self._params["n_samples"],
+                n_samples=self._params["n_samples"] if n_samples is None else n_samples,
                 perturbations_per_eval=per_eval,
             )
         return np.abs(attributions[0].cpu().numpy())
