@@ -8,7 +8,7 @@ import pytest
 import torch
 from conftest import make_tiny_bert_classifier
 from test_evaluation import tiny_models  # noqa: F401  (fixture: two tiny checkpoints in zoo layout)
-from test_explainers import TARGETS, WORDS, BagOfWordsModel, max_relative_error
+from test_explainers import TARGETS, WORDS, BagOfWordsModel
 
 from gecobench.explainers import get_explainer
 from gecobench.explainers.builtin import completeness_error
@@ -18,6 +18,11 @@ from gecobench.explainers.engine import attribute, attribute_detailed
 # (1, 2, 4 or 8 steps) while float64 rounding (~1e-13 relative) stays far below the tolerance.
 VARIED = {"min_steps": 1, "tolerance": 1e-5, "max_steps": 64}
 ROUNDING64 = 1e4 * float(np.finfo(np.float64).eps)
+
+
+def max_relative_error(a: list[np.ndarray], b: list[np.ndarray]) -> float:
+    """Largest per-sentence ``max|a - b| / max|b|``: errors measured against the sentence's largest score."""
+    return max(float(np.max(np.abs(x - y)) / max(float(np.max(np.abs(y))), 1e-300)) for x, y in zip(a, b))
 
 
 @pytest.fixture(scope="module")
