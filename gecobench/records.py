@@ -71,10 +71,6 @@ EXPLAINER_SCORE_SCHEMA: dict[str, Any] = {
                 "name": {"type": "string"},
                 "version": {"type": "string"},
                 "params": {"type": "object"},
-                "model_independent": {"type": "boolean"},
-                "is_baseline": {"type": "boolean"},
-                "source": {"enum": ["builtin", "submission", "self-reported", "plugin"]},
-                "submission_id": {"type": ["string", "null"]},
                 "diagnostics": {
                     "type": "object",
                     "description": "per-sentence explainer diagnostics summarised over the scored sentences, "
@@ -87,6 +83,10 @@ EXPLAINER_SCORE_SCHEMA: dict[str, Any] = {
                                        "max": {"type": "number"}},
                     },
                 },
+                "model_independent": {"type": "boolean"},
+                "is_baseline": {"type": "boolean"},
+                "source": {"enum": ["builtin", "submission", "self-reported", "plugin"]},
+                "submission_id": {"type": ["string", "null"]},
             },
         },
         "model": {

@@ -15,7 +15,9 @@ import numpy as np
 import torch
 
 from gecobench.explainers.base import Explainer
-from gecobench.explainers.engine import AttributionResult, attribute_detailed
+from gecobench.explainers.engine import AttributionResult, attribute_detailed, summarize_diagnostics
+
+__all__ = ["attribute_words", "attribute_words_detailed", "summarize_diagnostics"]
 
 
 def _seed_everything(seed: int) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from gecobench.evaluation.attribution import attribute_words, attribute_words_detailed
+from gecobench.evaluation.attribution import attribute_words, attribute_words_detailed, summarize_diagnostics
 from gecobench.evaluation.checkpoints import CheckpointStore
 from gecobench.evaluation.data import GecoSplit, load_split, scorable
 from gecobench.evaluation.modelling import (
@@ -41,7 +41,6 @@ from gecobench.evaluation.precomputed import PrecomputedExplainer
 from gecobench.evaluation.properties import score_agreement, score_properties
 from gecobench.evaluation.scoring import score_correctness
 from gecobench.explainers.base import Explainer, get_explainer
-from gecobench.explainers.engine import summarize_diagnostics
 from gecobench.provenance import base_provenance
 from gecobench.records import (
     SCHEMA_VERSION,
