@@ -7,7 +7,7 @@ sentences of a GECO test split, with the true label as target (the evaluation's 
   process CPU time by default, fair when other jobs share the cores);
 * ``MA``: mean Mass Accuracy over the sentences (``gecobench.metrics.mass_accuracy``);
 * the explainer's diagnostics where it reports them (Integrated Gradients: mean steps per sentence and the largest
-  completeness error).
+  completeness error; Gradient SHAP, LIME, Kernel SHAP: the median split-half agreement).
 
 Example (a zoo checkpoint folder; the reference runs of the integrator live under ``runs/reference/zoo``)::
 
@@ -84,6 +84,8 @@ def bench_spec(spec: ExplainerSpec, model, tokenizer, words, truth, targets, rep
         row["mean_steps"] = float(diagnostics["n_steps"].mean())
     if "completeness_error" in diagnostics:
         row["max_completeness_error"] = float(diagnostics["completeness_error"].max())
+    if "split_half_agreement" in diagnostics and np.isfinite(diagnostics["split_half_agreement"]).any():
+        row["median_split_half_agreement"] = float(np.nanmedian(diagnostics["split_half_agreement"]))
     return row
 
 
@@ -111,11 +113,13 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(row), flush=True)
     print(f"\nmodel: {info.get('regime')} {info.get('base_model')} ({args.model}), clock: {args.clock}, "
           f"threads: {args.threads}, n: {len(words)}")
-    print("| explainer | sent/s | MA | mean IG steps | max completeness error |\n|---|---|---|---|---|")
+    print("| explainer | sent/s | MA | mean IG steps | max completeness error | median split-half agreement |\n"
+          "|---|---|---|---|---|---|")
     for r in results:
         steps = f"{r['mean_steps']:.1f}" if "mean_steps" in r else "–"
         error = f"{r['max_completeness_error']:.2g}" if "max_completeness_error" in r else "–"
-        print(f"| {r['spec']} | {r['sentences_per_second']:.2f} | {r['mass_accuracy']:.3f} | {steps} | {error} |")
+        agreement = f"{r['median_split_half_agreement']:.2f}" if "median_split_half_agreement" in r else "–"
+        print(f"| {r['spec']} | {r['sentences_per_second']:.2f} | {r['mass_accuracy']:.3f} | {steps} | {error} | {agreement} |")
     if args.json:
         args.json.write_text(json.dumps({"results": results, "args": {k: str(v) for k, v in vars(args).items()},
                                          "machine": platform.platform(), "provenance": base_provenance(0)}, indent=2))
