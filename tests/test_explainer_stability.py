@@ -80,7 +80,7 @@ def test_more_samples_make_the_halves_agree_more(name, few, many, model64, token
     assert high > low and high > 0.9
 
 
-def test_the_evaluation_records_the_agreement(tiny_models, geco_dir, tmp_path):
+def test_the_evaluation_records_the_agreement(tiny_models, geco_dir, tmp_path):  # noqa: F811 (the imported fixture)
     from test_evaluation import FAST
 
     from gecobench.evaluation import EvaluationSettings, run_evaluation

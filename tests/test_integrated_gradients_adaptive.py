@@ -156,7 +156,7 @@ def test_adaptive_scores_and_steps_on_the_gpu_equal_the_cpu(model64, tokenizer):
     np.testing.assert_array_equal(on_gpu.diagnostics["n_steps"], on_cpu.diagnostics["n_steps"])
 
 
-def test_the_evaluation_records_the_steps_used_and_the_error_reached(tiny_models, geco_dir, tmp_path):
+def test_the_evaluation_records_the_steps_used_and_the_error_reached(tiny_models, geco_dir, tmp_path):  # noqa: F811 (the imported fixture)
     from test_evaluation import FAST
 
     from gecobench.evaluation import EvaluationSettings, run_evaluation

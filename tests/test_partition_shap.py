@@ -16,7 +16,12 @@ from torch import nn
 
 from gecobench.explainers import available_explainers, get_explainer
 from gecobench.explainers.engine import attribute
-from gecobench.explainers.partition import balanced_partition, owen_design, owen_values, split_node
+from gecobench.explainers.partition import (
+    balanced_partition,
+    owen_design,
+    owen_values,
+    split_node,
+)
 
 
 def max_relative_error(a: list[np.ndarray], b: list[np.ndarray]) -> float:

@@ -15,7 +15,11 @@ import numpy as np
 import torch
 
 from gecobench.explainers.base import Explainer
-from gecobench.explainers.engine import AttributionResult, attribute_detailed, summarize_diagnostics
+from gecobench.explainers.engine import (
+    AttributionResult,
+    attribute_detailed,
+    summarize_diagnostics,
+)
 
 __all__ = ["attribute_words", "attribute_words_detailed", "summarize_diagnostics"]
 

@@ -26,7 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from gecobench.evaluation.attribution import attribute_words, attribute_words_detailed, summarize_diagnostics
+from gecobench.evaluation.attribution import (
+    attribute_words,
+    attribute_words_detailed,
+    summarize_diagnostics,
+)
 from gecobench.evaluation.checkpoints import CheckpointStore
 from gecobench.evaluation.data import GecoSplit, load_split, scorable
 from gecobench.evaluation.modelling import (

@@ -3,7 +3,8 @@
 Gradient methods (Captum): ``saliency``, ``input_x_gradient``, ``deeplift``, ``guided_backprop``,
 ``integrated_gradients``, ``gradient_shap``. Perturbation methods: ``lime`` (the ``lime`` package's weighted
 ridge fit, LimeTextExplainer's sampling and kernel), ``kernel_shap`` (Captum ``KernelShap``). Baselines:
-``uniform_random`` and ``pattern_variant`` (model-independent).
+``uniform_random`` and ``pattern_variant`` (model-independent). Partition SHAP (``partition_shap``) is in
+:mod:`gecobench.explainers.partition`.
 
 The shared protocol (see ``docs/explainers.md``) is in :data:`PROTOCOL` and in every explainer's
 :meth:`~gecobench.explainers.base.Explainer.protocol`.
@@ -20,7 +21,6 @@ import numpy as np
 import torch
 
 from gecobench.explainers.base import Explainer, register_explainer
-from gecobench.explainers.stability import split_half_agreement
 from gecobench.explainers.inputs import (
     DEFAULT_MAX_LENGTH,
     EmbeddingForward,
@@ -33,6 +33,7 @@ from gecobench.explainers.inputs import (
     outputs_without_words,
     sentence_seed,
 )
+from gecobench.explainers.stability import split_half_agreement
 
 #: How many token positions one forward (or forward + backward) pass should hold: large enough to amortise
 #: per-call overhead, small enough for the activations to stay in cache (tuned with bench/bench_explainers.py).
@@ -483,17 +484,8 @@ class LimeExplainer(PerturbationExplainer):
             norms = np.linalg.norm(masks, axis=1) * np.sqrt(masks.shape[1])
             cosine = np.divide(masks.sum(axis=1), norms, out=np.zeros(len(masks)), where=norms > 0)
             distances = (1.0 - cosine) * 100
-
-            def fit(rows: np.ndarray) -> np.ndarray:
-                lime = LimeBase(kernel, random_state=sentence_seed(self.seed, words[i], targets[i]) % (2**32))
-                _, weights, _, _ = lime.explain_instance_with_data(
-                    masks[rows], labels[rows], distances[rows], 0, masks.shape[1], feature_selection="none"
-                )
-                word_scores = np.zeros(batch.n_words[i])
-                for feature, weight in weights:
-                    word_scores[feature] = abs(weight)
-                return word_scores
-
+            random_state = sentence_seed(self.seed, words[i], targets[i]) % (2**32)
+            fit = functools.partial(self._fit, LimeBase(kernel, random_state=random_state), masks, labels, distances)
             scores.append(fit(np.arange(len(masks))))
             # stability: a fit on each half of the perturbed samples, both with the unperturbed row 0 as LIME has
             half = (len(masks) - 1) // 2
@@ -504,6 +496,17 @@ class LimeExplainer(PerturbationExplainer):
                 agreement.append(float("nan"))
         self.last_diagnostics = {"split_half_agreement": np.array(agreement)}
         return scores
+
+    @staticmethod
+    def _fit(lime: Any, masks: np.ndarray, labels: np.ndarray, distances: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """|LimeBase ridge coefficient| per word, fitted on the samples ``rows`` (row 0: the unperturbed sentence)."""
+        _, weights, _, _ = lime.explain_instance_with_data(
+            masks[rows], labels[rows], distances[rows], 0, masks.shape[1], feature_selection="none"
+        )
+        word_scores = np.zeros(masks.shape[1])
+        for feature, weight in weights:
+            word_scores[feature] = abs(weight)
+        return word_scores
 
 
 @functools.cache
@@ -582,7 +585,9 @@ class KernelShapExplainer(PerturbationExplainer):
             for i in (i for i in range(len(words)) if n_players[i] > 0):
                 asked: list[tuple[torch.Tensor, torch.Tensor]] = []
 
-                def sentence_forward(coalitions: torch.Tensor, i: int = i) -> torch.Tensor:
+                def sentence_forward(
+                    coalitions: torch.Tensor, i: int = i, asked: list[tuple[torch.Tensor, torch.Tensor]] = asked,
+                ) -> torch.Tensor:
                     out = evaluate([(i, coalitions)])[0]
                     asked.append((coalitions.detach().clone(), out))
                     return out

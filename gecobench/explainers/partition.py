@@ -28,7 +28,12 @@ import numpy as np
 
 from gecobench.explainers.base import register_explainer
 from gecobench.explainers.builtin import BuiltinExplainer, word_first_tokens
-from gecobench.explainers.inputs import EmbeddingForward, encode_batch, model_device, outputs_without_words
+from gecobench.explainers.inputs import (
+    EmbeddingForward,
+    encode_batch,
+    model_device,
+    outputs_without_words,
+)
 
 #: A node of the hierarchy: the half-open range ``[start, stop)`` of player indices it groups.
 Node = tuple[int, int]
