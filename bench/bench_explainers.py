@@ -5,11 +5,12 @@ For each method on a subset of the ``binary_all`` test split, with a MiniLM clas
 
 * ``engine``: sentences/s of ``gecobench.explainers.engine.attribute`` (length-sorted, token-budget batches);
 * ``single``: the same method one sentence at a time (``batch_size=1``, the reference protocol);
-* ``one_per_forward`` (LIME, Kernel SHAP): one sentence at a time *and* one perturbed input per forward pass
+* ``one_per_forward`` (LIME, Kernel SHAP, Partition SHAP): one sentence at a time *and* one perturbed input per forward pass
   (Captum's default ``perturbations_per_eval=1``), every sampled perturbation evaluated, repeats included
   (``deduplicate=False``);
 * ``bound`` (gradient methods): the bare batched forward + backward of the model on the engine's batches, times
-  the passes the method needs (1; DeepLift 2 — input and reference; Gradient SHAP ``n_samples``; IG ``n_steps``);
+  the passes the method needs (1; DeepLift 2 — input and reference; Gradient SHAP ``n_samples``; IG a fixed
+  ``n_steps``; none for the adaptive IG default, whose steps vary per sentence);
 * ``max_rel_diff``: largest per-sentence ``max|engine - reference| / max|reference|`` (outputs must agree).
 
 Example: ``python bench/bench_explainers.py --n-sentences 64 --ig-sentences 8 --threads 1``
@@ -49,8 +50,12 @@ from gecobench.provenance import base_provenance
 
 ALL_METHODS = [
     "saliency", "input_x_gradient", "guided_backprop", "deeplift", "gradient_shap", "integrated_gradients",
-    "lime", "kernel_shap", "uniform_random", "pattern_variant",
+    "lime", "kernel_shap", "partition_shap", "uniform_random", "pattern_variant",
 ]
+#: the unbatched reference of the perturbation methods: one perturbed input per forward pass, repeats included
+ONE_PER_FORWARD = {"lime": {"perturbations_per_eval": 1, "deduplicate": False},
+                   "kernel_shap": {"perturbations_per_eval": 1, "deduplicate": False},
+                   "partition_shap": {"perturbations_per_eval": 1}}
 PASSES = {"saliency": 1, "input_x_gradient": 1, "guided_backprop": 1, "deeplift": 2}
 
 
@@ -135,12 +140,12 @@ def bench_method(name: str, args: argparse.Namespace, model, tokenizer, all_word
             lambda: bare_forward_backward_seconds(model, tokenizer, words, targets, make(), passes), args.repeats
         )
         row.update(passes=passes, bound_sps=n / t_bare, fraction_of_bound=t_bare / t_engine)
-    if name in ("lime", "kernel_shap"):
+    if name in ONE_PER_FORWARD:
         # an evenly spaced subset, so its sentence lengths follow those the engine was timed on
         picked = np.linspace(0, n - 1, min(n, args.reference_sentences)).round().astype(int).tolist()
         m = len(picked)
         one, t_one = timed(
-            lambda: attribute(make(perturbations_per_eval=1, deduplicate=False), model, tokenizer,
+            lambda: attribute(make(**ONE_PER_FORWARD[name]), model, tokenizer,
                               [words[i] for i in picked], [targets[i] for i in picked], batch_size=1),
             args.repeats,
         )
@@ -153,7 +158,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=REPO_ROOT.parent / "shared" / "data" / "geco" / "binary_gender_all" / "test.jsonl")
     parser.add_argument("--n-sentences", type=int, default=64, help="sentences per method (default 64)")
-    parser.add_argument("--ig-sentences", type=int, default=8, help="sentences for integrated_gradients (200 steps; default 8)")
+    parser.add_argument("--ig-sentences", type=int, default=8, help="sentences for integrated_gradients (default 8)")
     parser.add_argument("--reference-sentences", type=int, default=16,
                         help="sentences for the one-perturbation-per-forward reference of lime/kernel_shap (default 16)")
     parser.add_argument("--methods", default=",".join(ALL_METHODS), help="comma-separated registry names")

@@ -71,6 +71,18 @@ EXPLAINER_SCORE_SCHEMA: dict[str, Any] = {
                 "name": {"type": "string"},
                 "version": {"type": "string"},
                 "params": {"type": "object"},
+                "diagnostics": {
+                    "type": "object",
+                    "description": "per-sentence explainer diagnostics summarised over the scored sentences, "
+                                   "e.g. integrated_gradients: n_steps, completeness_error",
+                    "additionalProperties": {
+                        "type": "object",
+                        "required": ["n", "mean", "median", "min", "max"],
+                        "properties": {"n": {"type": "integer", "minimum": 0}, "mean": {"type": "number"},
+                                       "median": {"type": "number"}, "min": {"type": "number"},
+                                       "max": {"type": "number"}},
+                    },
+                },
                 "model_independent": {"type": "boolean"},
                 "is_baseline": {"type": "boolean"},
                 "source": {"enum": ["builtin", "submission", "self-reported", "plugin"]},

@@ -91,7 +91,9 @@ def test_all_ten_builtins_are_registered_with_their_flags():
 
 def test_protocol_defaults_match_the_paper_and_are_recorded():
     ig = get_explainer("integrated_gradients").protocol()
-    assert ig["params"]["n_steps"] == 200 and ig["explainer"] == "integrated_gradients"
+    # IG: steps chosen per sentence by completeness error (issue 19); the paper's fixed count is n_steps=200
+    assert ig["params"]["n_steps"] is None and ig["params"]["tolerance"] == 0.01 and ig["explainer"] == "integrated_gradients"
+    assert get_explainer("integrated_gradients", n_steps=200).params()["n_steps"] == 200
     assert "get_input_embeddings" in ig["attribution_point"] and "[CLS]" in ig["reference_input"]
     assert ig["hidden_reduction"].startswith("signed sum")
     assert get_explainer("lime").params()["n_samples"] == 100

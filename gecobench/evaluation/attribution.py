@@ -15,7 +15,13 @@ import numpy as np
 import torch
 
 from gecobench.explainers.base import Explainer
-from gecobench.explainers.engine import attribute
+from gecobench.explainers.engine import (
+    AttributionResult,
+    attribute_detailed,
+    summarize_diagnostics,
+)
+
+__all__ = ["attribute_words", "attribute_words_detailed", "summarize_diagnostics"]
 
 
 def _seed_everything(seed: int) -> None:
@@ -24,16 +30,24 @@ def _seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def attribute_words_detailed(
+    explainer: Explainer, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int],
+    batch_size: int = 8, seed: int = 0,
+) -> AttributionResult:
+    """:func:`attribute_words` plus the explainer's per-sentence diagnostics (e.g. IG's steps and error)."""
+    if len(words) != len(targets):
+        raise ValueError(f"{len(words)} sentences but {len(targets)} targets")
+    if not words:
+        return AttributionResult(scores=[])
+    _seed_everything(seed)
+    return attribute_detailed(explainer, model, tokenizer, [list(w) for w in words], list(targets),
+                              batch_size=batch_size, seed=seed, progress=False)
+
+
 def attribute_words(
     explainer: Explainer, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int],
     batch_size: int = 8, seed: int = 0,
 ) -> list[np.ndarray]:
     """Word scores for every sentence, computed in batches of ``batch_size`` with RNGs seeded by ``seed``."""
-    if len(words) != len(targets):
-        raise ValueError(f"{len(words)} sentences but {len(targets)} targets")
-    if not words:
-        return []
-    _seed_everything(seed)
-    scores = attribute(explainer, model, tokenizer, [list(w) for w in words], list(targets),
-                       batch_size=batch_size, seed=seed, progress=False)
-    return [np.asarray(s, dtype=np.float64) for s in scores]
+    result = attribute_words_detailed(explainer, model, tokenizer, words, targets, batch_size, seed)
+    return [np.asarray(s, dtype=np.float64) for s in result.scores]

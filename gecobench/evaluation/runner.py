@@ -26,7 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from gecobench.evaluation.attribution import attribute_words
+from gecobench.evaluation.attribution import (
+    attribute_words,
+    attribute_words_detailed,
+    summarize_diagnostics,
+)
 from gecobench.evaluation.checkpoints import CheckpointStore
 from gecobench.evaluation.data import GecoSplit, load_split, scorable
 from gecobench.evaluation.modelling import (
@@ -213,7 +217,10 @@ def _explain_chunk(explainer: Explainer, spec: ExplainerSpec, lm: LoadedModel, p
         explainer, model, tok, words, tg, batch_size=settings.batch_size, seed=seed)]
     scores: dict[str, Any] = {kind: None for kind in SCORE_KINDS}
     start = time.perf_counter()
-    scores["main"] = run(lm.model, lm.tokenizer, targets)
+    main = attribute_words_detailed(explainer, lm.model, lm.tokenizer, words, targets, settings.batch_size, seed)
+    scores["main"] = [s.tolist() for s in main.scores]
+    # per-sentence explainer diagnostics (IG: steps used, completeness error), summarised in the record
+    scores["diagnostics"] = {key: values.tolist() for key, values in main.diagnostics.items()}
     main_seconds = time.perf_counter() - start
     if settings.properties:
         scores["randomised"] = run(perturbed.randomised, lm.tokenizer, targets)
@@ -260,6 +267,15 @@ def _per_sentence_seconds(explainer: Explainer, main_seconds: float, n_kept: int
     if not n_kept or (isinstance(explainer, PrecomputedExplainer) and explainer.seconds_per_row is None):
         return None  # self-reported attributions: their cost is unknown
     return main_seconds / n_kept
+
+
+def _explainer_diagnostics(chunks: list[dict[str, Any]], key: str) -> dict[str, Any]:
+    """The explainer's per-sentence diagnostics over all chunks (main attributions), summarised."""
+    merged: dict[str, list[float]] = {}
+    for chunk in chunks:
+        for name, values in (chunk["explainers"][key]["scores"].get("diagnostics") or {}).items():
+            merged.setdefault(name, []).extend(values)
+    return summarize_diagnostics(merged)
 
 
 def _identity_record(spec: ExplainerSpec, explainer: Explainer, lm: LoadedModel, split: GecoSplit,
@@ -442,7 +458,8 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
             "explainer": {**identity["explainer"], "model_independent": bool(explainer.model_independent),
                           "is_baseline": bool(explainer.is_baseline),
                           "source": getattr(explainer, "source", "builtin"),
-                          "submission_id": getattr(explainer, "submission_id", None)},
+                          "submission_id": getattr(explainer, "submission_id", None),
+                          "diagnostics": _explainer_diagnostics(chunks, key)},
             "model": {**identity["model"], "base_revision": lm.info.get("base_revision"),
                       "zero_shot_method": lm.info.get("zero_shot_method"), "name": lm.name,
                       "train_config": lm.info.get("geco_config", lm.info.get("config")), "num_labels": lm.num_labels,

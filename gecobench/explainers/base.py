@@ -119,8 +119,8 @@ def _load_entry_points() -> None:
 
 
 def _load_builtins() -> None:
-    # Importing the module registers the built-in explainers.
-    from gecobench.explainers import builtin  # noqa: F401
+    # Importing the modules registers the built-in explainers.
+    from gecobench.explainers import builtin, partition  # noqa: F401
 
 
 def available_explainers() -> list[str]:

