@@ -177,22 +177,26 @@ def test_score_correctness_groups_and_gap_by_hand() -> None:
     # per-sentence MA: 1.0, 0.5 (female); 0.25, undefined (male, all-zero attribution)
     scores = [np.array([2.0, 0.0]), np.array([1.0, -1.0]), np.array([1.0, 1.0, 2.0]), np.zeros(3)]
     labels = [0, 0, 1, 1]
-    metrics, groups, per_sentence = score_correctness(scores, truth, labels, None, "no ZS model", 50, 0)
+    metrics, groups, per_sentence = score_correctness(scores, truth, labels, None, "no ZS model", 50, 0,
+                                                      source_sentences=[7, 8, 7, 8])
     assert np.allclose(per_sentence[:3], [1.0, 0.5, 0.25]) and np.isnan(per_sentence[3])
     assert metrics["mass_accuracy"]["value"] == pytest.approx((1.0 + 0.5 + 0.25) / 3)
     assert metrics["mass_accuracy"]["n_undefined"] == 1
     assert groups["female"]["mass_accuracy"] == pytest.approx(0.75)
     assert groups["male"]["mass_accuracy"] == pytest.approx(0.25)
     assert groups["male"]["n_scored"] == 1
-    assert metrics["mass_accuracy_gap"]["value"] == pytest.approx(0.5)
-    assert metrics["mass_accuracy_gap"]["highest_group"] == "female"
+    # signed, male minus female, over the source sentences with both variants defined (7 only: 0.25 - 1.0)
+    gap = metrics["mass_accuracy_gap"]
+    assert gap["value"] == pytest.approx(0.25 - 1.0)
+    assert (gap["minuend"], gap["subtrahend"], gap["n_source_sentences"]) == ("male", "female", 1)
+    assert gap["definition"] == "MA(male) − MA(female)"
     assert metrics["relative_mass_accuracy"]["value"] is None
     assert metrics["relative_mass_accuracy"]["reason"] == "no ZS model"
     ci = metrics["mass_accuracy"]
     assert ci["ci_low"] <= ci["value"] <= ci["ci_high"]
     # against a reference that is half as accurate on every sentence: median log ratio = ln 2
     reference = [np.array([1.0, 1.0]), np.array([1.0, 3.0]), np.array([1.0, 3.0, 4.0]), np.array([1.0, 0.0, 0.0])]
-    metrics, _, _ = score_correctness(scores, truth, labels, reference, None, 20, 0)
+    metrics, _, _ = score_correctness(scores, truth, labels, reference, None, 20, 0, source_sentences=[7, 8, 7, 8])
     assert metrics["relative_mass_accuracy"]["value"] == pytest.approx(np.log(2.0))
     assert metrics["relative_mass_accuracy"]["n_scored"] == 3
 
