@@ -379,13 +379,20 @@ def test_two_processes_write_the_same_records_as_one(tiny_models, plugin_dir, ge
 
 def test_the_text_leaderboard_names_versions_only_when_a_store_holds_two() -> None:
     from gecobench.evaluation.leaderboard import explainer_rows
+    from gecobench.records import explainer_score_identity, record_id_for
 
     def record(name: str, version: str, ma: float) -> dict:
-        return {"dataset": {"config": "binary_all"}, "model": {"regime": "CE", "base_model": "minilm"},
-                "explainer": {"name": name, "version": version}, "metrics": {"mass_accuracy": {"value": ma}},
-                "counts": {"n_scored": 4}, "runtime": {"seconds_per_sentence": 0.1}}
+        out = {"dataset": {"config": "binary_all", "split": "test", "fingerprint": "f"},
+               "model": {"regime": "CE", "base_model": "minilm", "seed": 0},
+               "explainer": {"name": name, "version": version, "params": {}}, "protocol": {},
+               "metrics": {"mass_accuracy": {"value": ma}}, "counts": {"n_scored": 4},
+               "runtime": {"seconds_per_sentence": 0.1}}
+        out["record_id"] = record_id_for(explainer_score_identity(out))
+        return out
 
     one = explainer_rows([record("lime", "2.0.0", 0.5), record("saliency", "1.0.0", 0.4)])
     assert [row[3] for row in one] == ["lime", "saliency"]
     both = explainer_rows([record("lime", "2.0.0", 0.5), record("lime", "1.0.0", 0.6), record("saliency", "1.0.0", 0.4)])
     assert [row[3] for row in both] == ["lime 1.0.0", "lime 2.0.0", "saliency"]
+    # the two versions are two rows, each naming what tells it apart; saliency is set apart by nothing
+    assert [row[-1] for row in both] == ["explainer.version=1.0.0", "explainer.version=2.0.0", ""]

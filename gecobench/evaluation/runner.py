@@ -42,6 +42,7 @@ from gecobench.evaluation.precomputed import PrecomputedExplainer
 from gecobench.evaluation.properties import score_agreement, score_properties
 from gecobench.evaluation.scoring import paired_comparisons, score_correctness
 from gecobench.explainers.base import Explainer, get_explainer
+from gecobench.pooling import comparison_label as pooling_comparison_label
 from gecobench.provenance import base_provenance
 from gecobench.records import (
     SCHEMA_VERSION,
@@ -296,10 +297,8 @@ def _identity_record(spec: ExplainerSpec, explainer: Explainer, lm: LoadedModel,
 
 
 def comparison_label(spec: ExplainerSpec, explainer: Explainer) -> str:
-    """How an explainer is named in another's paired comparisons: ``name version`` plus its parameters, if any."""
-    params = explainer.params()
-    label = f"{spec.name} {explainer.version}"
-    return label + (f" {json.dumps(params, sort_keys=True, default=str)}" if params else "")
+    """How an explainer is named in another's paired comparisons (:func:`gecobench.pooling.comparison_label`)."""
+    return pooling_comparison_label(spec.name, str(explainer.version), explainer.params())
 
 
 def compared_explainers(specs: list[ExplainerSpec], instances: list[Explainer]) -> list[str]:
