@@ -23,6 +23,13 @@ _COLUMNS = (
 )
 
 
+# The one definition of each derived number, as the CLI, the Space's About tab and docs/ state it.
+LEGEND = ("log RMA = median over sentences of ln(MA / MA_ZS), MA_ZS being the same explainer's MA on the "
+          "zero-shot model of the same base (0: as correct as zero-shot). MA gap = MA(male) − MA(female), "
+          "interval from a paired bootstrap over source sentences. vs best: paired bootstrap interval of "
+          "MA(best) − MA(row) on the same sentences includes 0 (tie) or not (lower).")
+
+
 def _fmt(value: Any, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
@@ -139,11 +146,10 @@ def leaderboard_text(store: LocalStore | HubStore) -> str:
     rows = explainer_rows(explainer_records)
     # the last column ("differs by") is never cut: a row's distinguishing parameters must stay readable
     widths = [w for _, w in _COLUMNS[:-1]] + [max([len(header[-1]), *(len(r[-1]) for r in rows)])]
-    parts = [f"Explanation correctness (Mass Accuracy, higher is better) — {len(explainer_records)} records. "
-             "One row per explainer and model (regime × base × config); records are averaged only over seeds of "
-             "an otherwise identical protocol (seeds > 1: mean, 95 % t-interval across seeds). log RMA = median "
-             "over sentences of ln(MA / MA of the same explainer on the zero-shot model); MA gap = MA(male) − "
-             "MA(female), paired bootstrap over source sentences.",
+    legend = (f"Explanation correctness (Mass Accuracy, higher is better) — {len(explainer_records)} records. "
+              "One row per explainer and model (regime × base × config); records are averaged only over seeds of "
+              "an otherwise identical protocol (seeds > 1: mean, 95 % t-interval across seeds).\n" + LEGEND)
+    parts = [legend,
              format_table(header, widths, rows)]
     if bias_records:
         parts.append(f"\nSpanish masked-LM gender bias — {len(bias_records)} model_bias records")
