@@ -16,9 +16,18 @@ from conftest import make_tiny_bert_classifier
 from gecobench.evaluation import EvaluationSettings, run_evaluation
 from gecobench.evaluation.leaderboard import explainer_rows, leaderboard_text
 from gecobench.evaluation.modelling import training_fingerprint
-from gecobench.evaluation.scoring import gap_block, paired_comparisons, score_correctness
+from gecobench.evaluation.scoring import (
+    gap_block,
+    paired_comparisons,
+    score_correctness,
+)
 from gecobench.metrics.paired_bootstrap import clustered_mean_difference, verdict
-from gecobench.pooling import across_seeds, distinguishing_fields, identity_fields, pooling_key
+from gecobench.pooling import (
+    across_seeds,
+    distinguishing_fields,
+    identity_fields,
+    pooling_key,
+)
 from gecobench.records import explainer_score_identity, identity_mismatch, record_id_for
 from gecobench.store import LocalStore
 from leaderboard_space import tables
