@@ -17,12 +17,13 @@ Pure Python + numpy (no torch), so the Space can import it cheaply.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from gecobench.records import explainer_score_identity, record_id_for
+from gecobench.records import explainer_score_identity
 
 # (section, field) of a record that a pool may vary over: the seeds and what is determined by them.
 SEED_FIELDS: tuple[tuple[str, str], ...] = (
@@ -38,15 +39,20 @@ def _without_seeds(record: Mapping[str, Any]) -> dict[str, Any]:
     blank = {k: record[k] for k in ("explainer", "model", "dataset", "protocol") if k in record}
     for section, name in SEED_FIELDS:
         part = blank.get(section)
-        if isinstance(part, Mapping) and name in part:
+        if isinstance(part, dict) and name in part:
             blank[section] = part = dict(part)
             part[name] = None
     return blank
 
 
 def pooling_key(record: Mapping[str, Any]) -> str:
-    """A hash that two records share exactly when they differ at most in their seeds (:data:`SEED_FIELDS`)."""
-    return record_id_for(explainer_score_identity(_without_seeds(record)))
+    """A hash that two records share exactly when they differ at most in their seeds (:data:`SEED_FIELDS`).
+
+    Hashed with ``orjson`` (sorted keys): the Space computes one per record of stores of 10,000 records."""
+    import orjson
+
+    identity = explainer_score_identity(_without_seeds(record))
+    return hashlib.sha256(orjson.dumps(identity, option=orjson.OPT_SORT_KEYS, default=str)).hexdigest()[:32]
 
 
 def identity_fields(record: Mapping[str, Any]) -> dict[str, str]:
@@ -55,7 +61,7 @@ def identity_fields(record: Mapping[str, Any]) -> dict[str, str]:
     fields: dict[str, str] = {}
 
     def walk(prefix: str, value: Any) -> None:
-        if isinstance(value, Mapping):  # an empty mapping adds nothing: no parameter set = every one default
+        if isinstance(value, dict):  # an empty mapping adds nothing: no parameter set = every one default
             for key in sorted(value):
                 walk(f"{prefix}.{key}", value[key])
         else:

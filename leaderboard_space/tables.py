@@ -121,7 +121,10 @@ def _direction_of(direction: str) -> int | None:
     return None
 
 
-def _record_row(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
+def _record_row(record: Mapping[str, Any], identities: dict[str, dict[str, str]] | None = None
+                ) -> tuple[dict[str, Any], dict[str, int]]:
+    """One long-table row and the metric directions found; ``identities`` caches
+    :func:`gecobench.pooling.identity_fields` per pooling key (records of one pool share them)."""
     explainer, model, dataset = record["explainer"], record["model"], record["dataset"]
     row: dict[str, Any] = {
         "record_id": record["record_id"],
@@ -139,8 +142,8 @@ def _record_row(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, in
         "schema_version": record.get("schema_version"),
         RUNTIME: _number((record.get("runtime") or {}).get("seconds_per_sentence")),
         # what the pooling and the paired comparisons need (gecobench.pooling)
-        "pool_key": pooling_key(record),
-        "identity": identity_fields(record),
+        "pool_key": (pool_key := pooling_key(record)),
+        "identity": _cached_identity(record, pool_key, identities if identities is not None else {}),
         "comparison_label": record_comparison_label(record),
         "comparisons": dict(record.get("comparisons") or {}),
     }
@@ -168,6 +171,12 @@ def _record_row(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, in
     return row, directions
 
 
+def _cached_identity(record: Mapping[str, Any], pool_key: str, cache: dict[str, dict[str, str]]) -> dict[str, str]:
+    if pool_key not in cache:
+        cache[pool_key] = identity_fields(record)
+    return cache[pool_key]
+
+
 @dataclass
 class RecordsFrame:
     """The long table of explainer records plus what was learnt while building it."""
@@ -184,11 +193,12 @@ class RecordsFrame:
 def records_frame(records: Iterable[Mapping[str, Any]]) -> RecordsFrame:
     """One row per ``explainer_score`` record; other record types are ignored, malformed ones become warnings."""
     rows, warnings, directions = [], [], {}
+    identities: dict[str, dict[str, str]] = {}
     for position, record in enumerate(records):
         if not isinstance(record, Mapping) or record.get("record_type") != "explainer_score":
             continue
         try:
-            row, found = _record_row(record)
+            row, found = _record_row(record, identities)
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             what = err.args[0] if isinstance(err, KeyError) else err
             warnings.append(f"skipped explainer record {record.get('record_id', f'#{position}')}: {type(err).__name__}: {what}")
