@@ -369,7 +369,10 @@ def run_evaluation(
                 log.info("records for %s on %s already in the store; skipped", model_path, config)
                 continue
             perturbed = _Perturbed(lm.model, settings)
-            unit = hashlib.sha256(json.dumps([lm.checkpoint_sha256, split.fingerprint, unit_protocol],
+            # Checkpointed chunk scores depend on the explainer alone, not on which others run beside it: a run
+            # with another explainer set reuses them (only the records' comparisons are recomputed).
+            chunk_protocol = {k: v for k, v in unit_protocol.items() if k != "compared_explainers"}
+            unit = hashlib.sha256(json.dumps([lm.checkpoint_sha256, split.fingerprint, chunk_protocol],
                                              sort_keys=True).encode()).hexdigest()[:16]
 
             local_results = []
