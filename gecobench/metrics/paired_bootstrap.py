@@ -46,10 +46,12 @@ def clustered_mean_difference(
     """``mean(a) − mean(b)`` over finite values, with a percentile bootstrap interval over shared clusters.
 
     Args:
-        values_a, values_b: one value per sentence (NaN = undefined, left out of both the value and the
+        values_a: one value per sentence of side a (NaN = undefined, left out of both the value and the
             interval).
-        clusters_a, clusters_b: the cluster (source sentence id) of every value; any hashable ids. Only clusters
+        clusters_a: the cluster (source sentence id) of every value of side a; any hashable ids. Only clusters
             with at least one defined value on *both* sides take part, so a draw always compares like with like.
+        values_b: as ``values_a``, for side b.
+        clusters_b: as ``clusters_a``, for side b.
         n_resamples: bootstrap draws (0: no interval).
         seed: seed of the draws.
         confidence: interval level.
