@@ -9,9 +9,13 @@ Flow for one (GECO config, model):
    chunks, applies the correctness filter (keep a group only if every variant is classified correctly) and, per
    explainer, computes the word scores the metrics need — the model's, the zero-shot reference's (RMA), a
    re-initialised copy's (MRC), a noisy copy's (SNC) and other targets' (LD) — writing a checkpoint per chunk;
+   the model, its zero-shot reference and its perturbed copies get the same per-chunk seed, so a stochastic
+   explainer uses the same random numbers on each (common random numbers);
 3. the per-chunk results are gathered on the main process (``gather_object``), which scores them, computes the
-   cross-explainer metric (DMA) and appends one record per explainer to the store. A record that already exists
-   (same identity) is not written again, so reruns and resumed runs never duplicate.
+   cross-explainer metric (DMA) and the paired MA comparisons between the run's explainers, and appends one
+   record per explainer to the store. A record that already exists (same identity: explainer and parameters,
+   checkpoint, data, protocol and compared explainers) is not written again, so reruns and resumed runs never
+   duplicate.
 """
 
 from __future__ import annotations
