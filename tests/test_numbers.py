@@ -75,6 +75,18 @@ def test_paired_difference_by_hand_skips_undefined_and_unshared_sentences() -> N
     assert verdict({"ci_low": None, "ci_high": None}) is None
 
 
+def test_swapping_the_sides_mirrors_value_and_interval() -> None:
+    rng = np.random.default_rng(9)
+    a, b = rng.uniform(0, 1, 80), rng.uniform(0, 1, 80)
+    sources = [i // 4 for i in range(80)]
+    forward = clustered_mean_difference(a, sources, b, sources, 300, 2)
+    backward = clustered_mean_difference(b, sources, a, sources, 300, 2)  # same seed: the same draws
+    scale = 50 * EPS * max(1.0, float(np.abs(a).max()), float(np.abs(b).max()))
+    assert backward["value"] == pytest.approx(-forward["value"], abs=scale)
+    assert (backward["ci_low"], backward["ci_high"]) == pytest.approx((-forward["ci_high"], -forward["ci_low"]), abs=scale)
+    assert forward["n_clusters"] == 20
+
+
 # ---------------------------------------------------------------- the signed gap
 
 
