@@ -21,7 +21,9 @@ from typing import Any
 
 import jsonschema
 
-SCHEMA_VERSION = "1.0"
+# 2.0: signed gender gaps with paired intervals, common random numbers for the RMA reference and the property
+# copies, paired explainer comparisons, and an identity that covers every input of a number (1.x ids differ).
+SCHEMA_VERSION = "2.0"
 RECORD_TYPES = ("explainer_score", "model_bias")
 
 _METRIC_VALUE = {
@@ -98,6 +100,9 @@ EXPLAINER_SCORE_SCHEMA: dict[str, Any] = {
                 "base_revision": {"type": ["string", "null"]},
                 "seed": {"type": ["integer", "null"]},
                 "checkpoint_sha256": {"type": ["string", "null"]},
+                "training_fingerprint": {"type": ["string", "null"],
+                                         "description": "hash of the checkpoint's training inputs (schedule, "
+                                                        "learning rates, train config…)"},
                 "zero_shot_method": {"type": ["string", "null"]},
                 "name": {"type": "string"},
                 "train_config": {"type": ["string", "null"]},
@@ -135,6 +140,23 @@ EXPLAINER_SCORE_SCHEMA: dict[str, Any] = {
                     "n_scored": {"type": "integer", "minimum": 0},
                     "n_undefined": {"type": "integer", "minimum": 0},
                     "n_sentences": {"type": "integer", "minimum": 0},
+                },
+            },
+        },
+        "comparisons": {
+            "type": "object",
+            "description": "other explainer of the run -> paired bootstrap interval of MA(this) − MA(other) "
+                           "on the same sentences",
+            "additionalProperties": {
+                "type": "object",
+                "required": ["value", "ci_low", "ci_high"],
+                "properties": {
+                    "value": {"type": ["number", "null"]},
+                    "ci_low": {"type": ["number", "null"]},
+                    "ci_high": {"type": ["number", "null"]},
+                    "verdict": {"enum": ["higher", "lower", "tie", None]},
+                    "n_scored": {"type": "integer", "minimum": 0},
+                    "n_source_sentences": {"type": "integer", "minimum": 0},
                 },
             },
         },
@@ -328,13 +350,38 @@ def record_id_for(identity: dict[str, Any]) -> str:
 
 
 def explainer_score_identity(record: dict[str, Any]) -> dict[str, Any]:
-    """The identity of an explainer_score record: explainer, model, dataset config and protocol."""
+    """Everything that changes an explainer_score record's numbers; its hash is the record id.
+
+    * the explainer: name, version and parameters;
+    * the checkpoint: regime, base model and its revision, training seed, training-schedule fingerprint
+      (``model.training_fingerprint``) and the checkpoint's content hash;
+    * the data: GECO config, split and data fingerprint;
+    * the protocol block as a whole: run seed, filter, sentences scored (``max_sentence_groups``), properties
+      on/off and their parameters, bootstrap, the RMA reference checkpoint, the random-stream rule and, for the
+      agreement metric (DMA) and the paired comparisons, the set of compared explainers
+      (``protocol.compared_explainers``).
+
+    Two records with equal identities were computed from the same inputs; anything else gets a new id.
+    """
+    explainer, model, dataset = record["explainer"], record["model"], record["dataset"]
     return {
-        "explainer": [record["explainer"]["name"], record["explainer"]["version"], record["explainer"].get("params", {})],
+        "explainer": [explainer["name"], explainer["version"], explainer.get("params", {})],
         "model": [
-            record["model"]["regime"], record["model"]["base_model"], record["model"].get("seed"),
-            record["model"].get("checkpoint_sha256"),
+            model["regime"], model["base_model"], model.get("base_revision"), model.get("seed"),
+            model.get("training_fingerprint"), model.get("checkpoint_sha256"),
         ],
-        "dataset": [record["dataset"]["config"], record["dataset"]["split"], record["dataset"]["fingerprint"]],
+        "dataset": [dataset["config"], dataset["split"], dataset["fingerprint"]],
         "protocol": record.get("protocol", {}),
     }
+
+
+def identity_mismatch(record: dict[str, Any]) -> str | None:
+    """Why a stored record's id is not the hash of its identity, or None when it is (checked on read)."""
+    try:
+        expected = record_id_for(explainer_score_identity(record))
+    except (KeyError, TypeError, AttributeError) as err:
+        return f"record {record.get('record_id', '?')}: its identity cannot be computed ({type(err).__name__}: {err})"
+    if record.get("record_id") != expected:
+        return (f"record {record.get('record_id', '?')}: record_id is not the hash of its identity (expected "
+                f"{expected}); the record was edited or made by another version")
+    return None

@@ -49,12 +49,22 @@ ABOUT = f"""
 **GECOBench** asks whether an explanation of a language model points at the words that *actually* decide
 the prediction. GECO sentences exist in gender variants that differ only in the gendered words; a model
 trained to classify the gender can only rely on those words, so they are the ground truth. An explainer's
-**mass accuracy (MA)** is the share of its attribution mass on ground-truth words (RMA: MA relative to the
-share of ground-truth words); the **MA gap** is MA(male) − MA(female). Every explainer is scored for each
+**mass accuracy (MA)** is the share of its attribution mass on ground-truth words. **log RMA** (relative
+mass accuracy) is the median over sentences of ln(MA / MA_ZS), where MA_ZS is the same explainer's MA on the
+zero-shot model of the same base, with the same random numbers for stochastic explainers (0: as correct as
+zero-shot; model-independent baselines get exactly 0). The **MA gap** is MA(male) − MA(female) (and each
+binary group minus non-binary on the non-binary configs), signed, with a paired bootstrap interval over
+source sentences (an interval containing 0 means no detectable gap). Every explainer is scored for each
 model regime (from scratch to fully fine-tuned), each GECO configuration (all gendered words altered, or the
 grammatical subject only; binary and non-binary), with bootstrap confidence intervals. The Co-12 properties
 (MRC, SNC, LD, DMA, SP, CVR) follow the XAIB benchmark; ranking metrics (relevance rank accuracy, AUPRC)
 score the order of the attributions.
+
+**One row per explainer and model** (regime × base model × config). Records are averaged only over seeds of
+an otherwise identical protocol: *Seeds* says how many; with several, the value is the mean over seeds and the
+interval the 95 % t-interval across seeds. Rows that differ in anything else (explainer parameters, sentences
+scored, filter, compared explainers…) stay separate, and *Differs by* names the difference. *vs best* says
+whether the paired bootstrap interval of MA(best) − MA(row), on the same sentences, includes 0 (*tie*) or not.
 
 Baselines — *Uniform Random* and *Pattern Variant* — do not look at the model and are marked **[baseline]**.
 Results submitted with pre-computed attributions and not reproduced by the queue are marked
@@ -228,10 +238,11 @@ def build_app(results_location: str | None = None, requests_location: str | None
                     sort_by = gr.Dropdown(["MA"], value="MA", label="Sort by", elem_id="sort-by")
                     descending = gr.Checkbox(True, label="Descending (MA gap: closest to zero first)")
                     show_baselines = gr.Checkbox(True, label="Show baselines")
-                table = gr.Dataframe(interactive=False, wrap=True, label="One row per explainer: value [CI]",
+                table = gr.Dataframe(interactive=False, wrap=True, label="One row per explainer and model: value [CI]",
                                      elem_id="explainer-table", show_search="none", max_height=600)
                 gr.Markdown("`[baseline]`: Uniform Random / Pattern Variant (model-independent) · `[self-reported]`: "
-                            "submitted pre-computed results not reproduced by the queue · MA gap = MA(male) − MA(female).")
+                            "submitted pre-computed results not reproduced by the queue · MA gap = MA(male) − MA(female), "
+                            "paired interval over source sentences · log RMA = median ln(MA / MA zero-shot).")
                 radar = gr.Plot(label="Co-12 properties per explainer (outward = better)")
             with gr.Tab("Plots", id="plots"):
                 regime_plot = gr.Plot(label="Mass accuracy by model regime (Figure 2 view)")

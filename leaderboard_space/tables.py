@@ -2,13 +2,17 @@
 
 * :func:`records_frame` — one row per ``explainer_score`` record (long form), malformed records skipped
   with a warning;
-* :func:`explainer_summary` — one row per explainer, numeric (value, CI low, CI high per metric);
+* :func:`explainer_summary` — one numeric row per explainer *and model* (regime × base × config), pooled over
+  seeds only (value, CI low, CI high per metric, ``Seeds``, ``Differs by``, ``vs best``);
 * :func:`explainer_table` — the same, formatted for display (``0.623 [0.581, 0.664]``), filtered and sorted;
-* :func:`property_scores` — the Co-12 properties per explainer on a 0..1 scale where up is better (radar).
+* :func:`property_scores` — the Co-12 properties per row on a 0..1 scale where up is better (radar).
 
-Aggregation: when several records (seeds, base models, configs, regimes) fall into one cell, the value is
-the mean of their values and the interval is the envelope ``[min ci_low, max ci_high]`` of their intervals —
-a conservative summary, not a new bootstrap.
+Aggregation (no silent pooling, :mod:`gecobench.pooling`): records fall into one row only when they differ
+in nothing but their seeds (training seed, checkpoint, run seed, zero-shot reference). A row of ``n`` seeds
+shows the mean over seeds and, for ``n >= 2``, the 95 % t-interval across seeds; a row of one seed keeps its
+record's bootstrap interval. Rows of one explainer on one model that differ otherwise stay separate, and
+``Differs by`` names the parameters that tell them apart. ``vs best`` compares each row with the best MA of its
+model through the paired bootstrap interval the run recorded (``tie`` when it includes 0).
 """
 
 from __future__ import annotations
@@ -21,11 +25,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gecobench.pooling import (
+    across_seeds,
+    across_seeds_t,
+    distinguishing_fields,
+    identity_fields,
+    pooling_key,
+    record_comparison_label,
+    tie_verdict,
+)
+
 MA = "mass_accuracy"
 METRIC_LABELS: dict[str, str] = {
     "mass_accuracy": "MA",
-    "relative_mass_accuracy": "RMA",
-    "mass_accuracy_gap": "MA gap",
+    "relative_mass_accuracy": "log RMA",
+    "mass_accuracy_gap": "MA gap male−female",
+    "mass_accuracy_gap_male_minus_nonbinary": "MA gap male−non-binary",
+    "mass_accuracy_gap_female_minus_nonbinary": "MA gap female−non-binary",
     "model_randomisation_check": "MRC",
     "small_noise_check": "SNC",
     "label_difference": "LD",
@@ -105,7 +121,10 @@ def _direction_of(direction: str) -> int | None:
     return None
 
 
-def _record_row(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
+def _record_row(record: Mapping[str, Any], identities: dict[str, dict[str, str]] | None = None
+                ) -> tuple[dict[str, Any], dict[str, int]]:
+    """One long-table row and the metric directions found; ``identities`` caches
+    :func:`gecobench.pooling.identity_fields` per pooling key (records of one pool share them)."""
     explainer, model, dataset = record["explainer"], record["model"], record["dataset"]
     row: dict[str, Any] = {
         "record_id": record["record_id"],
@@ -122,6 +141,11 @@ def _record_row(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, in
         "package_version": record.get("provenance", {}).get("package_version"),
         "schema_version": record.get("schema_version"),
         RUNTIME: _number((record.get("runtime") or {}).get("seconds_per_sentence")),
+        # what the pooling and the paired comparisons need (gecobench.pooling)
+        "pool_key": (pool_key := pooling_key(record)),
+        "identity": _cached_identity(record, pool_key, identities if identities is not None else {}),
+        "comparison_label": record_comparison_label(record),
+        "comparisons": dict(record.get("comparisons") or {}),
     }
     directions: dict[str, int] = {}
     metrics = record["metrics"]
@@ -147,6 +171,12 @@ def _record_row(record: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, in
     return row, directions
 
 
+def _cached_identity(record: Mapping[str, Any], pool_key: str, cache: dict[str, dict[str, str]]) -> dict[str, str]:
+    if pool_key not in cache:
+        cache[pool_key] = identity_fields(record)
+    return cache[pool_key]
+
+
 @dataclass
 class RecordsFrame:
     """The long table of explainer records plus what was learnt while building it."""
@@ -163,11 +193,12 @@ class RecordsFrame:
 def records_frame(records: Iterable[Mapping[str, Any]]) -> RecordsFrame:
     """One row per ``explainer_score`` record; other record types are ignored, malformed ones become warnings."""
     rows, warnings, directions = [], [], {}
+    identities: dict[str, dict[str, str]] = {}
     for position, record in enumerate(records):
         if not isinstance(record, Mapping) or record.get("record_type") != "explainer_score":
             continue
         try:
-            row, found = _record_row(record)
+            row, found = _record_row(record, identities)
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             what = err.args[0] if isinstance(err, KeyError) else err
             warnings.append(f"skipped explainer record {record.get('record_id', f'#{position}')}: {type(err).__name__}: {what}")
@@ -200,10 +231,13 @@ def filter_frame(frame: pd.DataFrame, filters: Filters) -> pd.DataFrame:
 
 
 def _kind(rows: pd.DataFrame) -> str:
-    if rows["is_baseline"].any():
-        return "baseline" + (" (model-independent)" if rows["model_independent"].all() else "")
-    sources = sorted(set(rows["source"]))
-    return ", ".join(SOURCE_LABELS.get(s, s) for s in sources)
+    return _kind_of(bool(rows["is_baseline"].any()), bool(rows["model_independent"].all()), sorted(set(rows["source"])))
+
+
+def _kind_of(any_baseline: bool, all_model_independent: bool, sources: Sequence[str]) -> str:
+    if any_baseline:
+        return "baseline" + (" (model-independent)" if all_model_independent else "")
+    return ", ".join(SOURCE_LABELS.get(s, s) for s in sorted(sources))
 
 
 def explainer_label(name: str, kind: str) -> str:
@@ -215,62 +249,104 @@ def explainer_label(name: str, kind: str) -> str:
     return name
 
 
-def explainer_summary(data: RecordsFrame | Iterable[Mapping[str, Any]], filters: Filters | None = None) -> pd.DataFrame:
-    """One numeric row per explainer: MA per (regime, config) and every other metric as value / lo / hi.
+MODEL_COLUMNS = ["Config", "Regime", "Base model"]
 
-    Columns: ``Explainer``, ``Kind``, ``Versions``, ``Records``, then for each metric label ``L`` the
-    columns ``L``, ``L lo``, ``L hi`` (``MA <regime> · <config>`` for the per-cell MA, ``MA`` for the mean
-    over all shown records, ``MA female`` … for the groups), and ``s / sentence``.
+
+def explainer_summary(data: RecordsFrame | Iterable[Mapping[str, Any]], filters: Filters | None = None) -> pd.DataFrame:
+    """One numeric row per explainer and model (regime × base model × config), pooled over seeds only.
+
+    Columns: ``Explainer``, ``Kind``, ``Versions``, ``Config``, ``Regime``, ``Base model``, ``Seeds`` (records
+    pooled), ``Records``, ``Differs by`` (the parameters that set the row apart, :func:`gecobench.pooling.
+    distinguishing_fields`), ``vs best``, then for each metric label ``L`` the columns ``L``, ``L lo``, ``L hi``
+    (``MA female`` … for the groups), and ``s / sentence``. Rows are grouped by model, best MA first.
     """
     data = _as_records_frame(data)
     filters = filters or Filters()
     frame = filter_frame(data.frame, filters)
     if frame.empty:
-        return pd.DataFrame(columns=["Explainer", "Kind", "Versions", "Records"])
+        return pd.DataFrame(columns=["Explainer", "Kind", "Versions", *MODEL_COLUMNS, "Seeds", "Records"])
     metric_keys = [k for k in METRIC_LABELS if k in frame.columns and frame[k].notna().any()]
     group_keys = [g for g in GROUPS if f"group:{g}" in frame.columns and frame[f"group:{g}"].notna().any()]
-    by_explainer = frame.groupby("explainer", sort=True)
+    pools = frame.groupby(["config", "regime", "base_model", "explainer", "pool_key"], sort=True)
+    keys = pools.size().index  # one entry per pool, in the pools' order (columns of one column each: fast)
+    kinds = [_kind_of(baseline, independent, sources) for baseline, independent, sources in zip(
+        pools["is_baseline"].any(), pools["model_independent"].all(), pools["source"].agg(lambda x: sorted(set(x))))]
     summary = pd.DataFrame({
-        "Explainer": [explainer_label(str(name), _kind(rows)) for name, rows in by_explainer],
-        "Kind": [_kind(rows) for _, rows in by_explainer],
-        "Versions": [", ".join(sorted(set(rows["version"]))) for _, rows in by_explainer],
-        "Records": by_explainer.size().astype(int).to_numpy(),
+        "Explainer": [explainer_label(str(name), kind) for name, kind in zip(keys.get_level_values("explainer"), kinds)],
+        "Kind": kinds,
+        "Versions": pools["version"].agg(lambda x: ", ".join(sorted(set(x)))).to_numpy(),
+        "Config": keys.get_level_values("config"),
+        "Regime": keys.get_level_values("regime"),
+        "Base model": keys.get_level_values("base_model"),
+        "Seeds": pools.size().astype(int).to_numpy(),
+        "Records": pools.size().astype(int).to_numpy(),
+        "Differs by": distinguishing_fields(list(pools["identity"].first())),
     })
     blocks = [summary]
-    # vectorised: mean of values, envelope of intervals, per explainer (and per regime × config for MA)
     columns = [(METRIC_LABELS[k], k) for k in metric_keys] + [(f"MA {g}", f"group:{g}") for g in group_keys]
     for label, key in columns:
-        blocks.append(_aggregate(by_explainer, key, label))
-    cells = frame.groupby(["explainer", "regime", "config"], sort=True)
-    cell_mean = cells[MA].mean().unstack(["regime", "config"])
-    cell_lo = cells[f"{MA}__lo"].min().unstack(["regime", "config"])
-    cell_hi = cells[f"{MA}__hi"].max().unstack(["regime", "config"])
-    per_cell = {}
-    for regime, config in sorted(cell_mean.columns):
-        label = f"MA {regime} · {config}"
-        per_cell[label] = cell_mean[(regime, config)].to_numpy()
-        per_cell[f"{label} lo"] = cell_lo[(regime, config)].to_numpy()
-        per_cell[f"{label} hi"] = cell_hi[(regime, config)].to_numpy()
-    blocks.append(pd.DataFrame(per_cell))
-    blocks.append(pd.DataFrame({RUNTIME: by_explainer[RUNTIME].mean().to_numpy()}))
+        blocks.append(_aggregate(pools, key, label))
+    blocks.append(pd.DataFrame({RUNTIME: pools[RUNTIME].mean().to_numpy()}))
     summary = pd.concat([b.reset_index(drop=True) for b in blocks], axis=1)
+    summary.insert(summary.columns.get_loc("Records") + 2, "vs best",
+                   _vs_best(summary, list(pools["comparison_label"].first()), list(pools["comparisons"].agg(list))))
     return sort_summary(summary, filters.sort_by, filters.descending)
 
 
-def _aggregate(by_explainer: Any, key: str, label: str) -> pd.DataFrame:
-    """Mean value and interval envelope of one metric column per explainer (NaN where nothing is defined)."""
-    def column(name: str, how: str) -> np.ndarray:
-        if name not in by_explainer.obj.columns:
-            return np.full(by_explainer.ngroups, np.nan)
-        return getattr(by_explainer[name], how)().to_numpy(dtype=float)
+def _aggregate(pools: Any, key: str, label: str) -> pd.DataFrame:
+    """Per pool: mean over seeds; interval = the record's own with one seed, else the 95 % t-interval across
+    seeds (:func:`gecobench.pooling.across_seeds`, vectorised here); NaN where nothing is defined."""
+    n = pools.ngroups
+    if key not in pools.obj.columns:
+        return pd.DataFrame({label: np.full(n, np.nan), f"{label} lo": np.full(n, np.nan),
+                             f"{label} hi": np.full(n, np.nan)})
+    values = pools[key]
+    mean = values.mean().to_numpy(dtype=float)
+    count = values.count().to_numpy()
+    size = pools.size().to_numpy()
+    std = values.std(ddof=1).to_numpy(dtype=float)
+    t = np.array([across_seeds_t(int(c)) for c in count])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = t * std / np.sqrt(count)
+    single = (size == 1) & (count == 1)
+    own_lo = pools[f"{key}__lo"].first().to_numpy(dtype=float)
+    own_hi = pools[f"{key}__hi"].first().to_numpy(dtype=float)
+    low = np.where(single, own_lo, np.where(count >= 2, mean - half, np.nan))
+    high = np.where(single, own_hi, np.where(count >= 2, mean + half, np.nan))
+    return pd.DataFrame({label: mean, f"{label} lo": low, f"{label} hi": high})
 
-    return pd.DataFrame({label: column(key, "mean"), f"{label} lo": column(f"{key}__lo", "min"),
-                         f"{label} hi": column(f"{key}__hi", "max")})
+
+def _vs_best(summary: pd.DataFrame, labels: list[str], comparisons: list[list[dict[str, Any]]]) -> list[str]:
+    """``best`` for the highest MA of each model (config × regime × base), else ``tie``/``lower`` from the best
+    row's paired comparisons with this explainer (interval of MA(best) − MA(this) includes 0 or not, pooled over
+    seeds like the values); ``–`` when the two were not compared in one run."""
+    marks = ["–"] * len(summary)
+    ma_label = METRIC_LABELS[MA]
+    if ma_label not in summary.columns:
+        return marks
+    for _, cell in summary.groupby(MODEL_COLUMNS, sort=False):
+        ranked = cell[ma_label].dropna()
+        if ranked.empty:
+            continue
+        best = int(ranked.idxmax())
+        for index in cell.index:
+            if index == best:
+                marks[index] = "best"
+                continue
+            other = labels[index]
+            differences = [c[other] for c in comparisons[best] if other in c]
+            if not differences:
+                continue
+            own = (differences[0].get("ci_low"), differences[0].get("ci_high")) if len(differences) == 1 else (None, None)
+            _, low, high, _ = across_seeds([d.get("value") for d in differences], own)
+            marks[index] = {"higher": "lower", "tie": "tie", "lower": "higher"}.get(tie_verdict(low, high) or "", "–")
+    return marks
 
 
 def sort_keys(summary: pd.DataFrame) -> list[str]:
     """Columns the table can be sorted by (value columns, not their CI bounds)."""
-    return [c for c in summary.columns if not c.endswith((" lo", " hi")) and c not in ("Kind", "Versions")]
+    return [c for c in summary.columns
+            if not c.endswith((" lo", " hi")) and c not in ("Kind", "Versions", "Differs by", "vs best")]
 
 
 def sort_summary(summary: pd.DataFrame, sort_by: str | None, descending: bool = True) -> pd.DataFrame:
@@ -280,10 +356,14 @@ def sort_summary(summary: pd.DataFrame, sort_by: str | None, descending: bool = 
     if sort_by not in summary.columns:
         raise ValueError(f"cannot sort by {sort_by!r}; choose one of {sort_keys(summary)}")
     key = summary[sort_by]
-    if sort_by == "MA gap":  # the gap is signed; the best explainer is the one closest to zero
-        ordered = summary.assign(_k=key.abs()).sort_values("_k", ascending=descending, na_position="last", kind="stable")
+    # rows stay grouped by model (config × regime × base): the default view is per model, never across them
+    by_model = [c for c in MODEL_COLUMNS if c in summary.columns and c != sort_by]
+    if sort_by.startswith("MA gap"):  # the gap is signed; the best explainer is the one closest to zero
+        ordered = summary.assign(_k=key.abs()).sort_values([*by_model, "_k"], ascending=[True] * len(by_model) + [descending],
+                                                           na_position="last", kind="stable")
         return ordered.drop(columns="_k").reset_index(drop=True)
-    return summary.sort_values(sort_by, ascending=not descending, na_position="last", kind="stable").reset_index(drop=True)
+    return summary.sort_values([*by_model, sort_by], ascending=[True] * len(by_model) + [not descending],
+                               na_position="last", kind="stable").reset_index(drop=True)
 
 
 def format_value(value: float, low: float = np.nan, high: float = np.nan, digits: int = 3) -> str:
@@ -329,7 +409,7 @@ def property_scores(summary: pd.DataFrame, directions: Mapping[str, int] | None 
     """
     directions = {**DEFAULT_DIRECTION, **(directions or {})}
     labels = [(key, METRIC_LABELS[key]) for key in PROPERTY_KEYS if METRIC_LABELS[key] in summary.columns]
-    scores = pd.DataFrame(index=summary["Explainer"] if "Explainer" in summary else [])
+    scores = pd.DataFrame(index=row_labels(summary) if "Explainer" in summary else [])
     for key, label in labels:
         values = summary[label].to_numpy(dtype=float) * directions.get(key, 1)
         finite = np.isfinite(values)
@@ -340,6 +420,20 @@ def property_scores(summary: pd.DataFrame, directions: Mapping[str, int] | None 
         scaled[~finite] = np.nan
         scores[label] = scaled
     return scores
+
+
+def row_labels(summary: pd.DataFrame) -> list[str]:
+    """A name per summary row: the explainer, plus its model (and what sets it apart) when the summary shows
+    several models or several rows of one explainer."""
+    if not set(MODEL_COLUMNS) <= set(summary.columns):
+        return list(summary["Explainer"])
+    models = summary[MODEL_COLUMNS].astype(str).agg(" · ".join, axis=1)
+    labels = list(summary["Explainer"])
+    if models.nunique() > 1:
+        labels = [f"{e} · {m}" for e, m in zip(labels, models)]
+    if "Differs by" in summary.columns:
+        labels = [f"{e} ({d})" if d else e for e, d in zip(labels, summary["Differs by"])]
+    return labels
 
 
 def choices(data: RecordsFrame) -> dict[str, list[str]]:

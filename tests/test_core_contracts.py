@@ -12,7 +12,12 @@ import pytest
 
 from gecobench.explainers.base import Explainer, get_explainer_class, register_explainer
 from gecobench.provenance import base_provenance, fingerprint_rows
-from gecobench.records import RecordValidationError, record_id_for, validate_record
+from gecobench.records import (
+    SCHEMA_VERSION,
+    RecordValidationError,
+    record_id_for,
+    validate_record,
+)
 from gecobench.store import DocumentExistsError, LocalStore
 from gecobench.words import fold_token_scores_to_words, tokenize_words
 
@@ -44,7 +49,7 @@ def test_tokenize_words_keeps_word_ids_for_multi_token_and_spaced_words(bert_tok
 
 def _score_record(**overrides):
     record = {
-        "schema_version": "1.0",
+        "schema_version": SCHEMA_VERSION,
         "record_type": "explainer_score",
         "explainer": {"name": "saliency", "version": "1.0.0", "params": {}},
         "model": {"regime": "OLA", "base_model": "minilm", "seed": 0},
@@ -69,7 +74,7 @@ def test_valid_record_passes_and_broken_ones_name_the_field():
     with pytest.raises(RecordValidationError, match="record_type"):
         validate_record(_score_record(record_type="nope"))
     with pytest.raises(RecordValidationError, match="schema_version"):
-        validate_record(_score_record(schema_version="2.0"))
+        validate_record(_score_record(schema_version="1.0"))  # before signed gaps and the full identity
 
 
 def test_stored_record_text_is_parsed_strictly_and_validated():

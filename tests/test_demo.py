@@ -37,6 +37,12 @@ def test_quick_demo_writes_valid_records_and_prints_the_leaderboard(tmp_path, sh
     assert {r["model"]["regime"] for r in scores} == {"ZS", "CE"}
     ce = [r for r in scores if r["model"]["regime"] == "CE"]
     assert all(r["model"]["zero_shot_reference"] for r in ce)
+    # common random numbers: the model-independent baseline is exactly as correct on CE as on its ZS reference
+    uniform = next(r for r in ce if r["explainer"]["name"] == "uniform_random")
+    assert uniform["metrics"]["relative_mass_accuracy"]["value"] == 0.0
+    for record in scores:  # one signed gap definition, with its paired interval
+        gap = record["metrics"]["mass_accuracy_gap"]
+        assert gap["definition"] == "MA(male) − MA(female)" and gap["n_source_sentences"] > 0
 
     # the leaderboard table lists every record, and the Space hint is printed
     table = out.split("[4/4] Leaderboard")[1]

@@ -177,22 +177,26 @@ def test_score_correctness_groups_and_gap_by_hand() -> None:
     # per-sentence MA: 1.0, 0.5 (female); 0.25, undefined (male, all-zero attribution)
     scores = [np.array([2.0, 0.0]), np.array([1.0, -1.0]), np.array([1.0, 1.0, 2.0]), np.zeros(3)]
     labels = [0, 0, 1, 1]
-    metrics, groups, per_sentence = score_correctness(scores, truth, labels, None, "no ZS model", 50, 0)
+    metrics, groups, per_sentence = score_correctness(scores, truth, labels, None, "no ZS model", 50, 0,
+                                                      source_sentences=[7, 8, 7, 8])
     assert np.allclose(per_sentence[:3], [1.0, 0.5, 0.25]) and np.isnan(per_sentence[3])
     assert metrics["mass_accuracy"]["value"] == pytest.approx((1.0 + 0.5 + 0.25) / 3)
     assert metrics["mass_accuracy"]["n_undefined"] == 1
     assert groups["female"]["mass_accuracy"] == pytest.approx(0.75)
     assert groups["male"]["mass_accuracy"] == pytest.approx(0.25)
     assert groups["male"]["n_scored"] == 1
-    assert metrics["mass_accuracy_gap"]["value"] == pytest.approx(0.5)
-    assert metrics["mass_accuracy_gap"]["highest_group"] == "female"
+    # signed, male minus female, over the source sentences with both variants defined (7 only: 0.25 - 1.0)
+    gap = metrics["mass_accuracy_gap"]
+    assert gap["value"] == pytest.approx(0.25 - 1.0)
+    assert (gap["minuend"], gap["subtrahend"], gap["n_source_sentences"]) == ("male", "female", 1)
+    assert gap["definition"] == "MA(male) − MA(female)"
     assert metrics["relative_mass_accuracy"]["value"] is None
     assert metrics["relative_mass_accuracy"]["reason"] == "no ZS model"
     ci = metrics["mass_accuracy"]
     assert ci["ci_low"] <= ci["value"] <= ci["ci_high"]
     # against a reference that is half as accurate on every sentence: median log ratio = ln 2
     reference = [np.array([1.0, 1.0]), np.array([1.0, 3.0]), np.array([1.0, 3.0, 4.0]), np.array([1.0, 0.0, 0.0])]
-    metrics, _, _ = score_correctness(scores, truth, labels, reference, None, 20, 0)
+    metrics, _, _ = score_correctness(scores, truth, labels, reference, None, 20, 0, source_sentences=[7, 8, 7, 8])
     assert metrics["relative_mass_accuracy"]["value"] == pytest.approx(np.log(2.0))
     assert metrics["relative_mass_accuracy"]["n_scored"] == 3
 
@@ -375,13 +379,20 @@ def test_two_processes_write_the_same_records_as_one(tiny_models, plugin_dir, ge
 
 def test_the_text_leaderboard_names_versions_only_when_a_store_holds_two() -> None:
     from gecobench.evaluation.leaderboard import explainer_rows
+    from gecobench.records import explainer_score_identity, record_id_for
 
     def record(name: str, version: str, ma: float) -> dict:
-        return {"dataset": {"config": "binary_all"}, "model": {"regime": "CE", "base_model": "minilm"},
-                "explainer": {"name": name, "version": version}, "metrics": {"mass_accuracy": {"value": ma}},
-                "counts": {"n_scored": 4}, "runtime": {"seconds_per_sentence": 0.1}}
+        out = {"dataset": {"config": "binary_all", "split": "test", "fingerprint": "f"},
+               "model": {"regime": "CE", "base_model": "minilm", "seed": 0},
+               "explainer": {"name": name, "version": version, "params": {}}, "protocol": {},
+               "metrics": {"mass_accuracy": {"value": ma}}, "counts": {"n_scored": 4},
+               "runtime": {"seconds_per_sentence": 0.1}}
+        out["record_id"] = record_id_for(explainer_score_identity(out))
+        return out
 
     one = explainer_rows([record("lime", "2.0.0", 0.5), record("saliency", "1.0.0", 0.4)])
     assert [row[3] for row in one] == ["lime", "saliency"]
     both = explainer_rows([record("lime", "2.0.0", 0.5), record("lime", "1.0.0", 0.6), record("saliency", "1.0.0", 0.4)])
     assert [row[3] for row in both] == ["lime 1.0.0", "lime 2.0.0", "saliency"]
+    # the two versions are two rows, each naming what tells it apart; saliency is set apart by nothing
+    assert [row[-1] for row in both] == ["explainer.version=1.0.0", "explainer.version=2.0.0", ""]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import random
 import socket
-import statistics
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -53,36 +53,35 @@ def test_sample_records_are_valid_and_cover_both_types():
     assert len({r["record_id"] for r in records}) == len(records)
 
 
-def test_one_row_per_explainer_with_marks(records):
+def test_one_row_per_explainer_and_model_with_marks(records):
     table = tables.explainer_table(records)
-    assert len(table) == 4
+    # 3 explainers × 2 regimes × 2 configs, plus the self-reported method's one model: nothing pooled across models
+    assert len(table) == 13
+    assert len(table.drop_duplicates(["Explainer", "Config", "Regime", "Base model"])) == 13
     labels = set(table["Explainer"])
     assert "uniform_random [baseline]" in labels
     assert "vendor_method [self-reported]" in labels
     kinds = dict(zip(table["Explainer"], table["Kind"]))
     assert kinds["uniform_random [baseline]"].startswith("baseline")
     assert kinds["integrated_gradients"] == "built-in"
-    assert dict(zip(table["Explainer"], table["Records"]))["saliency"] == 4
+    assert set(table["Seeds"]) == {1}
 
 
-def test_summary_values_are_means_and_ci_envelopes(records):
-    summary = tables.explainer_summary(records).set_index("Explainer")
+def test_summary_keeps_each_record_s_own_value_and_interval(records):
+    summary = tables.explainer_summary(records)
     ig = [r for r in records if r.get("explainer", {}).get("name") == "integrated_gradients"]
-    values = [r["metrics"]["mass_accuracy"]["value"] for r in ig]
-    assert summary.loc["integrated_gradients", "MA"] == pytest.approx(statistics.mean(values))
-    assert summary.loc["integrated_gradients", "MA lo"] == pytest.approx(min(r["metrics"]["mass_accuracy"]["ci_low"] for r in ig))
-    assert summary.loc["integrated_gradients", "MA hi"] == pytest.approx(max(r["metrics"]["mass_accuracy"]["ci_high"] for r in ig))
-    cell = [r for r in ig if r["model"]["regime"] == "full_finetune" and r["dataset"]["config"] == "binary_all"]
-    assert summary.loc["integrated_gradients", "MA full_finetune · binary_all"] == pytest.approx(
-        cell[0]["metrics"]["mass_accuracy"]["value"])
-    females = [r["groups"]["female"]["mass_accuracy"] for r in ig]
-    assert summary.loc["integrated_gradients", "MA female"] == pytest.approx(statistics.mean(females))
-    # non-binary MA exists only for the non-binary config, and is averaged over those records alone
-    nb = [r["groups"]["non-binary"]["mass_accuracy"] for r in ig if "non-binary" in r["groups"]]
-    assert summary.loc["integrated_gradients", "MA non-binary"] == pytest.approx(statistics.mean(nb))
-    # runtime column
-    runtimes = [r["runtime"]["seconds_per_sentence"] for r in ig]
-    assert summary.loc["integrated_gradients", tables.RUNTIME] == pytest.approx(statistics.mean(runtimes))
+    for record in ig:
+        row = summary[(summary["Explainer"] == "integrated_gradients") & (summary["Regime"] == record["model"]["regime"])
+                      & (summary["Config"] == record["dataset"]["config"])]
+        assert len(row) == 1
+        ma = record["metrics"]["mass_accuracy"]
+        assert (row["MA"].item(), row["MA lo"].item(), row["MA hi"].item()) == (ma["value"], ma["ci_low"], ma["ci_high"])
+        assert row["MA female"].item() == record["groups"]["female"]["mass_accuracy"]
+        assert row[tables.RUNTIME].item() == record["runtime"]["seconds_per_sentence"]
+        if "non-binary" in record["groups"]:
+            assert row["MA non-binary"].item() == record["groups"]["non-binary"]["mass_accuracy"]
+        else:
+            assert np.isnan(row["MA non-binary"].item())
 
 
 def test_display_formats_value_and_interval(records):
@@ -96,13 +95,11 @@ def test_display_formats_value_and_interval(records):
 
 
 def test_filters_change_rows_and_columns(records):
-    everything = tables.explainer_table(records)
     only_ig = tables.explainer_table(records, tables.Filters(search="integrated"))
-    assert list(only_ig["Explainer"]) == ["integrated_gradients"]
+    assert set(only_ig["Explainer"]) == {"integrated_gradients"} and len(only_ig) == 4
     scratch = tables.explainer_table(records, tables.Filters(regimes=["from_scratch"]))
     assert "vendor_method [self-reported]" not in set(scratch["Explainer"])  # it has only a full_finetune record
-    assert not any("full_finetune" in c for c in scratch.columns)
-    assert any("full_finetune" in c for c in everything.columns)
+    assert set(scratch["Regime"]) == {"from_scratch"}
     no_baselines = tables.explainer_table(records, tables.Filters(show_baselines=False))
     assert not any("[baseline]" in e for e in no_baselines["Explainer"])
     binary = tables.explainer_table(records, tables.Filters(configs=["binary_all"]))
@@ -110,13 +107,22 @@ def test_filters_change_rows_and_columns(records):
     assert tables.explainer_table(records, tables.Filters(search="no such explainer")).empty
 
 
-def test_sorting(records):
+def test_sorting_stays_within_each_model(records):
+    def models_in_blocks(summary):
+        models = list(zip(summary["Config"], summary["Regime"], summary["Base model"]))
+        blocks = [m for i, m in enumerate(models) if i == 0 or m != models[i - 1]]
+        return len(blocks) == len(set(blocks))
+
     summary = tables.explainer_summary(records, tables.Filters(sort_by="MA", descending=True))
-    assert list(summary["MA"]) == sorted(summary["MA"], reverse=True)
+    assert models_in_blocks(summary)
+    for _, cell in summary.groupby(tables.MODEL_COLUMNS):
+        assert list(cell["MA"]) == sorted(cell["MA"], reverse=True)
     ascending = tables.explainer_summary(records, tables.Filters(sort_by="SP", descending=False))
-    assert list(ascending["SP"]) == sorted(ascending["SP"])
-    gap = tables.explainer_summary(records, tables.Filters(sort_by="MA gap", descending=True))
-    assert list(gap["MA gap"].abs()) == sorted(gap["MA gap"].abs())  # best (closest to zero) first
+    for _, cell in ascending.groupby(tables.MODEL_COLUMNS):
+        assert list(cell["SP"]) == sorted(cell["SP"])
+    gap = tables.explainer_summary(records, tables.Filters(sort_by="MA gap male−female", descending=True))
+    for _, cell in gap.groupby(tables.MODEL_COLUMNS):  # best (closest to zero) first
+        assert list(cell["MA gap male−female"].abs()) == sorted(cell["MA gap male−female"].abs())
     with pytest.raises(ValueError, match="cannot sort by 'nope'"):
         tables.explainer_summary(records, tables.Filters(sort_by="nope"))
 
@@ -151,7 +157,7 @@ def test_loader_reports_bad_files_and_reads_new_ones_without_restart(tmp_path, r
     for record in records[:5]:
         store.append(record)
     (tmp_path / "results" / "explainer_score" / "garbage.json").write_text("{ not json", encoding="utf-8")
-    invalid = dict(records[5], schema_version="1.0")
+    invalid = dict(records[5])
     invalid = json.loads(json.dumps(invalid))
     invalid["metrics"]["mass_accuracy"]["value"] = "high"
     (tmp_path / "results" / "explainer_score" / f"{invalid['record_id']}.json").write_text(json.dumps(invalid))
@@ -257,9 +263,9 @@ def test_client_reads_filters_and_refreshes(running_app):
     table = client.predict([], [], [], "", "MA", True, True, api_name="/explainer_table")
     assert "Explainer" in table["headers"]
     names = [row[table["headers"].index("Explainer")] for row in table["data"]]
-    assert len(names) == 4 and "uniform_random [baseline]" in names
+    assert len(names) == 13 and "uniform_random [baseline]" in names  # one row per explainer and model
     filtered = client.predict([], [], [], "saliency", "MA", True, True, api_name="/explainer_table")
-    assert [row[0] for row in filtered["data"]] == ["saliency"]
+    assert {row[0] for row in filtered["data"]} == {"saliency"} and len(filtered["data"]) == 4
     # a record added while the app runs appears after a refresh, without a restart
     store.append(make_explainer_record("lime", "full_finetune", "binary_all", rng=random.Random(3)))
     (store.root / "explainer_score" / "truncated.json").write_text('{"record_type": "explainer_score", ', encoding="utf-8")

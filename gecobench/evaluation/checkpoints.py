@@ -57,6 +57,10 @@ class CheckpointStore:
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp, path)
+            # A run killed while writing this chunk left its temporary file behind; the chunk is now complete.
+            # (Each chunk belongs to one process, so no other writer's file can match.)
+            for stale in path.parent.glob(f".{path.name}.*.tmp"):
+                stale.unlink(missing_ok=True)
         except BaseException:
             if os.path.exists(tmp):
                 os.unlink(tmp)

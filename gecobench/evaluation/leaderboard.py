@@ -4,47 +4,112 @@ from __future__ import annotations
 
 from typing import Any
 
+from gecobench.pooling import (
+    across_seeds,
+    distinguishing_fields,
+    identity_fields,
+    pool_records,
+    pooled_comparison,
+    pooled_metric,
+    record_comparison_label,
+    tie_verdict,
+)
 from gecobench.store import HubStore, LocalStore
 
 _COLUMNS = (
-    ("config", 14), ("model", 6), ("base", 14), ("explainer", 22), ("MA", 6), ("MA 95% CI", 13), ("logRMA", 7),
-    ("gap", 6), ("MRC", 5), ("SNC", 5), ("scored", 6), ("s/sent", 7),
+    ("config", 14), ("model", 6), ("base", 14), ("explainer", 22), ("seeds", 5), ("MA", 6), ("MA 95% CI", 13),
+    ("vs best", 7), ("log RMA", 7), ("MA gap male−female [95% CI]", 27), ("MRC", 5), ("SNC", 5), ("scored", 7),
+    ("s/sent", 7), ("differs by", 60),
 )
+
+
+# The one definition of each derived number, as the CLI, the Space's About tab and docs/ state it.
+LEGEND = ("log RMA = median over sentences of ln(MA / MA_ZS), MA_ZS being the same explainer's MA on the "
+          "zero-shot model of the same base (0: as correct as zero-shot). MA gap = MA(male) − MA(female), "
+          "interval from a paired bootstrap over source sentences. vs best: paired bootstrap interval of "
+          "MA(best) − MA(row) on the same sentences includes 0 (tie) or not (lower).")
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def _interval(low: Any, high: Any, digits: int = 3, signed: bool = False) -> str:
+    if low is None or high is None:
+        return "—"
+    form = f"{{:+.{digits}f}}" if signed else f"{{:.{digits}f}}"
+    return f"[{form.format(low)},{form.format(high)}]"
+
+
 def _metric(record: dict[str, Any], name: str) -> Any:
     return (record.get("metrics", {}).get(name) or {}).get("value")
 
 
-def explainer_rows(records: list[dict[str, Any]]) -> list[list[str]]:
-    """One row of cells per explainer_score record, best Mass Accuracy first within each config and model."""
-    def sort_key(r: dict[str, Any]) -> tuple:
-        ma = _metric(r, "mass_accuracy")
-        return (r["dataset"]["config"], r["model"]["regime"], r["model"]["base_model"], -(ma if ma is not None else -1))
+def _vs_best(pools: list[list[dict[str, Any]]], means: list[float | None]) -> list[str]:
+    """Per pool of one model cell: ``best`` for the highest MA, else ``tie``/``lower`` from the best pool's paired
+    comparison with it (interval of MA(best) − MA(this) includes 0 or not), ``—`` when they were not compared
+    in one run."""
+    ranked = [i for i in range(len(pools)) if means[i] is not None]
+    if not ranked:
+        return ["—"] * len(pools)
+    best = max(ranked, key=lambda i: means[i])
+    marks = []
+    for i, pool in enumerate(pools):
+        if i == best:
+            marks.append("best")
+            continue
+        _, low, high, n = pooled_comparison(pools[best], record_comparison_label(pool[0]))
+        verdict = tie_verdict(low, high) if n else None
+        marks.append({"higher": "lower", "tie": "tie", "lower": "higher"}.get(verdict or "", "—"))
+    return marks
 
+
+def explainer_rows(records: list[dict[str, Any]]) -> list[list[str]]:
+    """One row per pool of records (:func:`gecobench.pooling.pool_records`: one explainer on one model —
+    regime × base × config — over seeds of an otherwise identical protocol), best MA first within a model.
+
+    ``seeds`` is the number of records pooled; with several, values are means over seeds and intervals 95 %
+    t-intervals across seeds (with one, the record's bootstrap interval over sentences). ``vs best`` says
+    whether the best explainer of the model beats this one in their paired comparison or ties with it.
+    ``differs by`` names every protocol parameter that sets the row apart from the rows it could be mistaken for.
+    """
+    pools = pool_records(records)
+    differences = dict(zip(map(id, pools), distinguishing_fields([identity_fields(p[0]) for p in pools])))
     # A store that outlived a protocol change holds two versions of an explainer (e.g. lime 1.0.0 and 2.0.0):
     # name the version then, or the two rows would look like one explainer scored twice.
     versions: dict[str, set[str]] = {}
     for r in records:
         versions.setdefault(r["explainer"]["name"], set()).add(str(r["explainer"]["version"]))
+    cells: dict[tuple[str, str, str], list[list[dict[str, Any]]]] = {}
+    for pool in pools:
+        first = pool[0]
+        cells.setdefault((first["dataset"]["config"], first["model"]["regime"], first["model"]["base_model"]),
+                         []).append(pool)
     rows = []
-    for r in sorted(records, key=sort_key):
-        name = r["explainer"]["name"]
-        label = name if len(versions[name]) == 1 else f"{name} {r['explainer']['version']}"
-        ma_block = r["metrics"].get("mass_accuracy", {})
-        ci = (f"[{_fmt(ma_block.get('ci_low'))},{_fmt(ma_block.get('ci_high'))}]"
-              if ma_block.get("ci_low") is not None else "—")
-        base = "—" if r["model"]["regime"] == "OLA" else r["model"]["base_model"].split("/")[-1].split("==")[0]
-        rows.append([
-            r["dataset"]["config"], r["model"]["regime"], base, label, _fmt(ma_block.get("value")), ci,
-            _fmt(_metric(r, "relative_mass_accuracy"), 2), _fmt(_metric(r, "mass_accuracy_gap")),
-            _fmt(_metric(r, "model_randomisation_check"), 2), _fmt(_metric(r, "small_noise_check"), 2),
-            str(r["counts"]["n_scored"]), _fmt(r["runtime"].get("seconds_per_sentence"), 3),
-        ])
+    for (config, regime, base_model), cell in sorted(cells.items()):
+        means = [pooled_metric(pool, "mass_accuracy")[0] for pool in cell]
+        marks = _vs_best(cell, means)
+        order = sorted(range(len(cell)), key=lambda i: -(means[i] if means[i] is not None else -1))
+        for i in order:
+            pool = cell[i]
+            first = pool[0]
+            name = first["explainer"]["name"]
+            label = name if len(versions[name]) == 1 else f"{name} {first['explainer']['version']}"
+            ma, ma_low, ma_high, _ = pooled_metric(pool, "mass_accuracy")
+            gap, gap_low, gap_high, _ = pooled_metric(pool, "mass_accuracy_gap")
+            gap_text = "—" if gap is None else f"{gap:+.3f} {_interval(gap_low, gap_high, signed=True)}"
+            scored = sorted({int(r["counts"]["n_scored"]) for r in pool})
+            runtimes = [r["runtime"].get("seconds_per_sentence") for r in pool]
+            runtime = across_seeds(runtimes)[0]
+            base = "—" if regime == "OLA" else base_model.split("/")[-1].split("==")[0]
+            rows.append([
+                config, regime, base, label, str(len(pool)), _fmt(ma), _interval(ma_low, ma_high), marks[i],
+                _fmt(pooled_metric(pool, "relative_mass_accuracy")[0], 2), gap_text,
+                _fmt(pooled_metric(pool, "model_randomisation_check")[0], 2),
+                _fmt(pooled_metric(pool, "small_noise_check")[0], 2),
+                f"{scored[0]}–{scored[-1]}" if len(scored) > 1 else str(scored[0]),
+                _fmt(runtime, 3), differences[id(pool)] or "",
+            ])
     return rows
 
 
@@ -78,9 +143,14 @@ def leaderboard_text(store: LocalStore | HubStore) -> str:
     explainer_records = [d for d in report.documents if d["record_type"] == "explainer_score"]
     bias_records = [d for d in report.documents if d["record_type"] == "model_bias"]
     header = [name for name, _ in _COLUMNS]
-    widths = [w for _, w in _COLUMNS]
-    parts = [f"Explanation correctness (Mass Accuracy, higher is better) — {len(explainer_records)} records",
-             format_table(header, widths, explainer_rows(explainer_records))]
+    rows = explainer_rows(explainer_records)
+    # the last column ("differs by") is never cut: a row's distinguishing parameters must stay readable
+    widths = [w for _, w in _COLUMNS[:-1]] + [max([len(header[-1]), *(len(r[-1]) for r in rows)])]
+    legend = (f"Explanation correctness (Mass Accuracy, higher is better) — {len(explainer_records)} records. "
+              "One row per explainer and model (regime × base × config); records are averaged only over seeds of "
+              "an otherwise identical protocol (seeds > 1: mean, 95 % t-interval across seeds).\n" + LEGEND)
+    parts = [legend,
+             format_table(header, widths, rows)]
     if bias_records:
         parts.append(f"\nSpanish masked-LM gender bias — {len(bias_records)} model_bias records")
         rows = []

@@ -15,6 +15,8 @@
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +55,22 @@ class LoadedModel:
             return int(self.info["num_labels"])
         config = getattr(self.model, "config", None)
         return int(getattr(config, "num_labels", 2))
+
+
+# What went into a checkpoint's training besides its seed and base model (both recorded on their own): two
+# checkpoints that differ in any of these are different models even when regime, base and seed agree.
+TRAINING_FINGERPRINT_FIELDS = (
+    "geco_config", "num_labels", "architecture", "zero_shot_method", "learning_rate", "head_learning_rate",
+    "schedule", "n_train",
+)
+
+
+def training_fingerprint(info: dict[str, Any]) -> str:
+    """16 hex digits over the training inputs in a checkpoint's ``gecobench_model.json``
+    (:data:`TRAINING_FINGERPRINT_FIELDS`; absent fields count as null)."""
+    chosen = {name: info.get(name) for name in TRAINING_FINGERPRINT_FIELDS}
+    canonical = json.dumps(chosen, sort_keys=True, default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
 
 def load_model(path: str | Path) -> LoadedModel:

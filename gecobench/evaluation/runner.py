@@ -9,9 +9,13 @@ Flow for one (GECO config, model):
    chunks, applies the correctness filter (keep a group only if every variant is classified correctly) and, per
    explainer, computes the word scores the metrics need — the model's, the zero-shot reference's (RMA), a
    re-initialised copy's (MRC), a noisy copy's (SNC) and other targets' (LD) — writing a checkpoint per chunk;
+   the model, its zero-shot reference and its perturbed copies get the same per-chunk seed, so a stochastic
+   explainer uses the same random numbers on each (common random numbers);
 3. the per-chunk results are gathered on the main process (``gather_object``), which scores them, computes the
-   cross-explainer metric (DMA) and appends one record per explainer to the store. A record that already exists
-   (same identity) is not written again, so reruns and resumed runs never duplicate.
+   cross-explainer metric (DMA) and the paired MA comparisons between the run's explainers, and appends one
+   record per explainer to the store. A record that already exists (same identity: explainer and parameters,
+   checkpoint, data, protocol and compared explainers) is not written again, so reruns and resumed runs never
+   duplicate.
 """
 
 from __future__ import annotations
@@ -40,11 +44,13 @@ from gecobench.evaluation.modelling import (
     noisy_copy,
     predict,
     randomised_copy,
+    training_fingerprint,
 )
 from gecobench.evaluation.precomputed import PrecomputedExplainer
 from gecobench.evaluation.properties import score_agreement, score_properties
-from gecobench.evaluation.scoring import score_correctness
+from gecobench.evaluation.scoring import paired_comparisons, score_correctness
 from gecobench.explainers.base import Explainer, get_explainer
+from gecobench.pooling import comparison_label as pooling_comparison_label
 from gecobench.provenance import base_provenance
 from gecobench.records import (
     SCHEMA_VERSION,
@@ -114,6 +120,8 @@ class EvaluationSettings:
             "randomisation": ({"method": "reset_parameters of every nn.Linear and nn.Embedding",
                                "seed": self.randomisation_seed} if self.properties else None),
             "label_difference_target": "other class (binary) / mean over other classes" if self.properties else None,
+            "random_streams": "common: the model, its zero-shot reference and its randomised and noisy copies "
+                              "share each sentence's random stream",
         }
 
 
@@ -129,6 +137,12 @@ class RunSummary:
 def _stable_seed(*parts: Any) -> int:
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
     return int(digest[:8], 16) % (2**31 - 1)
+
+
+def _attribution_seed(settings: EvaluationSettings, spec: ExplainerSpec, chunk_id: int) -> int:
+    """The run seed an explainer gets for one chunk: the same for the model, its zero-shot reference and its
+    randomised and noisy copies (common random numbers), different between explainers and chunks."""
+    return _stable_seed(settings.seed, spec.name, spec.params, chunk_id)
 
 
 def _accelerator() -> Any:
@@ -212,7 +226,9 @@ def _explain_chunk(explainer: Explainer, spec: ExplainerSpec, lm: LoadedModel, p
     """
     words = [list(split.rows[i].words) for i in rows]
     targets = [split.rows[i].label for i in rows]
-    seed = _stable_seed(settings.seed, spec.name, spec.params, chunk_id)
+    seed = _attribution_seed(settings, spec, chunk_id)
+    # The randomised and noisy copies are explained with the same seed as the model (common random numbers),
+    # so MRC and SNC of a stochastic explainer compare like with like.
     run = lambda model, tok, tg: [s.tolist() for s in attribute_words(
         explainer, model, tok, words, tg, batch_size=settings.batch_size, seed=seed)]
     scores: dict[str, Any] = {kind: None for kind in SCORE_KINDS}
@@ -237,13 +253,19 @@ def _reference_scores(explainer: Explainer, spec: ExplainerSpec, reference: Load
 
     Computed once per (reference, explainer, chunk) and checkpointed, then shared by every model of that base:
     each model picks the rows it kept.
+
+    Common random numbers: the reference is explained with the *same* run seed as the model's own attributions
+    (:func:`_explain_chunk`), so an explainer that draws one stream per sentence from its run seed (the
+    built-ins' ``sentence_seed`` convention) uses the same random numbers for a sentence on both models. The
+    log RMA of a stochastic explainer then measures the models' difference, not resampling noise: a
+    model-independent explainer (Uniform Random, Pattern Variant) gets exactly 0.
     """
     rows = [i for group in chunk if all(scorable(split.rows[j]) for j in group) for i in group]
     unit = "reference-" + hashlib.sha256(json.dumps(
         [reference.checkpoint_sha256, split.fingerprint, protocol], sort_keys=True).encode()).hexdigest()[:16]
     cached = checkpoints.load(unit, spec.key(), chunk_id, rows)
     if cached is None:
-        seed = _stable_seed(settings.seed, spec.name, spec.params, chunk_id, "reference")
+        seed = _attribution_seed(settings, spec, chunk_id)
         scores = [s.tolist() for s in attribute_words(
             explainer, reference.model, reference.tokenizer, [list(split.rows[i].words) for i in rows],
             [split.rows[i].label for i in rows], batch_size=settings.batch_size, seed=seed)]
@@ -280,13 +302,29 @@ def _explainer_diagnostics(chunks: list[dict[str, Any]], key: str) -> dict[str, 
 
 def _identity_record(spec: ExplainerSpec, explainer: Explainer, lm: LoadedModel, split: GecoSplit,
                      protocol: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a record that :func:`gecobench.records.explainer_score_identity` reads, known before any
+    score is computed (so a rerun can skip a unit whose records already exist)."""
     return {
-        "explainer": {"name": spec.name, "version": str(explainer.version), "params": explainer.params()},
-        "model": {"regime": lm.regime, "base_model": lm.base_model, "seed": lm.info.get("seed"),
-                  "checkpoint_sha256": lm.checkpoint_sha256},
+        "explainer": {"name": spec.name, "version": str(explainer.version), "params": explainer.params(),
+                      "source": getattr(explainer, "source", "builtin"),
+                      "submission_id": getattr(explainer, "submission_id", None)},
+        "model": {"regime": lm.regime, "base_model": lm.base_model, "base_revision": lm.info.get("base_revision"),
+                  "seed": lm.info.get("seed"), "checkpoint_sha256": lm.checkpoint_sha256,
+                  "training_fingerprint": training_fingerprint(lm.info)},
         "dataset": {"config": split.config, "split": split.split, "fingerprint": split.fingerprint},
         "protocol": protocol,
     }
+
+
+def comparison_label(spec: ExplainerSpec, explainer: Explainer) -> str:
+    """How an explainer is named in another's paired comparisons (:func:`gecobench.pooling.comparison_label`)."""
+    return pooling_comparison_label(spec.name, str(explainer.version), explainer.params())
+
+
+def compared_explainers(specs: list[ExplainerSpec], instances: list[Explainer]) -> list[str]:
+    """The explainers of a run (:func:`comparison_label`), sorted: the set agreement metrics and paired
+    comparisons are computed against, recorded in the protocol."""
+    return sorted(comparison_label(spec, explainer) for spec, explainer in zip(specs, instances))
 
 
 def run_evaluation(
@@ -340,8 +378,10 @@ def run_evaluation(
             if ref_path is not None:
                 reference = reference_cache.get(ref_path) or load_model(ref_path)
                 reference_cache[ref_path] = reference
-            # The RMA reference changes a record's numbers, so it is part of the protocol (and of the identity).
-            unit_protocol = {**protocol, "rma_reference_sha256": reference.checkpoint_sha256 if reference else None}
+            # The RMA reference and the explainers compared with (DMA, paired MA differences) change a record's
+            # numbers, so they are part of the protocol (and of the identity).
+            unit_protocol = {**protocol, "rma_reference_sha256": reference.checkpoint_sha256 if reference else None,
+                             "compared_explainers": compared_explainers(specs, explainers_now)}
             identities = [_identity_record(s, e, lm, split, unit_protocol) for s, e in zip(specs, explainers_now)]
             record_ids = [record_id_for(explainer_score_identity(i)) for i in identities]
             if all(store.exists("explainer_score", rid) for rid in record_ids):
@@ -349,7 +389,10 @@ def run_evaluation(
                 log.info("records for %s on %s already in the store; skipped", model_path, config)
                 continue
             perturbed = _Perturbed(lm.model, settings)
-            unit = hashlib.sha256(json.dumps([lm.checkpoint_sha256, split.fingerprint, unit_protocol],
+            # Checkpointed chunk scores depend on the explainer alone, not on which others run beside it: a run
+            # with another explainer set reuses them (only the records' comparisons are recomputed).
+            chunk_protocol = {k: v for k, v in unit_protocol.items() if k != "compared_explainers"}
+            unit = hashlib.sha256(json.dumps([lm.checkpoint_sha256, split.fingerprint, chunk_protocol],
                                              sort_keys=True).encode()).hexdigest()[:16]
 
             local_results = []
@@ -418,6 +461,7 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
     kept = [i for c in chunks for i in c["kept"]]
     ground_truth = [list(split.rows[i].ground_truth) for i in kept]
     labels = [split.rows[i].label for i in kept]
+    sources = [split.rows[i].sentence_id for i in kept]
     n_correct_all = sum(int(predictions[i]) == split.rows[i].label for i in evaluated_rows)
     n_correct_kept = sum(int(predictions[i]) == split.rows[i].label for i in kept)
 
@@ -431,8 +475,11 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
     main_scores = {s.key(): collect(s.key(), "main") or [] for s in specs}
     agreement = score_agreement(main_scores, ground_truth, settings) if settings.properties and kept else {}
     records = []
+    per_sentence_ma: dict[str, np.ndarray] = {}
+    compared = {spec.key(): comparison_label(spec, explainer) for spec, explainer in zip(specs, instances)}
     for spec, explainer, identity, record_id in zip(specs, instances, identities, record_ids):
         key = spec.key()
+        label = compared[key]
         scores = main_scores[key]
         seconds = sum(c["explainers"][key]["seconds"]["total"] for c in chunks)
         main_seconds = sum(c["explainers"][key]["seconds"]["main"] for c in chunks)
@@ -444,8 +491,9 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
             groups: dict[str, Any] = {}
         else:
             reason = ref_reason if reference is None or reference_scores is not None else precomputed_gap
-            metrics, groups, _ = score_correctness(scores, ground_truth, labels, reference_scores, reason,
-                                                   settings.bootstrap, settings.seed)
+            metrics, groups, per_sentence_ma[label] = score_correctness(
+                scores, ground_truth, labels, reference_scores, reason, settings.bootstrap, settings.seed,
+                source_sentences=sources)
             if settings.properties:
                 metrics.update(score_properties(
                     scores, ground_truth, collect(key, "randomised"), collect(key, "noisy"),
@@ -480,5 +528,11 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
                         "n_processes": n_processes},
             "provenance": base_provenance(settings.seed),
         }
-        records.append(validate_record(record))
-    return records
+        records.append(record)
+    # Paired comparison with every other explainer of the run, on the same kept sentences: lets the leaderboard
+    # say which explainer is better and where two tie.
+    comparisons = paired_comparisons(per_sentence_ma, sources, settings.bootstrap, settings.seed + 2)
+    for record, key in zip(records, (s.key() for s in specs)):
+        if compared[key] in comparisons:
+            record["comparisons"] = comparisons[compared[key]]
+    return [validate_record(record) for record in records]

@@ -17,6 +17,7 @@ import numpy as np
 
 from gecobench.evaluation.data import LABEL_NAMES
 from gecobench.metrics.mass_accuracy import summarize
+from gecobench.metrics.paired_bootstrap import clustered_mean_difference, verdict
 from gecobench.metrics.relative_mass_accuracy import relative_mass_accuracy
 from gecobench.provenance import REPO_ROOT
 
@@ -87,14 +88,36 @@ def mass_accuracy_block(per_sentence: np.ndarray, bootstrap: int, seed: int) -> 
     return block
 
 
+# The one definition of the gender gap, used by records, the CLI, the Space and the docs: the first group's
+# MA minus the second's, so a positive gap means explanations are more correct for the first group.
+GAP_PAIRS: tuple[tuple[str, str], ...] = (("male", "female"), ("male", "non-binary"), ("female", "non-binary"))
+
+
+def gap_metric_key(minuend: str, subtrahend: str) -> str:
+    """The record's metric key of a gap: ``mass_accuracy_gap`` for male − female (the headline, defined on
+    every config), ``mass_accuracy_gap_<a>_minus_<b>`` for the non-binary pairs."""
+    if (minuend, subtrahend) == GAP_PAIRS[0]:
+        return "mass_accuracy_gap"
+    return f"mass_accuracy_gap_{minuend.replace('-', '')}_minus_{subtrahend.replace('-', '')}"
+
+
+def gap_definition(minuend: str, subtrahend: str) -> str:
+    """How a gap is written everywhere: ``MA(male) − MA(female)``."""
+    return f"MA({minuend}) − MA({subtrahend})"
+
+
 def score_correctness(
     attributions: list[np.ndarray], ground_truth: list[list[int]], labels: Sequence[int],
     reference_attributions: list[np.ndarray] | None, reference_reason: str | None, bootstrap: int, seed: int,
+    *, source_sentences: Sequence[Any],
 ) -> tuple[dict[str, Any], dict[str, Any], np.ndarray]:
-    """MA (mean, median, CI), RMA against a reference model, MA per gender group and the largest group gap.
+    """MA (mean, median, CI), RMA against a reference model, MA per gender group and the signed group gaps.
 
-    Returns ``(metrics, groups, per_sentence_ma)``.
+    ``source_sentences`` gives every sentence's source sentence id: the gender variants of one source sentence
+    are a pair, resampled together by the gaps' bootstrap. Returns ``(metrics, groups, per_sentence_ma)``.
     """
+    if len(source_sentences) != len(attributions):
+        raise ValueError(f"source_sentences has {len(source_sentences)} entries for {len(attributions)} sentences")
     ma_block, per_sentence = headline_mass_accuracy(attributions, ground_truth, bootstrap, seed)
     metrics: dict[str, Any] = {"mass_accuracy": ma_block}
 
@@ -111,30 +134,39 @@ def score_correctness(
         groups[name] = {"mass_accuracy": block["value"], "median": block["median"], "ci_low": block["ci_low"],
                         "ci_high": block["ci_high"], "n_scored": block["n_scored"],
                         "n_undefined": block["n_undefined"], "n_sentences": int(mask.sum())}
-    metrics["mass_accuracy_gap"] = _gap_block(per_sentence, labels_arr, groups, bootstrap, seed)
+    sources = list(source_sentences)
+    for minuend, subtrahend in GAP_PAIRS:
+        if minuend in groups and subtrahend in groups:
+            metrics[gap_metric_key(minuend, subtrahend)] = gap_block(
+                per_sentence, labels_arr, sources, minuend, subtrahend, bootstrap, seed + 1)
+    if "mass_accuracy_gap" not in metrics:
+        metrics["mass_accuracy_gap"] = {
+            "value": None, "ci_low": None, "ci_high": None, "definition": gap_definition(*GAP_PAIRS[0]),
+            "reason": "the scored sentences lack a male or a female group"}
     return metrics, groups, per_sentence
 
 
-def _gap_block(per_sentence: np.ndarray, labels: np.ndarray, groups: dict[str, Any], bootstrap: int,
-               seed: int) -> dict[str, Any]:
-    """Largest difference between gender groups' mean MA; CI by resampling sentences within each group."""
-    means = {name: g["mass_accuracy"] for name, g in groups.items() if g["mass_accuracy"] is not None}
-    if len(means) < 2:
-        return {"value": None, "ci_low": None, "ci_high": None,
-                "reason": "fewer than two gender groups have a defined Mass Accuracy"}
-    high_name = max(means, key=means.get)
-    low_name = min(means, key=means.get)
-    block: dict[str, Any] = {"value": float(means[high_name] - means[low_name]), "highest_group": high_name,
-                             "lowest_group": low_name, "ci_low": None, "ci_high": None}
-    if bootstrap > 0:
-        rng = np.random.default_rng(seed + 1)
-        per_group = [per_sentence[labels == LABEL_NAMES.index(n)] for n in means]
-        per_group = [v[np.isfinite(v)] for v in per_group]
-        gaps = np.empty(bootstrap)
-        for b in range(bootstrap):
-            resampled = [v[rng.integers(0, v.size, v.size)].mean() for v in per_group]
-            gaps[b] = max(resampled) - min(resampled)
-        block["ci_low"], block["ci_high"] = (float(x) for x in np.quantile(gaps, [0.025, 0.975]))
+def gap_block(per_sentence: np.ndarray, labels: np.ndarray, source_sentences: Sequence[Any], minuend: str,
+              subtrahend: str, bootstrap: int, seed: int) -> dict[str, Any]:
+    """Signed gap ``MA(minuend) − MA(subtrahend)`` with a paired bootstrap interval over source sentences.
+
+    Only source sentences with a defined MA in both groups take part (the pairs), so value and interval
+    compare the same sentences; ``n_source_sentences`` says how many.
+    """
+    first = labels == LABEL_NAMES.index(minuend)
+    second = labels == LABEL_NAMES.index(subtrahend)
+    sources = np.asarray(source_sentences, dtype=object)
+    result = clustered_mean_difference(per_sentence[first], list(sources[first]), per_sentence[second],
+                                       list(sources[second]), bootstrap, seed)
+    block: dict[str, Any] = {
+        "value": finite_or_none(result["value"]), "ci_low": finite_or_none(result["ci_low"]),
+        "ci_high": finite_or_none(result["ci_high"]), "minuend": minuend, "subtrahend": subtrahend,
+        "definition": gap_definition(minuend, subtrahend),
+        "interval": "paired percentile bootstrap over source sentences (gender variants resampled together)",
+        "n_source_sentences": result["n_clusters"], "n_scored": result["n_a"] + result["n_b"],
+    }
+    if block["value"] is None:
+        block["reason"] = f"no source sentence has a defined MA for both its {minuend} and its {subtrahend} variant"
     return block
 
 
@@ -158,3 +190,40 @@ def _rma_block(per_sentence: np.ndarray, attributions: list[np.ndarray], referen
     if block["value"] is None:
         block["reason"] = "no sentence has a defined MA for both the model and the zero-shot reference"
     return block
+
+
+def paired_comparisons(per_sentence_by_explainer: dict[str, np.ndarray], source_sentences: Sequence[Any],
+                       bootstrap: int, seed: int) -> dict[str, dict[str, dict[str, Any]]]:
+    """For every ordered pair of explainers of one run: ``MA(this) − MA(other)`` on the sentences both define,
+    with a paired bootstrap interval over source sentences and a verdict (``higher``/``lower``/``tie``).
+
+    ``per_sentence_by_explainer`` maps an explainer's label to its per-sentence MA on the *same* sentences, in
+    the same order as ``source_sentences``. Returns ``{this: {other: block}}``; the (other, this) block is the
+    mirror image of (this, other), computed from the same draws.
+    """
+    sources = list(source_sentences)
+    out: dict[str, dict[str, dict[str, Any]]] = {label: {} for label in per_sentence_by_explainer}
+    labels = list(per_sentence_by_explainer)
+    for i, this in enumerate(labels):
+        for other in labels[i + 1:]:
+            a = np.asarray(per_sentence_by_explainer[this], dtype=np.float64)
+            b = np.asarray(per_sentence_by_explainer[other], dtype=np.float64)
+            if a.shape != b.shape or a.size != len(sources):
+                raise ValueError(f"explainers {this!r} and {other!r} were not scored on the same "
+                                 f"{len(sources)} sentences ({a.size} and {b.size} values)")
+            both = np.isfinite(a) & np.isfinite(b)
+            kept_sources = [s for s, keep in zip(sources, both) if keep]
+            result = clustered_mean_difference(a[both], kept_sources, b[both], kept_sources, bootstrap, seed)
+            forward = {"value": finite_or_none(result["value"]), "ci_low": finite_or_none(result["ci_low"]),
+                       "ci_high": finite_or_none(result["ci_high"]), "n_scored": int(both.sum()),
+                       "n_source_sentences": result["n_clusters"]}
+            forward["verdict"] = verdict(forward)
+            backward = {**forward, "value": _negated(forward["value"]), "ci_low": _negated(forward["ci_high"]),
+                        "ci_high": _negated(forward["ci_low"])}
+            backward["verdict"] = verdict(backward)
+            out[this][other], out[other][this] = forward, backward
+    return out
+
+
+def _negated(value: float | None) -> float | None:
+    return None if value is None else -value
