@@ -75,6 +75,16 @@ def _check_scalar(value: Any, dtype: str, field: str, where: str, nullable: bool
         raise ValueError(f"{field}: {where} is {value!r}; expected a string")
 
 
+def _try_array(values: list[Any]) -> np.ndarray | None:
+    """``values`` as a numpy array for the fast checks; None when empty or ragged (the slow path explains)."""
+    if not values:
+        return None
+    try:
+        return np.asarray(values)
+    except (TypeError, ValueError):
+        return None
+
+
 def check_column(
     values: Any, feature: Any, field: str, item: str = "sentence", binary: bool = False, nullable: bool = False
 ) -> int:
@@ -93,8 +103,8 @@ def check_column(
         dtype = getattr(inner, "dtype", "")
         for i, sentence in enumerate(entries):
             words = _as_list(sentence, field, f"{item} {i}")
-            if dtype.startswith(("int", "uint")) and words:
-                array = np.asarray(words)
+            array = _try_array(words)
+            if dtype.startswith(("int", "uint")) and array is not None:
                 if array.dtype.kind in "biu" and array.ndim == 1:
                     outside = ~np.isin(array, (0, 1)) if binary else np.zeros(array.shape, dtype=bool)
                     if outside.any():
@@ -102,9 +112,8 @@ def check_column(
                         raise ValueError(f"{field}: {item} {i} holds {words[position]!r} at position {position}; "
                                          "only 0 and 1 are allowed")
                     continue
-            if dtype.startswith("float") and words:
+            if dtype.startswith("float") and array is not None:
                 # The common case, checked at numpy speed: a list of Python or numpy floats/ints.
-                array = np.asarray(words)
                 if array.dtype.kind in "iuf" and array.ndim == 1:
                     if array.dtype.kind == "f" and not np.isfinite(array).all():
                         position = int(np.argmin(np.isfinite(array)))
