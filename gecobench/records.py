@@ -246,6 +246,66 @@ def _reject_constant(name: str) -> Any:
     raise RecordValidationError(f"non-finite number {name} in a record (use null for undefined)")
 
 
+# A record holds aggregates only (a few KB); anything near this size is not a record and is not parsed.
+MAX_RECORD_BYTES = 1024 * 1024
+# The deepest nesting a record needs is about 6 (schemes/…/bias/bpi/category); 32 leaves room and keeps every
+# reader of a record (jsonschema, json.dumps, the Space) far from Python's recursion limit.
+MAX_RECORD_DEPTH = 32
+
+
+def nesting_depth(value: Any, limit: int) -> int:
+    """Depth of nested lists/dicts in ``value`` (a scalar is 0), without recursion; stops counting past ``limit``."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        depth += 1
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        stack.extend((child, depth) for child in children if isinstance(child, (dict, list)))
+    return deepest
+
+
+def load_stored_record(text: str | bytes) -> dict[str, Any]:
+    """Parse a stored record within size and depth limits, validate it, and check its id against its identity.
+
+    The read path of the results store: whatever a file holds, the outcome is a record or a
+    :class:`RecordValidationError` (never ``RecursionError``/``MemoryError``), so one file cannot stop a reader.
+    """
+    size = len(text.encode("utf-8") if isinstance(text, str) else text)
+    if size > MAX_RECORD_BYTES:
+        raise RecordValidationError(f"{size} bytes is more than a record may hold ({MAX_RECORD_BYTES} bytes)")
+    record = load_record_json(text)
+    check_record_id(record)
+    return record
+
+
+def validate_stored_record(record: Any) -> dict[str, Any]:
+    """What the results store accepts on write: a valid record (schema, finite numbers, values within their
+    metric's range) within the size and depth limits, whose id is the hash of its identity."""
+    depth = nesting_depth(record, MAX_RECORD_DEPTH)
+    if depth > MAX_RECORD_DEPTH:
+        raise RecordValidationError(
+            f"record {record.get('record_id', '?') if isinstance(record, dict) else '?'}: nested more than "
+            f"{MAX_RECORD_DEPTH} levels deep"
+        )
+    validate_record(record)
+    size = len(json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+    if size > MAX_RECORD_BYTES:
+        raise RecordValidationError(
+            f"record {record.get('record_id', '?')}: {size} bytes is more than a record may hold ({MAX_RECORD_BYTES})"
+        )
+    check_record_id(record)
+    return record
+
+
 def load_record_json(text: str | bytes) -> dict[str, Any]:
     """Parse and validate one stored record (the read path of large stores).
 
@@ -257,11 +317,19 @@ def load_record_json(text: str | bytes) -> dict[str, Any]:
     try:
         record = orjson.loads(text)
     except orjson.JSONDecodeError as fast_error:
+        if "depth limit" in str(fast_error) or "recursion" in str(fast_error).lower():
+            # The standard parser would recurse as deep and end in RecursionError: answer here.
+            raise RecordValidationError(f"not valid JSON: nested too deeply ({fast_error})") from None
         try:
             json.loads(text, parse_constant=_reject_constant)
         except json.JSONDecodeError as err:
             raise RecordValidationError(f"not valid JSON: {err}") from None
+        except RecursionError:
+            raise RecordValidationError("not valid JSON: nested too deeply") from None
         raise RecordValidationError(f"non-finite number in a record ({fast_error}); use null for undefined") from None
+    depth = nesting_depth(record, MAX_RECORD_DEPTH)
+    if depth > MAX_RECORD_DEPTH:
+        raise RecordValidationError(f"nested more than {MAX_RECORD_DEPTH} levels deep; a record needs far fewer")
     return validate_record(record, check_finite=False)
 
 
@@ -306,6 +374,7 @@ def validate_record(record: Any, check_finite: bool = True) -> dict[str, Any]:
         raise RecordValidationError(
             f"record {record.get('record_id', '?')}: non-finite numbers at {', '.join(bad)} (use null for undefined)"
         )
+    check_record_values(record)
     return record
 
 
@@ -326,3 +395,126 @@ def explainer_score_identity(record: dict[str, Any]) -> dict[str, Any]:
         "dataset": [record["dataset"]["config"], record["dataset"]["split"], record["dataset"]["fingerprint"]],
         "protocol": record.get("protocol", {}),
     }
+
+
+def model_bias_identity(record: dict[str, Any]) -> dict[str, Any]:
+    """The identity of a model_bias record: masked LM (id, revision, source, checkpoint), templates, protocol and,
+    for recorded predictions, the hash of the prediction file."""
+    masked_lm = record["masked_lm"]
+    templates = record.get("templates") or {}
+    return {
+        "record_type": "model_bias",
+        "model": [masked_lm["model_id"], masked_lm.get("revision"), masked_lm.get("source"),
+                  masked_lm.get("checkpoint_sha256")],
+        "templates": [templates.get("config"), templates.get("fingerprint")],
+        "protocol": record.get("protocol", {}),
+        "recorded_from": (record.get("recorded_from") or {}).get("sha256"),
+    }
+
+
+# Looked up when called (not copied), so a change to what an identity contains applies everywhere at once.
+IDENTITY_FUNCTIONS = {"explainer_score": "explainer_score_identity", "model_bias": "model_bias_identity"}
+
+
+def expected_record_id(record: dict[str, Any]) -> str:
+    """The id a record must carry: :func:`record_id_for` of its type's identity function."""
+    identity_function = globals()[IDENTITY_FUNCTIONS[record["record_type"]]]
+    return record_id_for(identity_function(record))
+
+
+def check_record_id(record: dict[str, Any]) -> None:
+    """Refuse a record whose ``record_id`` is not the hash of its identity (a copy under a new id would be
+    counted twice, and a hand-edited identity would pass as the original unit)."""
+    try:
+        expected = expected_record_id(record)
+    except (KeyError, TypeError, AttributeError) as err:
+        raise RecordValidationError(f"record {record.get('record_id', '?')}: cannot compute its identity ({err!r})") from None
+    if record.get("record_id") != expected:
+        raise RecordValidationError(
+            f"record {record.get('record_id', '?')}: record_id is not the hash of the record's identity "
+            f"(expected {expected}); ids come from gecobench.records.record_id_for"
+        )
+
+
+# |ln(a / b)| for two doubles in (0, 1] is at most ln(1 / 5e-324) ≈ 744.4: a larger log-ratio is not a number any
+# computation of the metric can give.
+_LOG_RATIO_LIMIT = 745.0
+# Metrics records carry that the registry does not declare, with the range their definition gives.
+_DERIVED_RANGES: dict[str, tuple[float | None, float | None]] = {
+    "mass_accuracy_gap": (-1.0, 1.0),  # a difference of two Mass Accuracies
+    "relative_mass_accuracy": (-_LOG_RATIO_LIMIT, _LOG_RATIO_LIMIT),  # median log ratio of two Mass Accuracies
+}
+_BLOCK_NUMBERS = ("value", "ci_low", "ci_high", "median")
+
+
+def _metric_range(name: str) -> tuple[float | None, float | None] | None:
+    if name in _DERIVED_RANGES:
+        return _DERIVED_RANGES[name]
+    from gecobench.metrics import METRICS_META  # numpy-only imports; late so records stays light to import
+
+    meta = METRICS_META.get(name)
+    if meta is None:
+        return None
+    low, high = (meta.get("range") or [None, None])[:2]
+    numeric = lambda bound: bound if isinstance(bound, (int, float)) and not isinstance(bound, bool) else None
+    return numeric(low), numeric(high)
+
+
+def _out_of_range(value: Any, bounds: tuple[float | None, float | None]) -> bool:
+    low, high = bounds
+    return (low is not None and value < low) or (high is not None and value > high)
+
+
+def check_record_values(record: dict[str, Any]) -> None:
+    """Refuse numbers outside the range their metric declares (``gecobench.metrics.METRICS_META``).
+
+    explainer_score: every number of a metric block (value, ci_low, ci_high, median) and of the per-group Mass
+    Accuracy blocks. model_bias: BPI and BRI per category and group in [0, 100], their bias in [-100, 100], and
+    each a number or null (``"bpi": "oops"`` is refused here, before it reaches a page).
+    """
+    rid = record.get("record_id", "?")
+    if record.get("record_type") == "explainer_score":
+        for name, block in (record.get("metrics") or {}).items():
+            bounds = _metric_range(name)
+            if bounds is None or not isinstance(block, dict):
+                continue
+            for key in _BLOCK_NUMBERS:
+                value = block.get(key)
+                if isinstance(value, (int, float)) and _out_of_range(value, bounds):
+                    raise RecordValidationError(
+                        f"record {rid}: field metrics/{name}/{key}: {value!r} is outside the metric's range {list(bounds)}"
+                    )
+        for group, block in (record.get("groups") or {}).items():
+            for key in ("mass_accuracy", "median", "ci_low", "ci_high"):
+                value = block.get(key) if isinstance(block, dict) else None
+                if isinstance(value, (int, float)) and _out_of_range(value, (0.0, 1.0)):
+                    raise RecordValidationError(
+                        f"record {rid}: field groups/{group}/{key}: {value!r} is outside Mass Accuracy's range [0, 1]"
+                    )
+    elif record.get("record_type") == "model_bias":
+        for scheme, block in (record.get("schemes") or {}).items():
+            for index in ("bpi", "bri"):
+                _check_bias_table(rid, f"schemes/{scheme}/{index}", block.get(index), (0.0, 100.0), nested=True)
+            bias = block.get("bias")
+            if not isinstance(bias, dict):
+                raise RecordValidationError(f"record {rid}: field schemes/{scheme}/bias: expected an object")
+            for index, table in bias.items():
+                _check_bias_table(rid, f"schemes/{scheme}/bias/{index}", table, (-100.0, 100.0), nested=False)
+
+
+def _check_bias_table(rid: str, where: str, table: Any, bounds: tuple[float, float], nested: bool) -> None:
+    """``{category: number|null}`` (or ``{category: {group: number|null}}`` when ``nested``) within ``bounds``."""
+    if not isinstance(table, dict):
+        raise RecordValidationError(f"record {rid}: field {where}: expected an object, got {type(table).__name__}")
+    for category, entry in table.items():
+        cells = entry.items() if nested and isinstance(entry, dict) else [(None, entry)]
+        if nested and not isinstance(entry, dict):
+            raise RecordValidationError(f"record {rid}: field {where}/{category}: expected an object {{group: value}}")
+        for group, value in cells:
+            path = f"{where}/{category}" + (f"/{group}" if group is not None else "")
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise RecordValidationError(f"record {rid}: field {path}: {value!r} is not a number")
+            if not math.isfinite(value) or _out_of_range(value, bounds):
+                raise RecordValidationError(f"record {rid}: field {path}: {value!r} is outside {list(bounds)}")

@@ -6,8 +6,11 @@
 * :class:`HubStore` — a Hugging Face dataset repository (``huggingface_hub``), same layout, one commit per
   document; an existing path is never overwritten.
 
-Layout: ``<root>/<record_type>/<record_id>.json``. Reading validates every document and returns the bad
-ones as warnings instead of raising, so a UI can show them and go on.
+Layout: ``<root>/<record_type>/<record_id>.json``. Writing refuses, and reading skips with a warning (so a UI
+can show them and go on), every document that is not a valid record: schema, non-finite numbers, values
+outside their metric's range, an id that is not the hash of the record's identity, a second document with an
+id already read (a duplicate), a file over the size cap, nesting beyond the depth limit, bytes that are not
+UTF-8 JSON. Nothing a store holds makes :meth:`LocalStore.read_all` raise.
 """
 
 from __future__ import annotations
@@ -20,7 +23,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from gecobench.records import RecordValidationError, load_record_json, validate_record
+from gecobench.records import (
+    MAX_RECORD_BYTES,
+    MAX_RECORD_DEPTH,
+    RecordValidationError,
+    load_record_json,
+    load_stored_record,
+    nesting_depth,
+    validate_record,
+    validate_stored_record,
+)
 
 DEFAULT_RESULTS_DIR = "results"
 RESULTS_ENV = "GECOBENCH_RESULTS"
@@ -70,19 +82,26 @@ def atomic_create(path: Path, payload: bytes) -> None:
 
 
 class LocalStore:
-    """An append-only folder of JSON documents, validated with ``validator`` on write and on read."""
+    """An append-only folder of JSON documents, validated with ``validator`` on write and on read.
+
+    The default validator is the results store's (:func:`gecobench.records.validate_stored_record`); other
+    document kinds (submission requests) pass their own. Every kind gets the size cap (``max_bytes``), the
+    depth limit and the duplicate-id check on read.
+    """
 
     def __init__(
         self,
         root: str | os.PathLike[str] | None = None,
-        validator: Callable[[dict[str, Any]], Any] = validate_record,
+        validator: Callable[[dict[str, Any]], Any] = validate_stored_record,
         type_field: str = "record_type",
         id_field: str = "record_id",
+        max_bytes: int = MAX_RECORD_BYTES,
     ) -> None:
         self.root = Path(root or os.environ.get(RESULTS_ENV, DEFAULT_RESULTS_DIR))
         self.validator = validator
         self.type_field = type_field
         self.id_field = id_field
+        self.max_bytes = max_bytes
 
     def __repr__(self) -> str:
         return f"LocalStore({str(self.root)!r})"
@@ -97,17 +116,34 @@ class LocalStore:
         return self.path_for(document_type, document_id).exists()
 
     def _parse(self, text: str | bytes) -> dict[str, Any]:
+        if len(text) > self.max_bytes:
+            raise ValueError(f"{len(text)} bytes is more than a document may hold ({self.max_bytes} bytes)")
+        if self.validator is validate_stored_record:
+            return load_stored_record(text)
         if self.validator is validate_record:
             return load_record_json(text)
-        document = json.loads(text)
+        try:
+            document = json.loads(text)
+        except RecursionError:
+            raise ValueError("not valid JSON: nested too deeply") from None
+        if nesting_depth(document, MAX_RECORD_DEPTH) > MAX_RECORD_DEPTH:
+            raise ValueError(f"nested more than {MAX_RECORD_DEPTH} levels deep")
         self.validator(document)
         return document
 
     def append(self, document: dict[str, Any]) -> str:
-        """Validate and add ``document``; return its path. Never overwrites."""
+        """Validate and add ``document``; return its path. Never overwrites.
+
+        Raises:
+            RecordValidationError / ValueError: the document is invalid (see the module docstring) or larger
+                than ``max_bytes``; nothing is written.
+            DocumentExistsError: a document with this id is already stored.
+        """
         self.validator(document)
         path = self.path_for(document[self.type_field], document[self.id_field])
         payload = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8")
+        if len(payload) > self.max_bytes:
+            raise ValueError(f"{path.name}: {len(payload)} bytes is more than a document may hold ({self.max_bytes})")
         atomic_create(path, payload)
         return str(path)
 
@@ -124,23 +160,53 @@ class LocalStore:
         return self._parse(path.read_text(encoding="utf-8"))
 
     def read_file(self, path: str | Path) -> tuple[dict[str, Any] | None, str | None]:
-        """One stored file: ``(document, None)``, or ``(None, warning)`` when it cannot be read or is invalid."""
+        """One stored file: ``(document, None)``, or ``(None, warning)`` when it cannot be read or is invalid.
+
+        Never raises: a file larger than ``max_bytes`` is not even read, and any error of parsing or
+        validation becomes the warning.
+        """
         try:
+            size = os.stat(path).st_size
+            if size > self.max_bytes:
+                return None, f"skipped {path}: {size} bytes is more than a document may hold ({self.max_bytes} bytes)"
             with open(path, "rb") as handle:
-                return self._parse(handle.read()), None
+                document = self._parse(handle.read(self.max_bytes + 1))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecordValidationError, ValueError) as err:
             return None, f"skipped {path}: {err}"
+        except Exception as err:  # whatever else a hostile file provokes must not stop the reader
+            return None, f"skipped {path}: {type(err).__name__}: {err}"
+        if not isinstance(document, dict):
+            return None, f"skipped {path}: not a JSON object"
+        return document, None
 
     def read_all(self, document_type: str | None = None) -> ReadReport:
-        """Every valid document (optionally of one type); invalid ones become warnings, never exceptions."""
+        """Every valid document (optionally of one type); invalid ones become warnings, never exceptions.
+
+        A document whose id was already read (a copy under another file name) is skipped with a warning
+        naming the first file: it would otherwise be counted twice.
+        """
         report = ReadReport()
+        first_seen: dict[tuple[Any, Any], str] = {}
         for path in self.document_files(document_type):
             document, warning = self.read_file(path)
             if document is not None:
-                report.documents.append(document)
+                warning = duplicate_warning(document, path, first_seen, self.type_field, self.id_field)
+                if warning is None:
+                    report.documents.append(document)
             if warning is not None:
                 report.warnings.append(warning)
         return report
+
+
+def duplicate_warning(
+    document: dict[str, Any], path: str, first_seen: dict[tuple[Any, Any], str], type_field: str, id_field: str
+) -> str | None:
+    """None for the first document with its (type, id), remembered in ``first_seen``; a warning for a repeat."""
+    key = (document.get(type_field), document.get(id_field))
+    if key in first_seen:
+        return f"skipped {path}: duplicate of {first_seen[key]} (same {id_field} {key[1]})"
+    first_seen[key] = str(path)
+    return None
 
 
 class HubStore:
@@ -150,7 +216,7 @@ class HubStore:
         self,
         repo_id: str,
         token: str | None = None,
-        validator: Callable[[dict[str, Any]], Any] = validate_record,
+        validator: Callable[[dict[str, Any]], Any] = validate_stored_record,
         type_field: str = "record_type",
         id_field: str = "record_id",
         cache_dir: str | None = None,
@@ -180,6 +246,8 @@ class HubStore:
         if self.exists(document[self.type_field], document[self.id_field]):
             raise DocumentExistsError(f"{self.repo_id}:{path_in_repo} already exists; the store is append-only")
         payload = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8")
+        if len(payload) > MAX_RECORD_BYTES:
+            raise ValueError(f"{path_in_repo}: {len(payload)} bytes is more than a document may hold ({MAX_RECORD_BYTES})")
         self.api.upload_file(
             path_or_fileobj=payload, path_in_repo=path_in_repo, repo_id=self.repo_id, repo_type="dataset",
             commit_message=f"Add {path_in_repo}",
