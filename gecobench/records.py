@@ -450,7 +450,8 @@ _BLOCK_NUMBERS = ("value", "ci_low", "ci_high", "median")
 def _metric_range(name: str) -> tuple[float | None, float | None] | None:
     if name in _DERIVED_RANGES:
         return _DERIVED_RANGES[name]
-    from gecobench.metrics import METRICS_META  # numpy-only imports; late so records stays light to import
+    # Imported late so that importing records stays light (the metrics pull in numpy).
+    from gecobench.metrics import METRICS_META
 
     meta = METRICS_META.get(name)
     if meta is None:

@@ -173,7 +173,7 @@ class LocalStore:
                 document = self._parse(handle.read(self.max_bytes + 1))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecordValidationError, ValueError) as err:
             return None, f"skipped {path}: {err}"
-        except Exception as err:  # whatever else a hostile file provokes must not stop the reader
+        except Exception as err:  # noqa: BLE001 (whatever else a hostile file provokes must not stop the reader)
             return None, f"skipped {path}: {type(err).__name__}: {err}"
         if not isinstance(document, dict):
             return None, f"skipped {path}: not a JSON object"
