@@ -10,7 +10,12 @@ import pytest
 
 from geco_dataset import load_geco, load_spanish_lexicon_dataset, load_spanish_templates
 from geco_dataset.geco import GecoDataError, read_geco_file
-from geco_dataset.spanish import SpanishDataError, parse_column_lexicon, parse_json_lexicon, parse_templates
+from geco_dataset.spanish import (
+    SpanishDataError,
+    parse_column_lexicon,
+    parse_json_lexicon,
+    parse_templates,
+)
 
 
 def _geco_rows() -> list[bytes]:
