@@ -13,10 +13,12 @@ Records are validated on write and on read (:func:`validate_record`). The schema
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import json
 import math
+import threading
 from typing import Any
 
 import jsonschema
@@ -205,6 +207,73 @@ MODEL_BIAS_SCHEMA: dict[str, Any] = {
     },
 }
 
+# |ln(a / b)| for two doubles in (0, 1] is at most ln(1 / 5e-324) ≈ 744.4: a larger log-ratio is not a number any
+# computation of the metric can give.
+_LOG_RATIO_LIMIT = 745.0
+# Metrics records carry that the registry does not declare, with the range their definition gives.
+_DERIVED_RANGES: dict[str, tuple[float | None, float | None]] = {
+    "mass_accuracy_gap": (-1.0, 1.0),  # a difference of two Mass Accuracies
+    "relative_mass_accuracy": (-_LOG_RATIO_LIMIT, _LOG_RATIO_LIMIT),  # median log ratio of two Mass Accuracies
+}
+
+
+def _numeric_bound(bound: Any) -> float | None:
+    """A declared range bound as a number; None for an open end (or a bound such as "1 / number of groups")."""
+    return bound if isinstance(bound, (int, float)) and not isinstance(bound, bool) else None
+
+
+def metric_ranges() -> dict[str, tuple[float | None, float | None]]:
+    """``{metric: (low, high)}`` for every metric with a numeric bound: the registry
+    (``gecobench.metrics.METRICS_META``) plus the record's derived metrics."""
+    from gecobench.metrics import METRICS_META
+
+    ranges = {}
+    for name, meta in METRICS_META.items():
+        low, high = (list(meta.get("range") or []) + [None, None])[:2]
+        ranges[name] = (_numeric_bound(low), _numeric_bound(high))
+    ranges.update(_DERIVED_RANGES)
+    return {name: bounds for name, bounds in ranges.items() if bounds != (None, None)}
+
+
+def _schema_bound(bound: float) -> float | int:
+    """A bound as the schema should hold it: jsonschema-rs compares with an integer bound about five times faster
+    than with the same float bound (8 instead of 45 µs per record), so integral bounds are written as ints."""
+    return int(bound) if float(bound).is_integer() else bound
+
+
+def _bounded(schema: dict[str, Any], fields: tuple[str, ...], low: float | None, high: float | None) -> dict[str, Any]:
+    """A copy of an object schema whose number ``fields`` must lie in [low, high] (null stays allowed)."""
+    bounded = copy.deepcopy(schema)
+    for field in fields:
+        if low is not None:
+            bounded["properties"][field]["minimum"] = _schema_bound(low)
+        if high is not None:
+            bounded["properties"][field]["maximum"] = _schema_bound(high)
+    return bounded
+
+
+def _add_value_ranges() -> None:
+    """Values outside their metric's range are schema errors (checked by jsonschema-rs at Rust speed on every
+    read): every number of a metric block, the per-group Mass Accuracy blocks, and BPI/BRI (numbers or null in
+    [0, 100]) and their bias (in [-100, 100]) of model_bias records."""
+    block_numbers = ("value", "ci_low", "ci_high", "median")
+    EXPLAINER_SCORE_SCHEMA["properties"]["metrics"]["properties"] = {
+        name: _bounded(_METRIC_VALUE, block_numbers, low, high) for name, (low, high) in metric_ranges().items()
+    }
+    group = EXPLAINER_SCORE_SCHEMA["properties"]["groups"]["additionalProperties"]
+    group.update(_bounded(group, ("median", "ci_low", "ci_high"), 0, 1))
+
+    def table(low: int, high: int) -> dict[str, Any]:
+        return {"type": "object", "additionalProperties": {"type": ["number", "null"], "minimum": low, "maximum": high}}
+
+    share = {"type": "object", "additionalProperties": table(0, 100)}  # {category: {group: share}}
+    bias = {"type": "object", "additionalProperties": table(-100, 100)}  # {index: {category: difference}}
+    MODEL_BIAS_SCHEMA["properties"]["schemes"]["additionalProperties"]["properties"] = {
+        "bpi": share, "bri": share, "bias": bias,
+    }
+
+
+_add_value_ranges()
 SCHEMAS = {"explainer_score": EXPLAINER_SCORE_SCHEMA, "model_bias": MODEL_BIAS_SCHEMA}
 
 
@@ -273,6 +342,45 @@ def nesting_depth(value: Any, limit: int) -> int:
     return deepest
 
 
+# orjson serialises containers nested up to this many levels and refuses deeper ones ("Recursion limit reached").
+_ORJSON_MAX_DEPTH = 254
+
+
+_DEPTH_PROBES = threading.local()
+
+
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists/dicts more than ``limit`` levels deep, at C speed.
+
+    Walking a record in Python (:func:`nesting_depth`) costs as much as parsing and validating it, which would
+    double the cold load of a large store. ``orjson.dumps`` walks it in C and refuses more than
+    ``_ORJSON_MAX_DEPTH`` levels: placed at the bottom of ``_ORJSON_MAX_DEPTH - limit`` nested one-element
+    lists (built once per thread and limit), the value is refused exactly when its own depth exceeds ``limit``.
+    """
+    import orjson
+
+    if not 0 <= limit < _ORJSON_MAX_DEPTH:
+        return nesting_depth(value, limit) > limit
+    probes = _DEPTH_PROBES.__dict__.setdefault("by_limit", {})
+    if limit not in probes:
+        innermost: list[Any] = [None]
+        outermost = innermost
+        for _ in range(_ORJSON_MAX_DEPTH - limit - 1):
+            outermost = [outermost]
+        probes[limit] = (outermost, innermost)
+    outermost, innermost = probes[limit]
+    innermost[0] = value
+    try:
+        orjson.dumps(outermost)
+    except orjson.JSONEncodeError as err:
+        if "recursion" in str(err).lower():
+            return True
+        return nesting_depth(value, limit) > limit  # not a depth problem: answer the slow way
+    finally:
+        innermost[0] = None
+    return False
+
+
 def load_stored_record(text: str | bytes) -> dict[str, Any]:
     """Parse a stored record within size and depth limits, validate it, and check its id against its identity.
 
@@ -290,8 +398,7 @@ def load_stored_record(text: str | bytes) -> dict[str, Any]:
 def validate_stored_record(record: Any) -> dict[str, Any]:
     """What the results store accepts on write: a valid record (schema, finite numbers, values within their
     metric's range) within the size and depth limits, whose id is the hash of its identity."""
-    depth = nesting_depth(record, MAX_RECORD_DEPTH)
-    if depth > MAX_RECORD_DEPTH:
+    if nested_deeper_than(record, MAX_RECORD_DEPTH):
         raise RecordValidationError(
             f"record {record.get('record_id', '?') if isinstance(record, dict) else '?'}: nested more than "
             f"{MAX_RECORD_DEPTH} levels deep"
@@ -327,8 +434,7 @@ def load_record_json(text: str | bytes) -> dict[str, Any]:
         except RecursionError:
             raise RecordValidationError("not valid JSON: nested too deeply") from None
         raise RecordValidationError(f"non-finite number in a record ({fast_error}); use null for undefined") from None
-    depth = nesting_depth(record, MAX_RECORD_DEPTH)
-    if depth > MAX_RECORD_DEPTH:
+    if nested_deeper_than(record, MAX_RECORD_DEPTH):
         raise RecordValidationError(f"nested more than {MAX_RECORD_DEPTH} levels deep; a record needs far fewer")
     return validate_record(record, check_finite=False)
 
@@ -351,6 +457,19 @@ def validate_record(record: Any, check_finite: bool = True) -> dict[str, Any]:
             f"record {record.get('record_id', '?')}: schema_version {record.get('schema_version')!r} is not "
             f"compatible with this package's {SCHEMA_VERSION}"
         )
+    # Before the schema, whose range checks would otherwise report inf as merely "greater than the maximum".
+    bad = []
+    if check_finite:
+        try:
+            json.dumps(record, allow_nan=False)  # C speed on the common, finite path
+        except ValueError:
+            bad = _non_finite_paths(record)
+        except (TypeError, RecursionError):
+            pass  # not JSON at all (a set, a numpy scalar, too deep): the schema check below names it
+    if bad:
+        raise RecordValidationError(
+            f"record {record.get('record_id', '?')}: non-finite numbers at {', '.join(bad)} (use null for undefined)"
+        )
     try:
         valid = _fast_check_for(record_type).is_valid(record)
     except (ValueError, TypeError):  # a value JSON cannot hold (set, numpy int…): let jsonschema judge
@@ -364,17 +483,6 @@ def validate_record(record: Any, check_finite: bool = True) -> dict[str, Any]:
             json.dumps(record)
         except (TypeError, ValueError) as err:
             raise RecordValidationError(f"record {record.get('record_id', '?')}: not JSON-serialisable: {err}") from None
-    bad = []
-    if check_finite:
-        try:
-            json.dumps(record, allow_nan=False)  # C speed on the common, finite path
-        except ValueError:
-            bad = _non_finite_paths(record)
-    if bad:
-        raise RecordValidationError(
-            f"record {record.get('record_id', '?')}: non-finite numbers at {', '.join(bad)} (use null for undefined)"
-        )
-    check_record_values(record)
     return record
 
 
@@ -434,88 +542,3 @@ def check_record_id(record: dict[str, Any]) -> None:
             f"record {record.get('record_id', '?')}: record_id is not the hash of the record's identity "
             f"(expected {expected}); ids come from gecobench.records.record_id_for"
         )
-
-
-# |ln(a / b)| for two doubles in (0, 1] is at most ln(1 / 5e-324) ≈ 744.4: a larger log-ratio is not a number any
-# computation of the metric can give.
-_LOG_RATIO_LIMIT = 745.0
-# Metrics records carry that the registry does not declare, with the range their definition gives.
-_DERIVED_RANGES: dict[str, tuple[float | None, float | None]] = {
-    "mass_accuracy_gap": (-1.0, 1.0),  # a difference of two Mass Accuracies
-    "relative_mass_accuracy": (-_LOG_RATIO_LIMIT, _LOG_RATIO_LIMIT),  # median log ratio of two Mass Accuracies
-}
-_BLOCK_NUMBERS = ("value", "ci_low", "ci_high", "median")
-
-
-def _metric_range(name: str) -> tuple[float | None, float | None] | None:
-    if name in _DERIVED_RANGES:
-        return _DERIVED_RANGES[name]
-    # Imported late so that importing records stays light (the metrics pull in numpy).
-    from gecobench.metrics import METRICS_META
-
-    meta = METRICS_META.get(name)
-    if meta is None:
-        return None
-    low, high = (meta.get("range") or [None, None])[:2]
-    numeric = lambda bound: bound if isinstance(bound, (int, float)) and not isinstance(bound, bool) else None
-    return numeric(low), numeric(high)
-
-
-def _out_of_range(value: Any, bounds: tuple[float | None, float | None]) -> bool:
-    low, high = bounds
-    return (low is not None and value < low) or (high is not None and value > high)
-
-
-def check_record_values(record: dict[str, Any]) -> None:
-    """Refuse numbers outside the range their metric declares (``gecobench.metrics.METRICS_META``).
-
-    explainer_score: every number of a metric block (value, ci_low, ci_high, median) and of the per-group Mass
-    Accuracy blocks. model_bias: BPI and BRI per category and group in [0, 100], their bias in [-100, 100], and
-    each a number or null (``"bpi": "oops"`` is refused here, before it reaches a page).
-    """
-    rid = record.get("record_id", "?")
-    if record.get("record_type") == "explainer_score":
-        for name, block in (record.get("metrics") or {}).items():
-            bounds = _metric_range(name)
-            if bounds is None or not isinstance(block, dict):
-                continue
-            for key in _BLOCK_NUMBERS:
-                value = block.get(key)
-                if isinstance(value, (int, float)) and _out_of_range(value, bounds):
-                    raise RecordValidationError(
-                        f"record {rid}: field metrics/{name}/{key}: {value!r} is outside the metric's range {list(bounds)}"
-                    )
-        for group, block in (record.get("groups") or {}).items():
-            for key in ("mass_accuracy", "median", "ci_low", "ci_high"):
-                value = block.get(key) if isinstance(block, dict) else None
-                if isinstance(value, (int, float)) and _out_of_range(value, (0.0, 1.0)):
-                    raise RecordValidationError(
-                        f"record {rid}: field groups/{group}/{key}: {value!r} is outside Mass Accuracy's range [0, 1]"
-                    )
-    elif record.get("record_type") == "model_bias":
-        for scheme, block in (record.get("schemes") or {}).items():
-            for index in ("bpi", "bri"):
-                _check_bias_table(rid, f"schemes/{scheme}/{index}", block.get(index), (0.0, 100.0), nested=True)
-            bias = block.get("bias")
-            if not isinstance(bias, dict):
-                raise RecordValidationError(f"record {rid}: field schemes/{scheme}/bias: expected an object")
-            for index, table in bias.items():
-                _check_bias_table(rid, f"schemes/{scheme}/bias/{index}", table, (-100.0, 100.0), nested=False)
-
-
-def _check_bias_table(rid: str, where: str, table: Any, bounds: tuple[float, float], nested: bool) -> None:
-    """``{category: number|null}`` (or ``{category: {group: number|null}}`` when ``nested``) within ``bounds``."""
-    if not isinstance(table, dict):
-        raise RecordValidationError(f"record {rid}: field {where}: expected an object, got {type(table).__name__}")
-    for category, entry in table.items():
-        cells = entry.items() if nested and isinstance(entry, dict) else [(None, entry)]
-        if nested and not isinstance(entry, dict):
-            raise RecordValidationError(f"record {rid}: field {where}/{category}: expected an object {{group: value}}")
-        for group, value in cells:
-            path = f"{where}/{category}" + (f"/{group}" if group is not None else "")
-            if value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise RecordValidationError(f"record {rid}: field {path}: {value!r} is not a number")
-            if not math.isfinite(value) or _out_of_range(value, bounds):
-                raise RecordValidationError(f"record {rid}: field {path}: {value!r} is outside {list(bounds)}")

@@ -162,15 +162,15 @@ class LocalStore:
     def read_file(self, path: str | Path) -> tuple[dict[str, Any] | None, str | None]:
         """One stored file: ``(document, None)``, or ``(None, warning)`` when it cannot be read or is invalid.
 
-        Never raises: a file larger than ``max_bytes`` is not even read, and any error of parsing or
-        validation becomes the warning.
+        Never raises: of a file larger than ``max_bytes`` no more than ``max_bytes + 1`` bytes are read, and any
+        error of parsing or validation becomes the warning.
         """
         try:
-            size = os.stat(path).st_size
-            if size > self.max_bytes:
-                return None, f"skipped {path}: {size} bytes is more than a document may hold ({self.max_bytes} bytes)"
             with open(path, "rb") as handle:
-                document = self._parse(handle.read(self.max_bytes + 1))
+                payload = handle.read(self.max_bytes + 1)
+            if len(payload) > self.max_bytes:
+                return None, f"skipped {path}: more than {self.max_bytes} bytes, the most a document may hold"
+            document = self._parse(payload)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecordValidationError, ValueError) as err:
             return None, f"skipped {path}: {err}"
         except Exception as err:  # noqa: BLE001 (whatever else a hostile file provokes must not stop the reader)
