@@ -15,10 +15,12 @@ UTF-8 JSON. Nothing a store holds makes :meth:`LocalStore.read_all` raise.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -37,6 +39,24 @@ from gecobench.records import (
 DEFAULT_RESULTS_DIR = "results"
 RESULTS_ENV = "GECOBENCH_RESULTS"
 RESULTS_REPO_ENV = "GECOBENCH_RESULTS_REPO"
+
+
+@contextlib.contextmanager
+def bulk_reading() -> Iterator[None]:
+    """Pause the cyclic garbage collector while many documents are parsed.
+
+    Every parsed document stays alive, so each full collection walks all of them again: with the identity and
+    depth checks of a read, collections took longer than the reading itself on 10,000 records. JSON documents
+    hold no reference cycles, so nothing is lost by collecting once, afterwards (as the interpreter does when
+    collection is re-enabled and its thresholds are crossed).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class DocumentExistsError(FileExistsError):
@@ -162,13 +182,17 @@ class LocalStore:
     def read_file(self, path: str | Path) -> tuple[dict[str, Any] | None, str | None]:
         """One stored file: ``(document, None)``, or ``(None, warning)`` when it cannot be read or is invalid.
 
-        Never raises: of a file larger than ``max_bytes`` no more than ``max_bytes + 1`` bytes are read, and any
-        error of parsing or validation becomes the warning.
+        Never raises: a file larger than ``max_bytes`` is not read (and of one that grows while it is read, no
+        more than ``max_bytes + 1`` bytes), and any error of parsing or validation becomes the warning.
         """
         try:
             with open(path, "rb") as handle:
-                payload = handle.read(self.max_bytes + 1)
-            if len(payload) > self.max_bytes:
+                # The size from fstat on the open file, not read(max_bytes + 1): that allocates the whole cap for
+                # every file, which made reading a 10,000-record store four times slower.
+                size = os.fstat(handle.fileno()).st_size
+                payload = b"" if size > self.max_bytes else handle.read(size + 1)
+                too_large = size > self.max_bytes or len(payload) > self.max_bytes
+            if too_large:
                 return None, f"skipped {path}: more than {self.max_bytes} bytes, the most a document may hold"
             document = self._parse(payload)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecordValidationError, ValueError) as err:
@@ -187,14 +211,15 @@ class LocalStore:
         """
         report = ReadReport()
         first_seen: dict[tuple[Any, Any], str] = {}
-        for path in self.document_files(document_type):
-            document, warning = self.read_file(path)
-            if document is not None:
-                warning = duplicate_warning(document, path, first_seen, self.type_field, self.id_field)
-                if warning is None:
-                    report.documents.append(document)
-            if warning is not None:
-                report.warnings.append(warning)
+        with bulk_reading():
+            for path in self.document_files(document_type):
+                document, warning = self.read_file(path)
+                if document is not None:
+                    warning = duplicate_warning(document, path, first_seen, self.type_field, self.id_field)
+                    if warning is None:
+                        report.documents.append(document)
+                if warning is not None:
+                    report.warnings.append(warning)
         return report
 
 

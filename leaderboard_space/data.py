@@ -13,7 +13,12 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from gecobench.store import LocalStore, duplicate_warning, open_results_store
+from gecobench.store import (
+    LocalStore,
+    bulk_reading,
+    duplicate_warning,
+    open_results_store,
+)
 
 
 @dataclass
@@ -68,7 +73,7 @@ class ResultsLoader:
             except Exception as err:  # network, auth, missing repo: show it, keep the Space up
                 return LoadedResults(warnings=[f"cannot read the results store {source}: {err}"], source=source)
             return LoadedResults(documents=report.documents, warnings=report.warnings, source=source)
-        with self._lock:
+        with self._lock, bulk_reading():
             return self._load_local(store, source)
 
     def _load_local(self, store: LocalStore, source: str) -> LoadedResults:
