@@ -75,6 +75,29 @@ def _check_scalar(value: Any, dtype: str, field: str, where: str, nullable: bool
         raise ValueError(f"{field}: {where} is {value!r}; expected a string")
 
 
+def _whole_column_is_valid(entries: list[Any], dtype: str, binary: bool) -> bool:
+    """The common case at numpy speed: every sentence a flat list of numbers of the right kind (finite floats;
+    integers, 0/1 only when ``binary``). False means "check sentence by sentence", which names the culprit."""
+    if dtype.startswith("float"):
+        kinds = "iuf"
+    elif dtype.startswith(("int", "uint")):
+        kinds = "biu"
+    else:
+        return False
+    try:
+        if any(isinstance(sentence, (str, bytes, Mapping)) for sentence in entries):
+            return False
+        n_values = sum(len(sentence) for sentence in entries)
+        flat = np.concatenate(entries) if n_values else np.zeros(0, dtype=np.int64)
+    except (TypeError, ValueError):
+        return False
+    if flat.ndim != 1 or flat.shape[0] != n_values or flat.dtype.kind not in kinds:
+        return False
+    if flat.dtype.kind == "f" and not np.isfinite(flat).all():
+        return False
+    return not (binary and not np.isin(flat, (0, 1)).all())
+
+
 def _try_array(values: list[Any]) -> np.ndarray | None:
     """``values`` as a numpy array for the fast checks; None when empty or ragged (the slow path explains)."""
     if not values:
@@ -101,26 +124,25 @@ def check_column(
     if isinstance(feature, (datasets.Sequence, list)):
         inner = feature.feature if isinstance(feature, datasets.Sequence) else feature[0]
         dtype = getattr(inner, "dtype", "")
+        if _whole_column_is_valid(entries, dtype, binary):
+            return len(entries)
         for i, sentence in enumerate(entries):
             words = _as_list(sentence, field, f"{item} {i}")
             array = _try_array(words)
-            if dtype.startswith(("int", "uint")) and array is not None:
-                if array.dtype.kind in "biu" and array.ndim == 1:
-                    outside = ~np.isin(array, (0, 1)) if binary else np.zeros(array.shape, dtype=bool)
-                    if outside.any():
-                        position = int(np.argmax(outside))
-                        raise ValueError(f"{field}: {item} {i} holds {words[position]!r} at position {position}; "
-                                         "only 0 and 1 are allowed")
-                    continue
-            if dtype.startswith("float") and array is not None:
-                # The common case, checked at numpy speed: a list of Python or numpy floats/ints.
-                if array.dtype.kind in "iuf" and array.ndim == 1:
-                    if array.dtype.kind == "f" and not np.isfinite(array).all():
-                        position = int(np.argmin(np.isfinite(array)))
-                        raise ValueError(
-                            f"{field}: {item} {i} has a NaN or infinite value at position {position}"
-                        )
-                    continue
+            integer_array = array is not None and array.dtype.kind in "biu" and array.ndim == 1
+            if dtype.startswith(("int", "uint")) and integer_array:
+                outside = ~np.isin(array, (0, 1)) if binary else np.zeros(array.shape, dtype=bool)
+                if outside.any():
+                    position = int(np.argmax(outside))
+                    raise ValueError(f"{field}: {item} {i} holds {words[position]!r} at position {position}; "
+                                     "only 0 and 1 are allowed")
+                continue
+            number_array = array is not None and array.dtype.kind in "iuf" and array.ndim == 1
+            if dtype.startswith("float") and number_array:
+                if array.dtype.kind == "f" and not np.isfinite(array).all():
+                    position = int(np.argmin(np.isfinite(array)))
+                    raise ValueError(f"{field}: {item} {i} has a NaN or infinite value at position {position}")
+                continue
             for position, value in enumerate(words):
                 if binary and (value is None or isinstance(value, str) or not _is_integral(value)
                                or value not in (0, 1)):
