@@ -216,15 +216,26 @@ def read_geco_file(
     genders = NONBINARY_GENDERS if config.startswith("nonbinary") else BINARY_GENDERS
 
     records: list[tuple[int, dict[str, Any]]] = []
-    with open(path, encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                raise GecoDataError(f"{path}:{line_no}: empty line")
+    # Bytes, decoded line by line: a bad byte then names its line (a text-mode file would raise a bare
+    # UnicodeDecodeError from the iteration, naming neither file nor line).
+    with open(path, "rb") as handle:
+        for line_no, raw_line in enumerate(handle, start=1):
             where = f"{path}:{line_no}"
+            try:
+                line = raw_line.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise GecoDataError(
+                    f"{where}: not valid UTF-8 (byte {raw_line[error.start:error.start + 1]!r} at column "
+                    f"{error.start + 1})"
+                ) from None
+            if not line.strip():
+                raise GecoDataError(f"{where}: empty line")
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
                 raise GecoDataError(f"{where}: not valid JSON (truncated line?): {error}") from None
+            except RecursionError:
+                raise GecoDataError(f"{where}: not valid GECO JSON: nested too deeply") from None
             _validate_line(record, where, genders)
             records.append((line_no, record))
     if not records:

@@ -16,6 +16,7 @@ Every config has the single split ``train`` (the Hub's convention for unsplit da
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 from collections.abc import Iterator
@@ -88,10 +89,25 @@ def default_spanish_dir() -> str | None:
     return shared_data_dir(SPANISH_DIR_ENV, "spanish")
 
 
+def _decode_utf8(path: Path, data: bytes) -> str:
+    """``data`` as text (a leading BOM dropped); an undecodable byte raises naming the file and its line."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line_no = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise SpanishDataError(
+            f"{path}:{line_no}: not valid UTF-8 (byte {data[error.start:error.start + 1]!r} at column {column})"
+        ) from None
+
+
 def _read_lines(path: Path) -> list[str]:
     # the files use CRLF; a stray BOM on line 1 would otherwise become part of the first header cell
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        return [line.rstrip("\r\n") for line in handle]
+    with open(path, "rb") as handle:
+        text = _decode_utf8(path, handle.read())
+    # Lines end at \n, \r\n or \r, as reading with newline="" did; str.splitlines would also split at \x0b,
+    # \x1c… and \u2028 inside a cell.
+    return [line.rstrip("\r\n") for line in io.StringIO(text, newline="")]
 
 
 def parse_templates(path: str | os.PathLike) -> list[dict[str, Any]]:
@@ -198,9 +214,11 @@ def parse_json_lexicon(path: str | os.PathLike) -> list[dict[str, Any]]:
     """
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(_decode_utf8(path, path.read_bytes()))
     except json.JSONDecodeError as error:
         raise SpanishDataError(f"{path}: not valid JSON (line {error.lineno}): {error.msg}") from None
+    except RecursionError:
+        raise SpanishDataError(f"{path}: not a lexicon: nested too deeply") from None
     if not isinstance(data, dict):
         raise SpanishDataError(f"{path}: expected an object {{category: [words]}}")
     word_to_category: dict[str, str] = {}

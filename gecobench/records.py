@@ -13,10 +13,12 @@ Records are validated on write and on read (:func:`validate_record`). The schema
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import json
 import math
+import threading
 from typing import Any
 
 import jsonschema
@@ -239,6 +241,73 @@ MODEL_BIAS_SCHEMA: dict[str, Any] = {
     },
 }
 
+# |ln(a / b)| for two doubles in (0, 1] is at most ln(1 / 5e-324) ≈ 744.4: a larger log-ratio is not a number any
+# computation of the metric can give.
+_LOG_RATIO_LIMIT = 745.0
+# Metrics records carry that the registry does not declare, with the range their definition gives.
+_DERIVED_RANGES: dict[str, tuple[float | None, float | None]] = {
+    "mass_accuracy_gap": (-1.0, 1.0),  # a difference of two Mass Accuracies
+    "relative_mass_accuracy": (-_LOG_RATIO_LIMIT, _LOG_RATIO_LIMIT),  # median log ratio of two Mass Accuracies
+}
+
+
+def _numeric_bound(bound: Any) -> float | None:
+    """A declared range bound as a number; None for an open end (or a bound such as "1 / number of groups")."""
+    return bound if isinstance(bound, (int, float)) and not isinstance(bound, bool) else None
+
+
+def metric_ranges() -> dict[str, tuple[float | None, float | None]]:
+    """``{metric: (low, high)}`` for every metric with a numeric bound: the registry
+    (``gecobench.metrics.METRICS_META``) plus the record's derived metrics."""
+    from gecobench.metrics import METRICS_META
+
+    ranges = {}
+    for name, meta in METRICS_META.items():
+        low, high = (list(meta.get("range") or []) + [None, None])[:2]
+        ranges[name] = (_numeric_bound(low), _numeric_bound(high))
+    ranges.update(_DERIVED_RANGES)
+    return {name: bounds for name, bounds in ranges.items() if bounds != (None, None)}
+
+
+def _schema_bound(bound: float) -> float | int:
+    """A bound as the schema should hold it: jsonschema-rs compares with an integer bound about five times faster
+    than with the same float bound (8 instead of 45 µs per record), so integral bounds are written as ints."""
+    return int(bound) if float(bound).is_integer() else bound
+
+
+def _bounded(schema: dict[str, Any], fields: tuple[str, ...], low: float | None, high: float | None) -> dict[str, Any]:
+    """A copy of an object schema whose number ``fields`` must lie in [low, high] (null stays allowed)."""
+    bounded = copy.deepcopy(schema)
+    for field in fields:
+        if low is not None:
+            bounded["properties"][field]["minimum"] = _schema_bound(low)
+        if high is not None:
+            bounded["properties"][field]["maximum"] = _schema_bound(high)
+    return bounded
+
+
+def _add_value_ranges() -> None:
+    """Values outside their metric's range are schema errors (checked by jsonschema-rs at Rust speed on every
+    read): every number of a metric block, the per-group Mass Accuracy blocks, and BPI/BRI (numbers or null in
+    [0, 100]) and their bias (in [-100, 100]) of model_bias records."""
+    block_numbers = ("value", "ci_low", "ci_high", "median")
+    EXPLAINER_SCORE_SCHEMA["properties"]["metrics"]["properties"] = {
+        name: _bounded(_METRIC_VALUE, block_numbers, low, high) for name, (low, high) in metric_ranges().items()
+    }
+    group = EXPLAINER_SCORE_SCHEMA["properties"]["groups"]["additionalProperties"]
+    group.update(_bounded(group, ("median", "ci_low", "ci_high"), 0, 1))
+
+    def table(low: int, high: int) -> dict[str, Any]:
+        return {"type": "object", "additionalProperties": {"type": ["number", "null"], "minimum": low, "maximum": high}}
+
+    share = {"type": "object", "additionalProperties": table(0, 100)}  # {category: {group: share}}
+    bias = {"type": "object", "additionalProperties": table(-100, 100)}  # {index: {category: difference}}
+    MODEL_BIAS_SCHEMA["properties"]["schemes"]["additionalProperties"]["properties"] = {
+        "bpi": share, "bri": share, "bias": bias,
+    }
+
+
+_add_value_ranges()
 SCHEMAS = {"explainer_score": EXPLAINER_SCORE_SCHEMA, "model_bias": MODEL_BIAS_SCHEMA}
 
 
@@ -280,6 +349,104 @@ def _reject_constant(name: str) -> Any:
     raise RecordValidationError(f"non-finite number {name} in a record (use null for undefined)")
 
 
+# A record holds aggregates only (a few KB); anything near this size is not a record and is not parsed.
+MAX_RECORD_BYTES = 1024 * 1024
+# The deepest nesting a record needs is about 6 (schemes/…/bias/bpi/category); 32 leaves room and keeps every
+# reader of a record (jsonschema, json.dumps, the Space) far from Python's recursion limit.
+MAX_RECORD_DEPTH = 32
+
+
+def nesting_depth(value: Any, limit: int) -> int:
+    """Depth of nested lists/dicts in ``value`` (a scalar is 0), without recursion; stops counting past ``limit``."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        depth += 1
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        stack.extend((child, depth) for child in children if isinstance(child, (dict, list)))
+    return deepest
+
+
+# orjson serialises containers nested up to this many levels and refuses deeper ones ("Recursion limit reached").
+_ORJSON_MAX_DEPTH = 254
+
+
+_DEPTH_PROBES = threading.local()
+
+
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists/dicts more than ``limit`` levels deep, at C speed.
+
+    Walking a record in Python (:func:`nesting_depth`) costs as much as parsing and validating it, which would
+    double the cold load of a large store. ``orjson.dumps`` walks it in C and refuses more than
+    ``_ORJSON_MAX_DEPTH`` levels: placed at the bottom of ``_ORJSON_MAX_DEPTH - limit`` nested one-element
+    lists (built once per thread and limit), the value is refused exactly when its own depth exceeds ``limit``.
+    """
+    import orjson
+
+    if not 0 <= limit < _ORJSON_MAX_DEPTH:
+        return nesting_depth(value, limit) > limit
+    probes = _DEPTH_PROBES.__dict__.setdefault("by_limit", {})
+    if limit not in probes:
+        innermost: list[Any] = [None]
+        outermost = innermost
+        for _ in range(_ORJSON_MAX_DEPTH - limit - 1):
+            outermost = [outermost]
+        probes[limit] = (outermost, innermost)
+    outermost, innermost = probes[limit]
+    innermost[0] = value
+    try:
+        orjson.dumps(outermost)
+    except orjson.JSONEncodeError as err:
+        if "recursion" in str(err).lower():
+            return True
+        return nesting_depth(value, limit) > limit  # not a depth problem: answer the slow way
+    finally:
+        innermost[0] = None
+    return False
+
+
+def load_stored_record(text: str | bytes) -> dict[str, Any]:
+    """Parse a stored record within size and depth limits, validate it, and check its id against its identity.
+
+    The read path of the results store: whatever a file holds, the outcome is a record or a
+    :class:`RecordValidationError` (never ``RecursionError``/``MemoryError``), so one file cannot stop a reader.
+    """
+    size = len(text.encode("utf-8") if isinstance(text, str) else text)
+    if size > MAX_RECORD_BYTES:
+        raise RecordValidationError(f"{size} bytes is more than a record may hold ({MAX_RECORD_BYTES} bytes)")
+    record = load_record_json(text)
+    check_record_id(record)
+    return record
+
+
+def validate_stored_record(record: Any) -> dict[str, Any]:
+    """What the results store accepts on write: a valid record (schema, finite numbers, values within their
+    metric's range) within the size and depth limits, whose id is the hash of its identity."""
+    if nested_deeper_than(record, MAX_RECORD_DEPTH):
+        raise RecordValidationError(
+            f"record {record.get('record_id', '?') if isinstance(record, dict) else '?'}: nested more than "
+            f"{MAX_RECORD_DEPTH} levels deep"
+        )
+    validate_record(record)
+    size = len(json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+    if size > MAX_RECORD_BYTES:
+        raise RecordValidationError(
+            f"record {record.get('record_id', '?')}: {size} bytes is more than a record may hold ({MAX_RECORD_BYTES})"
+        )
+    check_record_id(record)
+    return record
+
+
 def load_record_json(text: str | bytes) -> dict[str, Any]:
     """Parse and validate one stored record (the read path of large stores).
 
@@ -291,11 +458,18 @@ def load_record_json(text: str | bytes) -> dict[str, Any]:
     try:
         record = orjson.loads(text)
     except orjson.JSONDecodeError as fast_error:
+        if "depth limit" in str(fast_error) or "recursion" in str(fast_error).lower():
+            # The standard parser would recurse as deep and end in RecursionError: answer here.
+            raise RecordValidationError(f"not valid JSON: nested too deeply ({fast_error})") from None
         try:
             json.loads(text, parse_constant=_reject_constant)
         except json.JSONDecodeError as err:
             raise RecordValidationError(f"not valid JSON: {err}") from None
+        except RecursionError:
+            raise RecordValidationError("not valid JSON: nested too deeply") from None
         raise RecordValidationError(f"non-finite number in a record ({fast_error}); use null for undefined") from None
+    if nested_deeper_than(record, MAX_RECORD_DEPTH):
+        raise RecordValidationError(f"nested more than {MAX_RECORD_DEPTH} levels deep; a record needs far fewer")
     return validate_record(record, check_finite=False)
 
 
@@ -317,6 +491,19 @@ def validate_record(record: Any, check_finite: bool = True) -> dict[str, Any]:
             f"record {record.get('record_id', '?')}: schema_version {record.get('schema_version')!r} is not "
             f"compatible with this package's {SCHEMA_VERSION}"
         )
+    # Before the schema, whose range checks would otherwise report inf as merely "greater than the maximum".
+    bad = []
+    if check_finite:
+        try:
+            json.dumps(record, allow_nan=False)  # C speed on the common, finite path
+        except ValueError:
+            bad = _non_finite_paths(record)
+        except (TypeError, RecursionError):
+            pass  # not JSON at all (a set, a numpy scalar, too deep): the schema check below names it
+    if bad:
+        raise RecordValidationError(
+            f"record {record.get('record_id', '?')}: non-finite numbers at {', '.join(bad)} (use null for undefined)"
+        )
     try:
         valid = _fast_check_for(record_type).is_valid(record)
     except (ValueError, TypeError):  # a value JSON cannot hold (set, numpy int…): let jsonschema judge
@@ -330,16 +517,6 @@ def validate_record(record: Any, check_finite: bool = True) -> dict[str, Any]:
             json.dumps(record)
         except (TypeError, ValueError) as err:
             raise RecordValidationError(f"record {record.get('record_id', '?')}: not JSON-serialisable: {err}") from None
-    bad = []
-    if check_finite:
-        try:
-            json.dumps(record, allow_nan=False)  # C speed on the common, finite path
-        except ValueError:
-            bad = _non_finite_paths(record)
-    if bad:
-        raise RecordValidationError(
-            f"record {record.get('record_id', '?')}: non-finite numbers at {', '.join(bad)} (use null for undefined)"
-        )
     return record
 
 
@@ -375,13 +552,49 @@ def explainer_score_identity(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def identity_mismatch(record: dict[str, Any]) -> str | None:
-    """Why a stored record's id is not the hash of its identity, or None when it is (checked on read)."""
+def model_bias_identity(record: dict[str, Any]) -> dict[str, Any]:
+    """The identity of a model_bias record: masked LM (id, revision, source, checkpoint), templates, protocol and,
+    for recorded predictions, the hash of the prediction file."""
+    masked_lm = record["masked_lm"]
+    templates = record.get("templates") or {}
+    return {
+        "record_type": "model_bias",
+        "model": [masked_lm["model_id"], masked_lm.get("revision"), masked_lm.get("source"),
+                  masked_lm.get("checkpoint_sha256")],
+        "templates": [templates.get("config"), templates.get("fingerprint")],
+        "protocol": record.get("protocol", {}),
+        "recorded_from": (record.get("recorded_from") or {}).get("sha256"),
+    }
+
+
+# Looked up when called (not copied), so a change to what an identity contains applies everywhere at once.
+IDENTITY_FUNCTIONS = {"explainer_score": "explainer_score_identity", "model_bias": "model_bias_identity"}
+
+
+def expected_record_id(record: dict[str, Any]) -> str:
+    """The id a record must carry: :func:`record_id_for` of its type's identity function."""
+    identity_function = globals()[IDENTITY_FUNCTIONS[record["record_type"]]]
+    return record_id_for(identity_function(record))
+
+
+def check_record_id(record: dict[str, Any]) -> None:
+    """Refuse a record whose ``record_id`` is not the hash of its identity (a copy under a new id would be
+    counted twice, and a hand-edited identity would pass as the original unit)."""
     try:
-        expected = record_id_for(explainer_score_identity(record))
+        expected = expected_record_id(record)
     except (KeyError, TypeError, AttributeError) as err:
-        return f"record {record.get('record_id', '?')}: its identity cannot be computed ({type(err).__name__}: {err})"
+        raise RecordValidationError(f"record {record.get('record_id', '?')}: cannot compute its identity ({err!r})") from None
     if record.get("record_id") != expected:
-        return (f"record {record.get('record_id', '?')}: record_id is not the hash of its identity (expected "
-                f"{expected}); the record was edited or made by another version")
+        raise RecordValidationError(
+            f"record {record.get('record_id', '?')}: record_id is not the hash of the record's identity "
+            f"(expected {expected}); ids come from gecobench.records.record_id_for"
+        )
+
+
+def identity_mismatch(record: dict[str, Any]) -> str | None:
+    """Why a stored record's id is not the hash of its identity, or None when it is (see :func:`check_record_id`)."""
+    try:
+        check_record_id(record)
+    except RecordValidationError as err:
+        return str(err)
     return None

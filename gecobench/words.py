@@ -41,13 +41,30 @@ def fold_token_scores_to_words(
         raise ValueError(
             f"token_scores has {scores.shape[0]} tokens but word_ids has {len(word_ids)} entries"
         )
-    ids = np.array([-1 if w is None else int(w) for w in word_ids], dtype=np.int64)
+    ids = np.array([_word_index(w, position) for position, w in enumerate(word_ids)], dtype=np.int64)
     if n_words is None:
         n_words = int(ids.max()) + 1 if ids.size and ids.max() >= 0 else 0
     keep = ids >= 0
     if keep.any() and ids[keep].max() >= n_words:
         raise ValueError(f"word_ids refer to word {int(ids[keep].max())} but n_words is {n_words}")
     return np.bincount(ids[keep], weights=np.abs(scores[keep]), minlength=n_words).astype(np.float64)
+
+
+def _word_index(word_id: Any, position: int) -> int:
+    """One ``word_ids`` entry as an index, -1 for None; anything else (-1, 1.5, "0", True) is refused.
+
+    -1 is how the folding marks a token without a word, so a -1 in the input would be dropped silently,
+    and ``int()`` would truncate 1.5 to word 1.
+    """
+    if word_id is None:
+        return -1
+    if isinstance(word_id, (bool, np.bool_)) or not isinstance(word_id, (int, np.integer)):
+        raise ValueError(  # noqa: TRY004 (bad input data: ValueError, as everywhere in the metrics)
+            f"word_ids: token {position} is {word_id!r}; expected a word index (an int >= 0) or None"
+        )
+    if word_id < 0:
+        raise ValueError(f"word_ids: token {position} is {int(word_id)}; word indices are >= 0 (None for no word)")
+    return int(word_id)
 
 
 def tokenize_words(

@@ -13,7 +13,12 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from gecobench.store import LocalStore, open_results_store
+from gecobench.store import (
+    LocalStore,
+    bulk_reading,
+    duplicate_warning,
+    open_results_store,
+)
 
 
 @dataclass
@@ -68,7 +73,7 @@ class ResultsLoader:
             except Exception as err:  # network, auth, missing repo: show it, keep the Space up
                 return LoadedResults(warnings=[f"cannot read the results store {source}: {err}"], source=source)
             return LoadedResults(documents=report.documents, warnings=report.warnings, source=source)
-        with self._lock:
+        with self._lock, bulk_reading():
             return self._load_local(store, source)
 
     def _load_local(self, store: LocalStore, source: str) -> LoadedResults:
@@ -78,6 +83,7 @@ class ResultsLoader:
         first_load = not self._seen
         seen_now = {}
         changed = False
+        first_file_of_id: dict[tuple[Any, Any], str] = {}
         for path in store.document_files():  # plain strings: 10,000 Path objects would cost ~0.1 s
             try:
                 stat = os.stat(path)
@@ -92,7 +98,10 @@ class ResultsLoader:
             seen_now[path] = cached
             document, warning = cached[1], cached[2]
             if document is not None:
-                result.documents.append(document)
+                # A copy of a record under another file name would be counted twice: the first file wins.
+                warning = duplicate_warning(document, path, first_file_of_id, store.type_field, store.id_field)
+                if warning is None:
+                    result.documents.append(document)
             if warning is not None:
                 result.warnings.append(warning)
         result.changed = changed or len(seen_now) != len(self._seen) or first_load

@@ -13,6 +13,7 @@ from gecobench.provenance import base_provenance
 from gecobench.records import (
     SCHEMA_VERSION,
     explainer_score_identity,
+    model_bias_identity,
     record_id_for,
     validate_record,
 )
@@ -131,13 +132,14 @@ def make_bias_record(model_id: str = "dccuchile/bert-base-spanish-wwm-cased", rn
     record = {
         "schema_version": SCHEMA_VERSION,
         "record_type": "model_bias",
-        "record_id": record_id_for({"masked_lm": model_id, "schemes": sorted(schemes)}),
+        "record_id": "0" * 32,  # replaced below by the hash of the identity
         "masked_lm": {"model_id": model_id, "revision": None, "source": "recorded (published predictions)"},
         "templates": {"name": "synthetic"},
-        "protocol": {"k": 10},
+        "protocol": {"k": 10, "schemes": sorted(schemes)},
         "schemes": scheme_blocks,
         "provenance": provenance or base_provenance(None),
     }
+    record["record_id"] = record_id_for(model_bias_identity(record))
     return validate_record(record)
 
 

@@ -59,9 +59,52 @@ class Ragged:
             out[nonempty] = np.add.reduceat(values, self.starts[nonempty], dtype=np.float64)
         return out
 
+    def per_sentence_max(self, values: np.ndarray) -> np.ndarray:
+        """Largest of ``values`` (aligned with ``flat``) within each sentence; 0 for an empty sentence."""
+        out = np.zeros(self.n_sentences)
+        nonempty = self.lengths > 0
+        if values.size:
+            out[nonempty] = np.maximum.reduceat(values, self.starts[nonempty])
+        return out
+
+    def scaled_magnitudes(self) -> np.ndarray:
+        """``|flat|`` scaled per sentence so that its largest value lies in [0.5, 1) (all-zero sentences stay 0).
+
+        Every ratio of attribution mass (Mass Accuracy, the normalised distributions of the properties) is
+        computed on these: a sentence's sum then cannot overflow (scores of 1e308 summed to infinity gave
+        MA 0) and tiny scores (1e-308) are lifted out of the subnormal range before they are added up. The
+        factor is a power of two, which is exact in binary floating point: for ordinary scores every ratio is
+        bit-for-bit what it was without scaling.
+        """
+        return scale_by_sentence_peak(np.abs(self.flat.astype(np.float64, copy=False)), self)
+
     def split(self, values: np.ndarray) -> list[np.ndarray]:
         """Cut an array aligned with ``flat`` back into per-sentence arrays."""
         return np.split(values, np.cumsum(self.lengths)[:-1]) if self.n_sentences else []
+
+
+def scale_by_sentence_peak(magnitudes: np.ndarray, layout: Ragged) -> np.ndarray:
+    """Multiply each sentence of non-negative ``magnitudes`` by the power of two that brings its maximum
+    into [0.5, 1) (see :meth:`Ragged.scaled_magnitudes`)."""
+    peak = layout.per_sentence_max(magnitudes)
+    _, exponent = np.frexp(peak)  # peak = mantissa * 2**exponent, mantissa in [0.5, 1); exponent 0 for 0
+    return np.ldexp(magnitudes, -np.repeat(exponent, layout.lengths))
+
+
+# numpy dtype kinds accepted as numbers: bool (0/1 masks), signed and unsigned integers, floats.
+_NUMERIC_KINDS = "biuf"
+
+
+def _first_non_number(values: Any) -> tuple[int, Any]:
+    """Position and value of the first entry that is not a real number (or bool) in a flat list or array.
+
+    Read from the caller's list, not from ``np.asarray`` of it: numpy turns ``[1, "x"]`` into two strings.
+    """
+    entries = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    for position, value in enumerate(entries):
+        if not isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
+            return position, value
+    return 0, entries[0] if entries else None
 
 
 def flatten(
@@ -76,17 +119,23 @@ def flatten(
     copied to float64, which halves the cost of flattening a million masks.
 
     Raises:
-        ValueError: the input is empty, a sentence is not one-dimensional, or a value is NaN/infinite;
-            the message names ``field`` and the sentence index.
+        ValueError: the input is empty or not a list, a sentence is None, not one-dimensional or holds
+            something other than numbers (strings, None), or a value is NaN/infinite; the message names
+            ``field`` and the sentence index.
     """
-    if sentences is None or len(sentences) == 0:
+    if sentences is None:
+        raise ValueError(f"{field}: missing (None); expected a list with one list of numbers per sentence")
+    if isinstance(sentences, (str, bytes, dict)) or not hasattr(sentences, "__len__"):
+        raise ValueError(f"{field}: expected a list of sentences, got {type(sentences).__name__}")
+    if len(sentences) == 0:
         raise ValueError(f"{field}: empty input, at least one sentence is required")
     try:
         lengths = np.fromiter(map(len, sentences), dtype=np.int64, count=len(sentences))
         flat = np.concatenate(sentences) if lengths.sum() else np.zeros(0)
-        if not (keep_integer_dtype and flat.dtype.kind in "biu"):
+        # Strings ("0.5") and None would be converted silently by astype: only numbers take the fast path.
+        fast_ok = flat.dtype.kind in _NUMERIC_KINDS and flat.ndim == 1 and flat.shape[0] == int(lengths.sum())
+        if fast_ok and not (keep_integer_dtype and flat.dtype.kind in "biu"):
             flat = flat.astype(np.float64, copy=False)
-        fast_ok = flat.ndim == 1 and flat.shape[0] == int(lengths.sum())
     except (TypeError, ValueError):
         fast_ok = False
     if not fast_ok or (not allow_empty_sentence and (lengths == 0).any()):
@@ -107,8 +156,17 @@ def _flatten_checked(
     for i, sentence in enumerate(sentences):
         if sentence is None:
             raise ValueError(f"{field}: sentence {i} is None")
+        if isinstance(sentence, (str, bytes, dict)):
+            raise ValueError(f"{field}: sentence {i} is a {type(sentence).__name__}, not a list of numbers")  # noqa: TRY004
         try:
-            arr = np.asarray(sentence, dtype=np.float64)
+            raw = np.asarray(sentence)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{field}: sentence {i} is not a list of numbers ({err})") from None
+        if raw.ndim == 1 and raw.dtype.kind not in _NUMERIC_KINDS:
+            position, value = _first_non_number(sentence)
+            raise ValueError(f"{field}: sentence {i} holds {value!r} at position {position}; only numbers are allowed")
+        try:
+            arr = raw.astype(np.float64)
         except (TypeError, ValueError) as err:
             raise ValueError(f"{field}: sentence {i} is not a list of numbers ({err})") from None
         if arr.ndim != 1:
@@ -148,7 +206,11 @@ def check_finite_vector(values: Sequence[Any], field: str) -> np.ndarray:
     """A flat list of finite numbers (one per sentence)."""
     if values is None or len(values) == 0:
         raise ValueError(f"{field}: empty input")
-    arr = np.asarray(values, dtype=np.float64)
+    raw = np.asarray(values)
+    if raw.ndim == 1 and raw.dtype.kind not in _NUMERIC_KINDS:
+        position, value = _first_non_number(values)
+        raise ValueError(f"{field}: sentence {position} is {value!r}; expected a number")
+    arr = raw.astype(np.float64)
     if arr.ndim != 1:
         raise ValueError(f"{field}: expected one number per sentence, got shape {arr.shape}")
     bad = ~np.isfinite(arr)

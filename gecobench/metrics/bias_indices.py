@@ -50,6 +50,10 @@ def invert_lexicon(by_category: Mapping[str, Sequence[str]]) -> dict[str, str]:
 
 
 def _check_rows(group, word, probability, rank, is_adjective, k) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    for field, values in (("group", group), ("word", word), ("probability", probability), ("rank", rank),
+                          ("is_adjective", is_adjective)):
+        if values is None or isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__len__"):
+            raise ValueError(f"{field}: expected a list with one entry per prediction row, got {values!r:.40}")
     n = len(group)
     if n == 0:
         raise ValueError("group: empty input, at least one prediction row is required")
@@ -63,6 +67,11 @@ def _check_rows(group, word, probability, rank, is_adjective, k) -> tuple[np.nda
             raise ValueError(f"group: row {i} is {g!r}; expected a non-empty string")
         if not isinstance(w, str):
             raise ValueError(f"word: row {i} is {w!r}; expected a string")
+    for field, values in (("probability", probability), ("rank", rank)):
+        for i, value in enumerate(values):
+            # np.asarray would read "0.5" as 0.5 and True as 1 without a word.
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+                raise ValueError(f"{field}: row {i} is {value!r}; expected a number")
     try:
         prob = np.asarray(probability, dtype=np.float64)
     except (TypeError, ValueError) as err:
@@ -78,7 +87,7 @@ def _check_rows(group, word, probability, rank, is_adjective, k) -> tuple[np.nda
         raise ValueError(f"rank: row {i} is {rank[i]}; ranks are integers in 1..{k} (k={k})")
     adjective = []
     for i, a in enumerate(is_adjective):
-        if isinstance(a, (bool, np.bool_)) or a in (0, 1):
+        if isinstance(a, (bool, np.bool_)) or (isinstance(a, (int, np.integer)) and a in (0, 1)):
             adjective.append(bool(a))
         else:
             raise ValueError(f"is_adjective: row {i} is {a!r}; expected True/False")

@@ -83,16 +83,19 @@ def cooccurrence_bias(
     ({'male': 2, 'female': 4}, {'male': 0.3333333333333333, 'female': 0.6666666666666666})
     """
     slots = _validate_terms(DEFAULT_TERMS if terms is None else terms)
-    if words is None or len(words) == 0:
+    for field, values in (("words", words), ("group", groups)):
+        if values is None or isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__len__"):
+            raise ValueError(f"{field}: expected a list with one entry per sentence, got {values!r:.40}")
+    if len(words) == 0:
         raise ValueError("words: empty input, at least one sentence is required")
-    if groups is None or len(groups) != len(words):
+    if len(groups) != len(words):
         n_groups = 0 if groups is None else len(groups)
         raise ValueError(f"words has {len(words)} sentences but group has {n_groups}")
     all_terms = frozenset().union(*(s for group_slots in slots.values() for s in group_slots))
     counts = {g: 0 for g in slots}
     n_sentences = {g: 0 for g in slots}
     for i, (sentence, group) in enumerate(zip(words, groups)):
-        if group not in slots:
+        if not isinstance(group, str) or group not in slots:
             raise ValueError(f"group: sentence {i} has group {group!r}, which is not in terms {sorted(slots)}")
         if isinstance(sentence, str) or not isinstance(sentence, Sequence):
             raise ValueError(f"words: sentence {i} must be a list of words, got {type(sentence).__name__}")

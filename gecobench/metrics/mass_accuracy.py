@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from gecobench.metrics._ragged import Ragged, check_binary, check_same_shape, flatten
+from gecobench.metrics._ragged import Ragged, check_binary, check_same_shape, flatten, scale_by_sentence_peak
 from gecobench.words import fold_token_scores_to_words
 
 METRIC_META: dict[str, Any] = {
@@ -84,7 +84,13 @@ def mass_accuracy_flat(
 
 
 def _mass_accuracy_flat(abs_scores: np.ndarray, mask: np.ndarray, layout: Ragged) -> np.ndarray:
-    """The vectorised core: per-sentence sums by ``np.add.reduceat`` on the concatenated sentences."""
+    """The vectorised core: per-sentence sums by ``np.add.reduceat`` on the concatenated sentences.
+
+    Each sentence is first scaled by a power of two that brings its largest ``|score|`` into [0.5, 1)
+    (exact, so the ratio is unchanged), so that scores of 1e308 cannot overflow the sum to infinity (which
+    gave MA 0) and scores of 1e-308 are not summed in the subnormal range.
+    """
+    abs_scores = scale_by_sentence_peak(abs_scores, layout)
     total = layout.per_sentence_sum(abs_scores)
     on_truth = layout.per_sentence_sum(abs_scores * mask)
     n_truth = layout.per_sentence_sum(mask)
@@ -107,10 +113,16 @@ def mass_accuracy_loop(
     for i, (s, h) in enumerate(zip(attributions, ground_truth)):
         a = np.abs(np.asarray(s, dtype=np.float64))
         m = np.asarray(h, dtype=np.float64)
+        if a.size and a.max() > 0:
+            a = np.ldexp(a, -np.frexp(a.max())[1])  # scale-safe and exact, as the vectorised version
         total = a.sum()
         if total > 0 and m.sum() > 0:
             out[i] = min(1.0, float((a * m).sum() / total))
     return out
+
+
+# Token scores at least this large are scaled down before folding (a word of a few such tokens would sum to inf).
+_FOLD_OVERFLOW_GUARD = 2.0**1000
 
 
 def fold_token_attributions(
@@ -121,11 +133,16 @@ def fold_token_attributions(
     """Turn token-level attributions into word-level ones with the hub's single folding rule.
 
     Each sentence is folded with :func:`gecobench.words.fold_token_scores_to_words` (absolute value per
-    token, summed per word, tokens without a word dropped) to as many words as its ground truth has.
+    token, summed per word, tokens without a word dropped) to as many words as its ground truth has. A
+    sentence whose scores reach 2**1000 is first scaled by a power of two so that the sums stay finite (MA,
+    RRA and AUPRC, the callers, do not depend on the scale).
 
     >>> fold_token_attributions([[9.0, -1.0, 2.0, 0.5]], [[None, 0, 0, 1]], [[1, 0]])
     [array([3. , 0.5])]
     """
+    for field, value in (("attributions", attributions), ("word_ids", word_ids), ("ground_truth", ground_truth)):
+        if value is None or isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__"):
+            raise ValueError(f"{field}: expected a list with one entry per sentence, got {type(value).__name__}")
     if len(attributions) != len(word_ids):
         raise ValueError(f"attributions has {len(attributions)} sentences but word_ids has {len(word_ids)}")
     if len(attributions) != len(ground_truth):
@@ -134,10 +151,23 @@ def fold_token_attributions(
         )
     folded = []
     for i, (scores, ids, truth) in enumerate(zip(attributions, word_ids, ground_truth)):
+        for field, value in (("attributions", scores), ("word_ids", ids), ("ground_truth", truth)):
+            if value is None or isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__"):
+                raise ValueError(f"{field}: sentence {i} is {value!r}; expected a list")
+        raw_scores = np.asarray(scores)
+        if raw_scores.dtype.kind not in "biuf":
+            raise ValueError(f"attributions: sentence {i} holds something other than numbers ({raw_scores.dtype})")
+        if raw_scores.size and raw_scores.dtype.kind == "f":
+            peak = float(np.max(np.abs(raw_scores)))
+            if np.isfinite(peak) and peak >= _FOLD_OVERFLOW_GUARD:
+                # Summing a word's tokens could overflow; every metric that folds is scale-invariant, so an
+                # exact power-of-two scaling keeps its answer.
+                raw_scores = np.ldexp(raw_scores.astype(np.float64), -int(np.frexp(peak)[1]))
         try:
-            folded.append(fold_token_scores_to_words(scores, ids, n_words=len(truth)))
+            folded.append(fold_token_scores_to_words(raw_scores, ids, n_words=len(truth)))
         except ValueError as err:
-            raise ValueError(f"word_ids: sentence {i}: {err}") from None
+            message = str(err).removeprefix("word_ids: ")
+            raise ValueError(f"word_ids: sentence {i}: {message}") from None
     return folded
 
 

@@ -55,8 +55,12 @@ Ragged2D = Sequence[Sequence[float]]
 
 
 def _normalise(scores: Ragged) -> tuple[np.ndarray, np.ndarray]:
-    """Per-sentence |s| / sum |s| on the flat array; returns (p, defined per sentence)."""
-    magnitude = np.abs(scores.flat)
+    """Per-sentence |s| / sum |s| on the flat array; returns (p, defined per sentence).
+
+    Computed on the magnitudes scaled by each sentence's maximum (:meth:`Ragged.scaled_magnitudes`), so
+    1e308 scores do not overflow the sum and 1e-308 scores are not summed as subnormals.
+    """
+    magnitude = scores.scaled_magnitudes()
     total = scores.per_sentence_sum(magnitude)
     defined = total > 0
     safe_total = np.where(defined, total, 1.0)

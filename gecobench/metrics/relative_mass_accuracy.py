@@ -25,8 +25,16 @@ METRIC_META: dict[str, Any] = {
 
 
 def _as_mass_accuracies(values: Sequence[float | None], field: str) -> np.ndarray:
-    if values is None or len(values) == 0:
+    if values is None:
+        raise ValueError(f"{field}: missing (None); expected one Mass Accuracy (or None) per sentence")
+    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__len__"):
+        raise ValueError(f"{field}: expected a list of Mass Accuracies, got {type(values).__name__}")
+    if len(values) == 0:
         raise ValueError(f"{field}: empty input")
+    for i, v in enumerate(values):
+        # np.array would turn "0.5" into 0.5 and True into 1.0 without a word.
+        if v is not None and (isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number))):
+            raise ValueError(f"{field}: sentence {i} is {v!r}; expected a Mass Accuracy (a number) or None")
     arr = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
     if arr.ndim != 1:
         raise ValueError(f"{field}: expected one Mass Accuracy per sentence, got shape {arr.shape}")

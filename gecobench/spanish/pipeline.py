@@ -26,7 +26,7 @@ from gecobench.provenance import (
     fingerprint_directory,
     fingerprint_rows,
 )
-from gecobench.records import SCHEMA_VERSION, record_id_for
+from gecobench.records import SCHEMA_VERSION, model_bias_identity, record_id_for
 
 DEFAULT_PLACEHOLDER = "[MASK]"
 RECORDED_SOURCE = "recorded (published predictions)"
@@ -225,17 +225,10 @@ def build_model_bias_record(
     checkpoint_sha256: str | None = None,
 ) -> dict[str, Any]:
     """A ``model_bias`` record; its id comes from model, revision, source, templates, protocol (and source file)."""
-    identity = {
-        "record_type": "model_bias",
-        "model": [model_id, revision, source, checkpoint_sha256],
-        "templates": [templates.get("config"), templates.get("fingerprint")],
-        "protocol": protocol,
-        "recorded_from": (recorded_from or {}).get("sha256"),
-    }
     record: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "record_type": "model_bias",
-        "record_id": record_id_for(identity),
+        "record_id": "",  # the hash of the identity, set once the record is complete
         "masked_lm": {
             "model_id": model_id, "revision": revision, "source": source, "checkpoint_sha256": checkpoint_sha256,
         },
@@ -248,7 +241,9 @@ def build_model_bias_record(
         record["counts"] = counts
     if recorded_from is not None:
         record["recorded_from"] = recorded_from
-    return to_json_safe(record)
+    record = to_json_safe(record)
+    record["record_id"] = record_id_for(model_bias_identity(record))
+    return record
 
 
 def table_counts(table: Mapping[str, Sequence[Any]]) -> dict[str, int]:

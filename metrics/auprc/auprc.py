@@ -4,6 +4,7 @@ import datasets
 import evaluate
 
 from gecobench.metrics.mass_accuracy import fold_token_attributions, module_result
+from gecobench.metrics.module_inputs import StrictInputs
 from gecobench.metrics.ranking import RANKING_META, auprc_per_sentence
 
 METRIC_META = RANKING_META["auprc"]
@@ -47,8 +48,10 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Auprc(evaluate.Metric):
+class Auprc(StrictInputs, evaluate.Metric):
     """AUPRC: average precision of the absolute attributions against the ground-truth mask."""
+
+    strict_binary_fields = ("ground_truth",)
 
     meta = METRIC_META
 

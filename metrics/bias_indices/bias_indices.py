@@ -4,6 +4,7 @@ import datasets
 import evaluate
 
 from gecobench.metrics.bias_indices import METRIC_META, bias_indices
+from gecobench.metrics.module_inputs import StrictInputs
 
 _CITATION = """\
 @article{garridomunoz2023maria,
@@ -48,8 +49,10 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class BiasIndices(evaluate.Measurement):
+class BiasIndices(StrictInputs, evaluate.Measurement):
     """BPI and BRI per lexicon category and group."""
+
+    strict_item_name = "row"
 
     meta = METRIC_META
 

@@ -4,6 +4,7 @@ import datasets
 import evaluate
 
 from gecobench.metrics.cooccurrence import METRIC_META, cooccurrence_bias
+from gecobench.metrics.module_inputs import StrictInputs
 
 _CITATION = """\
 @article{wilming2025gecobench,
@@ -43,7 +44,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class CooccurrenceBias(evaluate.Measurement):
+class CooccurrenceBias(StrictInputs, evaluate.Measurement):
     """Share of gender-term/word co-occurrences per group."""
 
     meta = METRIC_META

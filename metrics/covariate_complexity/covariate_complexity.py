@@ -4,6 +4,7 @@ import datasets
 import evaluate
 
 from gecobench.metrics.mass_accuracy import module_result
+from gecobench.metrics.module_inputs import StrictInputs
 from gecobench.metrics.properties import (
     PROPERTY_META,
     covariate_complexity_per_sentence,
@@ -47,7 +48,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class CovariateComplexity(evaluate.Metric):
+class CovariateComplexity(StrictInputs, evaluate.Metric):
     """Covariate complexity: normalised entropy of the normalised attributions."""
 
     meta = METRIC_META

@@ -4,6 +4,7 @@ import datasets
 import evaluate
 
 from gecobench.metrics.mass_accuracy import module_result
+from gecobench.metrics.module_inputs import StrictInputs
 from gecobench.metrics.properties import PROPERTY_META, label_difference_per_sentence
 
 METRIC_META = PROPERTY_META["label_difference"]
@@ -44,7 +45,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class LabelDifference(evaluate.Metric):
+class LabelDifference(StrictInputs, evaluate.Metric):
     """Label difference (contrastivity): how far the explanations of the same sentence differ between target classes."""
 
     meta = METRIC_META

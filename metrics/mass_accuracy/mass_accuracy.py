@@ -9,6 +9,7 @@ from gecobench.metrics.mass_accuracy import (
     mass_accuracy_per_sentence,
     module_result,
 )
+from gecobench.metrics.module_inputs import StrictInputs
 
 _CITATION = """\
 @article{wilming2025gecobench,
@@ -53,8 +54,10 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class MassAccuracy(evaluate.Metric):
+class MassAccuracy(StrictInputs, evaluate.Metric):
     """Mass Accuracy of word attributions against a 0/1 ground-truth mask."""
+
+    strict_binary_fields = ("ground_truth",)
 
     meta = METRIC_META
 

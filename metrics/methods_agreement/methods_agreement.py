@@ -7,6 +7,7 @@ import evaluate
 import numpy as np
 
 from gecobench.metrics.mass_accuracy import summarize
+from gecobench.metrics.module_inputs import StrictInputs
 from gecobench.metrics.properties import (
     PROPERTY_META,
     methods_agreement_per_sentence,
@@ -52,7 +53,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class MethodsAgreement(evaluate.Metric):
+class MethodsAgreement(StrictInputs, evaluate.Metric):
     """Mean total variation distance from one explainer to the other explainers."""
 
     meta = METRIC_META

@@ -4,6 +4,7 @@ import datasets
 import evaluate
 
 from gecobench.metrics.mass_accuracy import module_result
+from gecobench.metrics.module_inputs import StrictInputs
 from gecobench.metrics.properties import (
     PROPERTY_META,
     model_randomisation_check_per_sentence,
@@ -47,7 +48,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class ModelRandomisationCheck(evaluate.Metric):
+class ModelRandomisationCheck(StrictInputs, evaluate.Metric):
     """Model randomisation check (correctness): how far attributions move when the model's weights are re-initialised."""
 
     meta = METRIC_META

@@ -3,6 +3,7 @@
 import datasets
 import evaluate
 
+from gecobench.metrics.module_inputs import StrictInputs
 from gecobench.metrics.relative_mass_accuracy import METRIC_META, relative_mass_accuracy
 
 _CITATION = """\
@@ -40,8 +41,11 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class RelativeMassAccuracy(evaluate.Comparison):
+class RelativeMassAccuracy(StrictInputs, evaluate.Comparison):
     """Per-sentence ratio of a model's Mass Accuracy to a baseline's."""
+
+    # None marks a sentence whose Mass Accuracy is undefined; it is excluded, not refused.
+    strict_nullable_fields = ("predictions", "references")
 
     meta = METRIC_META
 

@@ -4,6 +4,7 @@ import datasets
 import evaluate
 
 from gecobench.metrics.mass_accuracy import fold_token_attributions, module_result
+from gecobench.metrics.module_inputs import StrictInputs
 from gecobench.metrics.ranking import RANKING_META, relevance_rank_accuracy_per_sentence
 
 METRIC_META = RANKING_META["relevance_rank_accuracy"]
@@ -46,8 +47,10 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class RelevanceRankAccuracy(evaluate.Metric):
+class RelevanceRankAccuracy(StrictInputs, evaluate.Metric):
     """Relevance Rank Accuracy: precision at |ground truth| of the words ranked by absolute attribution."""
+
+    strict_binary_fields = ("ground_truth",)
 
     meta = METRIC_META
 

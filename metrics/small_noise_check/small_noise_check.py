@@ -4,6 +4,7 @@ import datasets
 import evaluate
 
 from gecobench.metrics.mass_accuracy import module_result
+from gecobench.metrics.module_inputs import StrictInputs
 from gecobench.metrics.properties import PROPERTY_META, small_noise_check_per_sentence
 
 METRIC_META = PROPERTY_META["small_noise_check"]
@@ -43,7 +44,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class SmallNoiseCheck(evaluate.Metric):
+class SmallNoiseCheck(StrictInputs, evaluate.Metric):
     """Small noise check (continuity): how far attributions move under small Gaussian noise on the input embeddings."""
 
     meta = METRIC_META

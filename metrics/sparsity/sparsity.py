@@ -4,6 +4,7 @@ import datasets
 import evaluate
 
 from gecobench.metrics.mass_accuracy import module_result
+from gecobench.metrics.module_inputs import StrictInputs
 from gecobench.metrics.properties import PROPERTY_META, sparsity_per_sentence
 
 METRIC_META = PROPERTY_META["sparsity"]
@@ -43,7 +44,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Sparsity(evaluate.Metric):
+class Sparsity(StrictInputs, evaluate.Metric):
     """Sparsity (compactness): Gini index of the normalised attributions."""
 
     meta = METRIC_META
