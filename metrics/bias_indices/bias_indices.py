@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from gecobench.metrics.bias_indices import METRIC_META, bias_indices
+from gecobench.metrics.bias_indices import METRIC_META, bias_indices  # From: gecobench-hub
 
 _CITATION = """\
 @article{garridomunoz2023maria,

@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from gecobench.metrics.cooccurrence import METRIC_META, cooccurrence_bias
+from gecobench.metrics.cooccurrence import METRIC_META, cooccurrence_bias  # From: gecobench-hub
 
 _CITATION = """\
 @article{wilming2025gecobench,

@@ -3,8 +3,8 @@
 import datasets
 import evaluate
 
-from gecobench.metrics.mass_accuracy import module_result
-from gecobench.metrics.properties import (
+from gecobench.metrics.mass_accuracy import module_result  # From: gecobench-hub
+from gecobench.metrics.properties import (  # From: gecobench-hub
     PROPERTY_META,
     covariate_complexity_per_sentence,
 )

@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from gecobench.metrics.mass_accuracy import (
+from gecobench.metrics.mass_accuracy import (  # From: gecobench-hub
     METRIC_META,
     fold_token_attributions,
     mass_accuracy_per_sentence,

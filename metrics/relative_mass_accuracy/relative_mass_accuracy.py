@@ -3,7 +3,7 @@
 import datasets
 import evaluate
 
-from gecobench.metrics.relative_mass_accuracy import METRIC_META, relative_mass_accuracy
+from gecobench.metrics.relative_mass_accuracy import METRIC_META, relative_mass_accuracy  # From: gecobench-hub
 
 _CITATION = """\
 @article{wilming2025gecobench,
