@@ -35,6 +35,10 @@ def submit_form(
     """
     from submissions import SubmissionError, submit_file
 
+    from leaderboard_space.hub_config import READ_ONLY_MESSAGE, stores_from_env
+
+    if requests_location is None and stores_from_env().read_only:
+        return READ_ONLY_MESSAGE
     if not file_path:
         return "❌ Please upload a file: a .py explainer (code track) or .jsonl/.parquet attributions (precomputed track)."
     cleaned = {k: v for k, v in metadata.items() if v not in (None, "")}
