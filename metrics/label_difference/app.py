@@ -7,7 +7,7 @@ import evaluate
 from gecobench.metrics.widget import metric_widget  # From: gecobench-hub
 
 # this folder's script, whatever the working directory (the Space's root, or a checkout's metrics/label_difference)
-module = evaluate.load(str(Path(__file__).resolve().parent / "label_difference.py"), module_type="metric")
+module = evaluate.load(str(Path(__file__).resolve().parent / "label_difference.py"))  # a metric or a measurement: evaluate reads which
 demo = metric_widget(module)
 
 if __name__ == "__main__":
