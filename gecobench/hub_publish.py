@@ -209,8 +209,6 @@ def plan_repositories(
     progress: Callable[[str], None] = lambda message: None,
 ) -> list[HubRepository]:
     """Write the folder of every repository to publish under ``out_dir/<kind>/<name>`` and return them."""
-    from gecobench.models.loading import read_model_info
-
     check_org(org)
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
@@ -243,6 +241,8 @@ def plan_repositories(
             folder = write_metric_space(Path(module_path(name)), out_dir / "spaces" / name, requirement)
             repos.append(HubRepository(f"{org}/{name}", "space", folder))
     if "models" in parts:
+        from gecobench.models.loading import read_model_info  # imports transformers: only when models are published
+
         for checkpoint in zoo_checkpoints(zoo):
             info = read_model_info(checkpoint)
             if not (checkpoint / "README.md").is_file():
