@@ -33,9 +33,8 @@ def submit_form(
     A refused submission (missing field, bad file, duplicate) returns the submission package's reason instead
     of raising, so the form can show it.
     """
-    from submissions import SubmissionError, submit_file
-
     from leaderboard_space.hub_config import READ_ONLY_MESSAGE, stores_from_env
+    from submissions import SubmissionError, submit_file
 
     if requests_location is None and stores_from_env().read_only:
         return READ_ONLY_MESSAGE

@@ -14,7 +14,12 @@ import pytest
 
 import geco_dataset._paths
 from geco_dataset import geco, spanish
-from geco_dataset.spanish_sources import SPANISH_PREDICTION_MODELS, SPANISH_REPO, SPANISH_SHA256, SPANISH_UPSTREAM
+from geco_dataset.spanish_sources import (
+    SPANISH_PREDICTION_MODELS,
+    SPANISH_REPO,
+    SPANISH_SHA256,
+    SPANISH_UPSTREAM,
+)
 
 
 class _RawHost(http.server.ThreadingHTTPServer):
@@ -30,7 +35,7 @@ class _RawHost(http.server.ThreadingHTTPServer):
 class _RawHandler(http.server.BaseHTTPRequestHandler):
     server: _RawHost
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         self.server.requested.append(self.path)
         local = self.server.files.get(self.path)
         if local is None:
@@ -44,7 +49,7 @@ class _RawHandler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_HEAD(self) -> None:  # noqa: N802
+    def do_HEAD(self) -> None:
         self.server.requested.append("HEAD " + self.path)
         local = self.server.files.get(self.path)
         if local is None:

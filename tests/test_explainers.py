@@ -9,7 +9,11 @@ import numpy as np
 import pytest
 import torch
 from conftest import make_tiny_bert_classifier
-from tolerances import max_error_relative_to_largest, relative_ulp_tolerance, ulp_tolerance
+from tolerances import (
+    max_error_relative_to_largest,
+    relative_ulp_tolerance,
+    ulp_tolerance,
+)
 from torch import nn
 
 from gecobench.explainers import base

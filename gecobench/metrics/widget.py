@@ -23,7 +23,7 @@ def compute_from_json(module: Any, arguments: str) -> dict[str, Any]:
     except json.JSONDecodeError as error:
         raise ValueError(f"the arguments are not valid JSON (line {error.lineno}, column {error.colno}): {error.msg}") from None
     if not isinstance(kwargs, dict):
-        raise ValueError(f"the arguments must be a JSON object of compute() keyword arguments, got {type(kwargs).__name__}")
+        raise TypeError(f"the arguments must be a JSON object of compute() keyword arguments, got {type(kwargs).__name__}")
     return module.compute(**kwargs)
 
 
