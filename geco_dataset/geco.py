@@ -33,11 +33,12 @@ from typing import Any, ClassVar
 import datasets
 from datasets.exceptions import DatasetGenerationError
 
-from geco_dataset._paths import shared_data_dir
+from geco_dataset._paths import raw_file_url, shared_data_dir
 
 logger = logging.getLogger(__name__)
 
 GECO_COMMIT = "f0907c69d95353016556a6cbd0c5fcaa76392ed9"
+GECO_REPO = "braindatalab/gecobench"
 GECO_URL_TEMPLATE = (
     "https://raw.githubusercontent.com/braindatalab/gecobench/{commit}/data/dataset/{folder}/{split}.jsonl"
 )
@@ -107,8 +108,8 @@ def geco_file_key(config: str, split: str) -> str:
 
 
 def geco_url(config: str, split: str, commit: str = GECO_COMMIT) -> str:
-    """Raw-file URL of a released GECO file at the pinned commit."""
-    return GECO_URL_TEMPLATE.format(commit=commit, folder=GECO_FOLDERS[config], split=split)
+    """Raw-file URL of a released GECO file at the pinned commit (``$GECOBENCH_RAW_BASE_URL`` names a mirror)."""
+    return raw_file_url(GECO_REPO, commit, f"data/dataset/{GECO_FOLDERS[config]}/{split}.jsonl")
 
 
 def sha256_of(path: str | os.PathLike) -> str:

@@ -27,16 +27,19 @@ from typing import Any, ClassVar
 import datasets
 from datasets.exceptions import DatasetGenerationError
 
-from geco_dataset._paths import shared_data_dir
+from geco_dataset._paths import raw_file_url, shared_data_dir
+from geco_dataset.spanish_sources import (  # noqa: F401 (re-exported: the pins are part of the public API)
+    SPANISH_HEAD_COMMIT,
+    SPANISH_OLD_COMMIT,
+    SPANISH_PREDICTION_MODELS,
+    SPANISH_REPO,
+    SPANISH_SHA256,
+    SPANISH_UPSTREAM,
+)
 
 MASK_PLACEHOLDER = "[MASK]"
 SUBJECTS_PER_TEMPLATE = 12
 SPANISH_DIR_ENV = "GECOBENCH_SPANISH_DIR"
-
-SPANISH_REPO = "IsGarrido/Evaluating-Gender-Bias-in-Spanish-Deep-Learning-Models"
-SPANISH_HEAD_COMMIT = "ea99475d"
-SPANISH_OLD_COMMIT = "8ccd0708"
-_RAW = "https://raw.githubusercontent.com/" + SPANISH_REPO + "/{commit}/{path}"
 
 TEMPLATE_FILES: dict[str, str] = {
     "templates_2023": "templates/sentences.tsv",
@@ -51,25 +54,16 @@ LEXICON_FILES: dict[str, tuple[str, str]] = {
     "supersenses_2022": ("lexicons/supersenses_2022-08.tsv", "columns"),
 }
 LEXICON_SCHEMES: tuple[str, ...] = tuple(LEXICON_FILES)
-# canonical URLs; only the 2023 template file's path in the upstream repository is pinned. The other files
-# need a local copy (data_dir / $GECOBENCH_SPANISH_DIR) until their upstream paths are confirmed.
-SPANISH_URLS: dict[str, str | None] = {
-    "templates/sentences.tsv": _RAW.format(
-        commit=SPANISH_HEAD_COMMIT, path="assets/data/FillTemplate/sentences.tsv"
-    ),
-    "templates/sentences_2022-08.tsv": _RAW.format(
-        commit=SPANISH_OLD_COMMIT, path="assets/data/FillTemplate/sentences.tsv"
-    ),
-}
-SPANISH_SHA256: dict[str, str] = {
-    "templates/sentences.tsv": "893bba7f931905cc9ea65f17ee5b704248bca3844b49fae1cbd5d6ae99fb792e",
-    "templates/sentences_2022-08.tsv": "0e47400c2d8601190b8db06425379e183ea988daf20b80bf228932c2f5c84497",
-    "lexicons/supersenses_2022-08.tsv": "2fe560d83b2ced36cb4c0616a1e8ca1e9c602e56f28178d23d99742c44cf3bf1",
-    "lexicons/supersenses_top10.json": "5af0755b08ba8dcbe56993b48b217d08f828f4c5d4aeb19482f555b78b777696",
-    "lexicons/supersenses_top29.json": "970fe649447b24c66e0f61af1a18a6b18a1ae63873d98ba5d3d6c5aa6e6e7881",
-    "lexicons/visibility_polarity.tsv": "d50dd0d438d411f404b4dd03901c2c8ce230eb9705a7c79507c0e5f2bb47d219",
-    "lexicons/wiggins_accept_reject_love_status.tsv": "42b76c8db0549b5048d0e22e61f83d4be18e9bd031aa1edb83335b8dc289b90f",
-}
+
+
+def spanish_url(relative: str) -> str:
+    """Raw-file URL of a released Spanish file (``templates/sentences.tsv``, ``predictions/top10/<model>.tsv``, ...)
+    at its pinned upstream commit; ``$GECOBENCH_RAW_BASE_URL`` names a mirror."""
+    if relative not in SPANISH_UPSTREAM:
+        raise ValueError(f"{relative!r} is not a released Spanish file; expected one of {sorted(SPANISH_UPSTREAM)}")
+    commit, upstream_path = SPANISH_UPSTREAM[relative]
+    return raw_file_url(SPANISH_REPO, commit, upstream_path)
+
 
 SPANISH_CITATION = """@article{garridomunoz2023maria,
   title   = {{MarIA} and {BETO} are sexist: evaluating gender bias in large language models for {Spanish}},
@@ -236,10 +230,8 @@ def parse_json_lexicon(path: str | os.PathLike) -> list[dict[str, Any]]:
 def _spanish_path(relative: str, data_dir: str | os.PathLike | None) -> Path:
     base = data_dir if data_dir is not None else default_spanish_dir()
     if base is None:
-        raise FileNotFoundError(
-            f"no local Spanish data folder (set {SPANISH_DIR_ENV} or pass data_dir); use the "
-            "SpanishGenderTemplates builder to download the pinned files"
-        )
+        # no local copy: the released file from its pinned upstream URL, checksum-verified
+        return download_spanish_file(relative)
     path = Path(base) / relative
     if not path.is_file():
         raise FileNotFoundError(f"Spanish data file not found: {path}")
@@ -248,6 +240,8 @@ def _spanish_path(relative: str, data_dir: str | os.PathLike | None) -> Path:
 
 def verify_spanish_checksum(path: str | os.PathLike, relative: str) -> None:
     """Raise :class:`SpanishDataError` unless ``path`` has the released SHA-256 of ``relative``."""
+    if relative not in SPANISH_SHA256:
+        raise ValueError(f"{relative!r} is not a released Spanish file; expected one of {sorted(SPANISH_SHA256)}")
     digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     if digest != SPANISH_SHA256[relative]:
         raise SpanishDataError(
@@ -367,12 +361,7 @@ class SpanishGenderTemplates(datasets.GeneratorBasedBuilder):
                 raise FileNotFoundError(f"Spanish data file not found: {path} (data_dir={data_dir})")
             path = str(path)
         else:
-            url = SPANISH_URLS.get(relative)
-            if url is None:
-                raise FileNotFoundError(
-                    f"{relative} has no pinned download URL; pass data_dir= or set {SPANISH_DIR_ENV}"
-                )
-            path = dl_manager.download(url)
+            path = dl_manager.download(spanish_url(relative))  # verified against SPANISH_SHA256 in _read
         # validate before generation: errors raised while generating are wrapped in a generic DatasetGenerationError
         self._parsed_rows = {path: self._read(path, relative)}
         return [datasets.SplitGenerator(name=datasets.Split.TRAIN, gen_kwargs={"path": path, "relative": relative})]
@@ -434,3 +423,68 @@ def load_spanish_lexicon_dataset(
     if config not in LEXICON_CONFIGS:
         raise ValueError(f"unknown lexicon config {config!r}; expected one of {LEXICON_CONFIGS}")
     return _load_spanish(config, data_dir, verify_checksums, cache_dir)
+
+
+# --------------------------------------------------------------------------- downloads
+
+SPANISH_CACHE_ENV = "GECOBENCH_CACHE"
+
+
+def _download_manager(cache_dir: str | os.PathLike | None, progress: bool = True) -> datasets.DownloadManager:
+    config = datasets.DownloadConfig(cache_dir=str(cache_dir) if cache_dir else None, disable_tqdm=not progress)
+    return datasets.DownloadManager(download_config=config)
+
+
+def download_spanish_file(relative: str, cache_dir: str | os.PathLike | None = None) -> Path:
+    """One released Spanish file, downloaded through the 🤗 ``datasets`` DownloadManager from its pinned upstream
+    URL (cached) and verified against its SHA-256; raises :class:`SpanishDataError` on other bytes."""
+    path = Path(_download_manager(cache_dir).download(spanish_url(relative)))
+    verify_spanish_checksum(path, relative)
+    return path
+
+
+def spanish_release_files(include_predictions: bool = True) -> list[str]:
+    """The released Spanish files (release-layout paths): templates, models table, lexicons, and optionally the
+    published top-10/top-29 predictions of the 20 models."""
+    return sorted(r for r in SPANISH_UPSTREAM if include_predictions or not r.startswith("predictions/"))
+
+
+def default_spanish_download_dir() -> Path:
+    """Where :func:`download_spanish_data` lays the files out: ``$GECOBENCH_CACHE/spanish/<HEAD commit>``
+    (default ``~/.cache/gecobench``)."""
+    root = os.environ.get(SPANISH_CACHE_ENV) or Path.home() / ".cache" / "gecobench"
+    return Path(root) / "spanish" / SPANISH_HEAD_COMMIT[:12]
+
+
+def download_spanish_data(
+    dest: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    include_predictions: bool = True,
+    progress: bool = True,
+) -> Path:
+    """Download every released Spanish file into ``dest`` in the release layout (``templates/``, ``lexicons/``,
+    ``predictions/top10|top29/``) — the layout ``data_dir=`` and the predictions importer read — and return it.
+
+    Each file comes through the 🤗 ``datasets`` DownloadManager from its pinned upstream URL
+    (:data:`SPANISH_UPSTREAM`, ``$GECOBENCH_RAW_BASE_URL`` for a mirror) and must have its released SHA-256;
+    files already in ``dest`` with the right checksum are kept, so a second call downloads nothing.
+    """
+    import shutil
+
+    from tqdm.auto import tqdm
+
+    dest = Path(dest) if dest is not None else default_spanish_download_dir()
+    manager: datasets.DownloadManager | None = None
+    for relative in tqdm(spanish_release_files(include_predictions), desc="Spanish files", unit="file",
+                         disable=not progress):
+        target = dest / relative
+        if target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == SPANISH_SHA256[relative]:
+            continue
+        manager = manager or _download_manager(cache_dir, progress=False)  # one bar over the files is enough
+        downloaded = Path(manager.download(spanish_url(relative)))
+        verify_spanish_checksum(downloaded, relative)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(target.name + ".partial")
+        shutil.copyfile(downloaded, partial)
+        partial.replace(target)  # never leave a half-written file under the released name
+    return dest

@@ -33,8 +33,11 @@ def submit_form(
     A refused submission (missing field, bad file, duplicate) returns the submission package's reason instead
     of raising, so the form can show it.
     """
+    from leaderboard_space.hub_config import READ_ONLY_MESSAGE, stores_from_env
     from submissions import SubmissionError, submit_file
 
+    if requests_location is None and stores_from_env().read_only:
+        return READ_ONLY_MESSAGE
     if not file_path:
         return "❌ Please upload a file: a .py explainer (code track) or .jsonl/.parquet attributions (precomputed track)."
     cleaned = {k: v for k, v in metadata.items() if v not in (None, "")}

@@ -23,7 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--predictions-dir", default=None,
                         help="the spanish/predictions folder (holding top10/ and top29/); default "
-                        "$GECOBENCH_SPANISH_DIR/predictions or ../shared/data/spanish/predictions")
+                        "$GECOBENCH_SPANISH_DIR/predictions or ../shared/data/spanish/predictions, else the published files "
+                        "downloaded from their pinned upstream commit into ~/.cache/gecobench/spanish")
     parser.add_argument("-k", "--top-k", type=int, nargs="+", choices=(10, 29), default=[10, 29],
                         help="which published K to import (default both)")
     parser.add_argument("--store", default=None, help="results store: folder or hf://datasets/<repo> (default results/)")
@@ -43,8 +44,15 @@ def main(argv: list[str] | None = None) -> int:
 
         base = default_spanish_dir()
         if base is None:
-            print("error: no Spanish data folder found; pass --predictions-dir", file=sys.stderr)
-            return 2
+            # no local copy: the released files from their pinned upstream URLs, checksum-verified
+            from geco_dataset import download_spanish_data
+
+            try:
+                base = download_spanish_data(progress=not args.no_progress)
+            except (ValueError, OSError, ConnectionError) as err:
+                print(f"error: no Spanish data folder found and the download failed: {err}; pass --predictions-dir",
+                      file=sys.stderr)
+                return 2
         predictions_dir = str(Path(base) / "predictions")
     store = open_results_store(args.store)
     all_ids: dict[int, list[str]] = {}

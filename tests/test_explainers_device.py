@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import make_tiny_bert_classifier
-from test_explainers import BUILTINS, TARGETS, WORDS, make, max_relative_error
+from test_explainers import BUILTINS, REORDERED_TOLERANCE, TARGETS, WORDS, make, max_relative_error
 
 from gecobench.explainers.engine import attribute
 
@@ -30,4 +30,5 @@ def test_scores_on_the_gpu_equal_scores_on_the_cpu(name, tokenizer):
     on_cpu = attribute(make(name), cpu_model, tokenizer, WORDS, TARGETS, seed=7)
     on_gpu = attribute(make(name), gpu_model, tokenizer, WORDS, TARGETS, seed=7)
     assert all(np.isfinite(s).all() for s in on_gpu)
-    assert max_relative_error(on_gpu, on_cpu) < 1e-6
+    # other kernels sum in another order: the bound of any reordering of the same computation (test_explainers)
+    assert max_relative_error(on_gpu, on_cpu) < REORDERED_TOLERANCE

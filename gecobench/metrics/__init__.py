@@ -11,6 +11,7 @@ from typing import Any
 from gecobench.metrics.bias_indices import METRIC_META as _BIAS_INDICES_META
 from gecobench.metrics.cooccurrence import METRIC_META as _COOCCURRENCE_META
 from gecobench.metrics.mass_accuracy import METRIC_META as _MASS_ACCURACY_META
+from gecobench.metrics.module_paths import available_modules, module_path
 from gecobench.metrics.properties import PROPERTY_META
 from gecobench.metrics.ranking import RANKING_META
 from gecobench.metrics.relative_mass_accuracy import METRIC_META as _RMA_META
@@ -27,4 +28,4 @@ METRICS_META: dict[str, dict[str, Any]] = {
     )
 }
 
-__all__ = ["METRICS_META"]
+__all__ = ["METRICS_META", "available_modules", "module_path"]

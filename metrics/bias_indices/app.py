@@ -1,7 +1,14 @@
-"""The Hub Space widget of the bias_indices module."""
+"""The Hub Space widget of the bias_indices metric module (`python app.py` on the Space)."""
+
+from pathlib import Path
 
 import evaluate
-from evaluate.utils import launch_gradio_widget
 
-module = evaluate.load("bias_indices.py", module_type="measurement")
-launch_gradio_widget(module)
+from gecobench.metrics.widget import metric_widget  # From: gecobench-hub
+
+# this folder's script, whatever the working directory (the Space's root, or a checkout's metrics/bias_indices)
+module = evaluate.load(str(Path(__file__).resolve().parent / "bias_indices.py"))  # a metric or a measurement: evaluate reads which
+demo = metric_widget(module)
+
+if __name__ == "__main__":
+    demo.launch()

@@ -3,8 +3,8 @@
 import datasets
 import evaluate
 
-from gecobench.metrics.bias_indices import METRIC_META, bias_indices
-from gecobench.metrics.module_inputs import StrictInputs
+from gecobench.metrics.bias_indices import METRIC_META, bias_indices  # From: gecobench-hub
+from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 
 _CITATION = """\
 @article{garridomunoz2023maria,

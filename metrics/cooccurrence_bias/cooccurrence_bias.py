@@ -3,8 +3,8 @@
 import datasets
 import evaluate
 
-from gecobench.metrics.cooccurrence import METRIC_META, cooccurrence_bias
-from gecobench.metrics.module_inputs import StrictInputs
+from gecobench.metrics.cooccurrence import METRIC_META, cooccurrence_bias  # From: gecobench-hub
+from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 
 _CITATION = """\
 @article{wilming2025gecobench,

@@ -3,9 +3,9 @@
 import datasets
 import evaluate
 
-from gecobench.metrics.mass_accuracy import module_result
-from gecobench.metrics.module_inputs import StrictInputs
-from gecobench.metrics.properties import (
+from gecobench.metrics.mass_accuracy import module_result  # From: gecobench-hub
+from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
+from gecobench.metrics.properties import (  # From: gecobench-hub
     PROPERTY_META,
     covariate_complexity_per_sentence,
 )

@@ -1,7 +1,14 @@
-"""The Hub Space widget of the label_difference module."""
+"""The Hub Space widget of the label_difference metric module (`python app.py` on the Space)."""
+
+from pathlib import Path
 
 import evaluate
-from evaluate.utils import launch_gradio_widget
 
-module = evaluate.load("label_difference.py", module_type="metric")
-launch_gradio_widget(module)
+from gecobench.metrics.widget import metric_widget  # From: gecobench-hub
+
+# this folder's script, whatever the working directory (the Space's root, or a checkout's metrics/label_difference)
+module = evaluate.load(str(Path(__file__).resolve().parent / "label_difference.py"))  # a metric or a measurement: evaluate reads which
+demo = metric_widget(module)
+
+if __name__ == "__main__":
+    demo.launch()

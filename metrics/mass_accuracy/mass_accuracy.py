@@ -3,13 +3,13 @@
 import datasets
 import evaluate
 
-from gecobench.metrics.mass_accuracy import (
+from gecobench.metrics.mass_accuracy import (  # From: gecobench-hub
     METRIC_META,
     fold_token_attributions,
     mass_accuracy_per_sentence,
     module_result,
 )
-from gecobench.metrics.module_inputs import StrictInputs
+from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 
 _CITATION = """\
 @article{wilming2025gecobench,

@@ -6,9 +6,9 @@ import datasets
 import evaluate
 import numpy as np
 
-from gecobench.metrics.mass_accuracy import summarize
-from gecobench.metrics.module_inputs import StrictInputs
-from gecobench.metrics.properties import (
+from gecobench.metrics.mass_accuracy import summarize  # From: gecobench-hub
+from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
+from gecobench.metrics.properties import (  # From: gecobench-hub
     PROPERTY_META,
     methods_agreement_per_sentence,
     total_variation_per_sentence,

@@ -1,7 +1,14 @@
-"""The Hub Space widget of the model_randomisation_check module."""
+"""The Hub Space widget of the model_randomisation_check metric module (`python app.py` on the Space)."""
+
+from pathlib import Path
 
 import evaluate
-from evaluate.utils import launch_gradio_widget
 
-module = evaluate.load("model_randomisation_check.py", module_type="metric")
-launch_gradio_widget(module)
+from gecobench.metrics.widget import metric_widget  # From: gecobench-hub
+
+# this folder's script, whatever the working directory (the Space's root, or a checkout's metrics/model_randomisation_check)
+module = evaluate.load(str(Path(__file__).resolve().parent / "model_randomisation_check.py"))  # a metric or a measurement: evaluate reads which
+demo = metric_widget(module)
+
+if __name__ == "__main__":
+    demo.launch()

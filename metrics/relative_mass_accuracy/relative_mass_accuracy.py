@@ -3,8 +3,8 @@
 import datasets
 import evaluate
 
-from gecobench.metrics.module_inputs import StrictInputs
-from gecobench.metrics.relative_mass_accuracy import METRIC_META, relative_mass_accuracy
+from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
+from gecobench.metrics.relative_mass_accuracy import METRIC_META, relative_mass_accuracy  # From: gecobench-hub
 
 _CITATION = """\
 @article{wilming2025gecobench,

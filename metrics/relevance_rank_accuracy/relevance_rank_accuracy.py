@@ -3,9 +3,9 @@
 import datasets
 import evaluate
 
-from gecobench.metrics.mass_accuracy import fold_token_attributions, module_result
-from gecobench.metrics.module_inputs import StrictInputs
-from gecobench.metrics.ranking import RANKING_META, relevance_rank_accuracy_per_sentence
+from gecobench.metrics.mass_accuracy import fold_token_attributions, module_result  # From: gecobench-hub
+from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
+from gecobench.metrics.ranking import RANKING_META, relevance_rank_accuracy_per_sentence  # From: gecobench-hub
 
 METRIC_META = RANKING_META["relevance_rank_accuracy"]
 

@@ -3,9 +3,9 @@
 import datasets
 import evaluate
 
-from gecobench.metrics.mass_accuracy import module_result
-from gecobench.metrics.module_inputs import StrictInputs
-from gecobench.metrics.properties import PROPERTY_META, sparsity_per_sentence
+from gecobench.metrics.mass_accuracy import module_result  # From: gecobench-hub
+from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
+from gecobench.metrics.properties import PROPERTY_META, sparsity_per_sentence  # From: gecobench-hub
 
 METRIC_META = PROPERTY_META["sparsity"]
 

@@ -1,0 +1,139 @@
+"""The installed package works without the checkout: a wheel built from the source tree, installed into a fresh
+virtual environment outside the checkout, loads a GECO config, a metric module (shipped inside the wheel) and
+the leaderboard Space's app object; without the package, ``evaluate.load`` names the distribution to install.
+
+The fresh environment reuses the shared environment's third-party packages through a ``.pth`` line (so torch is
+not downloaded again) but not its editable install of this project: ``gecobench`` comes from the wheel or not
+at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+# never copied into the build: outputs, caches and the environment
+_IGNORED = shutil.ignore_patterns(
+    ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis", "results",
+    "requests", "runs", "artifacts", ".cache", "site", "metric_modules",
+)
+
+
+def _run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False, **kwargs)
+    assert done.returncode == 0, f"{' '.join(map(str, command))} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+def build_wheel(source: Path, out_dir: Path) -> Path:
+    """A wheel of ``source`` (copied first so that the build writes nothing into the checkout)."""
+    tree = out_dir / "source"
+    shutil.copytree(source, tree, ignore=_IGNORED)
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q",
+          "-w", str(out_dir / "dist"), str(tree)])
+    (wheel,) = (out_dir / "dist").glob("gecobench_hub-*.whl")
+    return wheel
+
+
+def fresh_venv(path: Path) -> Path:
+    """A new virtual environment that sees the shared environment's packages but not its editable install;
+    returns its python."""
+    _run([sys.executable, "-m", "venv", "--without-pip", str(path)])
+    python = path / "bin" / "python"
+    purelib = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
+    shared = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    # a path line, not the shared folder's own .pth files: the editable finder of this project stays inactive
+    (Path(purelib) / "zz_shared_packages.pth").write_text("\n".join(sorted(shared)) + "\n")
+    return python
+
+
+def clean_env(tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env.update({
+        "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+        "HF_MODULES_CACHE": str(tmp / "hf-modules"), "HF_DATASETS_CACHE": str(tmp / "hf-datasets"),
+        "HF_HOME": str(tmp / "hf-home"), "GRADIO_ANALYTICS_ENABLED": "False", "OMP_NUM_THREADS": "1",
+        "MPLCONFIGDIR": str(tmp / "mpl"),
+    })
+    return env
+
+
+INSIDE_THE_VENV = r"""
+import json, runpy, sys
+from pathlib import Path
+
+import evaluate, gradio
+
+import gecobench, geco_dataset, leaderboard_space
+from geco_dataset import load_geco
+from gecobench.metrics import available_modules, module_path
+from leaderboard_space.app import build_app
+
+origins = {m.__name__: m.__file__ for m in (gecobench, geco_dataset, leaderboard_space)}
+rows = load_geco("binary_all", "test")
+metric = evaluate.load(module_path("mass_accuracy"))
+result = metric.compute(attributions=[[0.9, 0.0, 0.0, 0.1]], ground_truth=[[1, 1, 0, 0]])
+widget = runpy.run_path(str(Path(module_path("sparsity")) / "app.py"), run_name="app")["demo"]
+app = build_app(results_location=sys.argv[1])
+print(json.dumps({
+    "prefix": sys.prefix, "origins": origins, "geco_rows": len(rows), "geco_first_words": rows[0]["words"],
+    "modules": available_modules(), "module_folder": module_path("mass_accuracy"), "mass_accuracy": result,
+    "widget": type(widget).__name__, "app": type(app).__name__, "app_is_blocks": isinstance(app, gradio.Blocks),
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheel(REPO_ROOT, tmp_path_factory.mktemp("wheel"))
+
+
+def test_the_wheel_carries_the_metric_modules_and_the_space(built_wheel: Path):
+    import zipfile
+
+    names = set(zipfile.ZipFile(built_wheel).namelist())
+    for module in sorted(p.name for p in (REPO_ROOT / "metrics").iterdir() if (p / f"{p.name}.py").is_file()):
+        for file in (f"{module}.py", "app.py", "requirements.txt", "README.md"):
+            assert f"gecobench/metric_modules/{module}/{file}" in names, (module, file)
+    assert {"leaderboard_space/app.py", "leaderboard_space/requirements.txt", "geco_dataset/spanish_sources.py"} <= names
+    assert not any(name.startswith(("tests/", "metrics/")) for name in names)
+
+
+@pytest.mark.slow  # a fresh environment importing torch, gradio and evaluate: minutes on a busy 2-core machine
+def test_installed_wheel_outside_the_checkout_loads_geco_a_metric_and_the_space(
+    built_wheel: Path, shared_data: Path, tmp_path: Path
+):
+    python = fresh_venv(tmp_path / "venv")
+    env = clean_env(tmp_path)
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    # without the package: evaluate names the distribution to install, not the import name
+    module_copy = tmp_path / "mass_accuracy"
+    shutil.copytree(REPO_ROOT / "metrics" / "mass_accuracy", module_copy)
+    missing = subprocess.run([str(python), "-c", f"import evaluate; evaluate.load({str(module_copy)!r})"],
+                             cwd=work, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert missing.returncode != 0 and "pip install gecobench-hub" in missing.stderr, missing.stderr[-2000:]
+
+    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index",
+          "--ignore-installed", str(built_wheel)])
+    env["GECOBENCH_GECO_DIR"] = str(shared_data / "geco")
+    (tmp_path / "results").mkdir()
+    done = _run([str(python), "-c", INSIDE_THE_VENV, str(tmp_path / "results")], cwd=work, env=env)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    prefix = report["prefix"]
+    assert Path(prefix).resolve() == (tmp_path / "venv").resolve()
+    for name, origin in report["origins"].items():  # the wheel's copies, not the checkout's
+        assert Path(origin).resolve().is_relative_to(Path(prefix).resolve()), (name, origin)
+    assert report["geco_rows"] == 644 and report["geco_first_words"]
+    assert "mass_accuracy" in report["modules"] and "relative_mass_accuracy" in report["modules"]
+    assert Path(report["module_folder"]).resolve().is_relative_to(Path(prefix).resolve())
+    assert report["mass_accuracy"]["mass_accuracy"] == pytest.approx(0.9, rel=1e-12)
+    assert report["widget"] == "Blocks" and report["app_is_blocks"], report
