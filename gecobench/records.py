@@ -75,6 +75,7 @@ EXPLAINER_SCORE_SCHEMA: dict[str, Any] = {
                 "is_baseline": {"type": "boolean"},
                 "source": {"enum": ["builtin", "submission", "self-reported", "plugin"]},
                 "submission_id": {"type": ["string", "null"]},
+                "submission_sha256": {"type": ["string", "null"]},
             },
         },
         "model": {
@@ -316,8 +317,13 @@ def record_id_for(identity: dict[str, Any]) -> str:
 
 
 def explainer_score_identity(record: dict[str, Any]) -> dict[str, Any]:
-    """The identity of an explainer_score record: explainer, model, dataset config and protocol."""
-    return {
+    """The identity of an explainer_score record: explainer, model, dataset config and protocol.
+
+    A non-built-in explainer's origin (source, submission id, SHA-256 of the submitted file) is part of it
+    (issue #16), so a submission cannot take over a built-in's record and two submitters with the same name
+    and version do not collapse into one; built-in and plugin records keep the identity they always had.
+    """
+    identity = {
         "explainer": [record["explainer"]["name"], record["explainer"]["version"], record["explainer"].get("params", {})],
         "model": [
             record["model"]["regime"], record["model"]["base_model"], record["model"].get("seed"),
@@ -326,3 +332,8 @@ def explainer_score_identity(record: dict[str, Any]) -> dict[str, Any]:
         "dataset": [record["dataset"]["config"], record["dataset"]["split"], record["dataset"]["fingerprint"]],
         "protocol": record.get("protocol", {}),
     }
+    source = record["explainer"].get("source") or "builtin"
+    if source in ("submission", "self-reported"):
+        identity["explainer_origin"] = [source, record["explainer"].get("submission_id"),
+                                        record["explainer"].get("submission_sha256")]
+    return identity

@@ -264,8 +264,16 @@ def _per_sentence_seconds(explainer: Explainer, main_seconds: float, n_kept: int
 
 def _identity_record(spec: ExplainerSpec, explainer: Explainer, lm: LoadedModel, split: GecoSplit,
                      protocol: dict[str, Any]) -> dict[str, Any]:
+    explainer_block = {"name": spec.name, "version": str(explainer.version), "params": explainer.params()}
+    # Where a non-built-in explainer comes from is part of its identity (issue #16): a submission named like a
+    # built-in, or two submissions with one name and version, never share a record. Built-ins and plugins add nothing, so
+    # their record ids stay as they were.
+    source = getattr(explainer, "source", "builtin")
+    if source in ("submission", "self-reported"):
+        explainer_block.update(source=source, submission_id=getattr(explainer, "submission_id", None),
+                               submission_sha256=getattr(explainer, "submission_sha256", None))
     return {
-        "explainer": {"name": spec.name, "version": str(explainer.version), "params": explainer.params()},
+        "explainer": explainer_block,
         "model": {"regime": lm.regime, "base_model": lm.base_model, "seed": lm.info.get("seed"),
                   "checkpoint_sha256": lm.checkpoint_sha256},
         "dataset": {"config": split.config, "split": split.split, "fingerprint": split.fingerprint},
