@@ -64,7 +64,7 @@ HOSTILE_CASES = [
     ("fork_bomb.py", "sandbox violation: the explainer spawned a process"),
     ("allocates_50gb.py", "memory limit"),
 ]
-OUTSIDE_WRITE = Path("/tmp/gecobench-hostile-write.txt")
+OUTSIDE_WRITE = Path("/var/tmp/gecobench-hostile-write.txt")
 
 
 def hostile_file(name: str, folder: Path) -> Path:

@@ -64,13 +64,16 @@ def test_code_submission_finishes_and_a_failing_one_does_not_disturb_it(tmp_path
     assert [e["status"] for e in failed.events] == ["PENDING", "RUNNING", "FAILED"]
     assert "raised RuntimeError" in failed.last_event["reason"] and failed.last_event["log_excerpt"]
     finished = requests.get(good.request_id).last_event
-    assert finished["isolation"]["network"].endswith("audit hook") or "audit hook" in finished["isolation"]["network"]
+    assert finished["isolation"]["sandbox"].startswith("bubblewrap")
+    # GECO's binary groups hold two gender variants: they go to two separate sandbox runs.
+    assert finished["isolation"]["runs_per_model"] == 2
 
     records = LocalStore(config.results_location).read_all().documents
     assert [r["record_id"] for r in records] == finished["result_record_ids"]
     (record,) = records
     assert record["explainer"]["name"] == "gradient_norm" and record["explainer"]["source"] == "submission"
     assert record["explainer"]["submission_id"] == good.request_id
+    assert record["explainer"]["submission_sha256"] == good.request["content_sha256"]
     assert record["metrics"]["mass_accuracy"]["value"] is not None
     assert record["metrics"]["model_randomisation_check"]["value"] > 0  # the explainer depends on the model
     assert record["runtime"]["seconds_per_sentence"] > 0

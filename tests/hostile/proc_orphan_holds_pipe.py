@@ -1,0 +1,21 @@
+"""Hostile: leaves a background process holding its output pipe, to block the worker."""
+
+import json
+import os
+
+import numpy as np
+
+from gecobench.explainers import Explainer
+
+# Filled in by the test with the host's real paths (what an attacker who knows the host would aim at).
+HOST = json.loads(r"""__HOST__""")
+
+
+class OrphanHoldsPipe(Explainer):
+    name = "proc_orphan_holds_pipe"
+
+    def explain(self, model, tokenizer, words, targets):
+        import ctypes
+
+        ctypes.CDLL(None).system(b"(setsid sleep 997 &) ; (sleep 998 &)")
+        raise RuntimeError("an orphan holds the output pipe")
