@@ -203,15 +203,19 @@ def _kind(rows: pd.DataFrame) -> str:
     if rows["is_baseline"].any():
         return "baseline" + (" (model-independent)" if rows["model_independent"].all() else "")
     sources = sorted(set(rows["source"]))
-    return ", ".join(SOURCE_LABELS.get(s, s) for s in sources)
+    # Submissions measured (or declared) model-independent are labelled like the baselines (issue #16).
+    independent = " (model-independent)" if rows["model_independent"].all() else ""
+    return ", ".join(SOURCE_LABELS.get(s, s) for s in sources) + independent
 
 
 def explainer_label(name: str, kind: str) -> str:
-    """The explainer's name with a visible marker for baselines and self-reported results."""
+    """The explainer's name with a visible marker for baselines, self-reported and model-independent results."""
     if kind.startswith("baseline"):
         return f"{name} [baseline]"
     if "self-reported" in kind:
         return f"{name} [self-reported]"
+    if "model-independent" in kind:
+        return f"{name} [model-independent]"
     return name
 
 

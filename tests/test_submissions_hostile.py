@@ -50,11 +50,11 @@ HOSTILE_REASONS = {
     # writing outside
     "writes_outside": "sandbox violation: the explainer wrote outside its working directory",
     "write_dirfd": "raised FileNotFoundError",
-    "write_package": "Read-only file system",
+    "write_package": "raised PermissionError",
     "write_host_package": "raised FileNotFoundError",
     "write_results_store": "raised FileNotFoundError",
     "write_requests_store": "raised FileNotFoundError",
-    "write_venv": "Read-only file system",
+    "write_venv": "raised PermissionError",
     # network
     "opens_socket": "sandbox violation: the explainer opened a network socket",
     "net_ctypes_connect": "raised ConnectionRefusedError",
@@ -66,7 +66,7 @@ HOSTILE_REASONS = {
     "proc_spawns_orphans": "raised RuntimeError: orphans left behind",
     "proc_ctypes_system": "raised PermissionError: the shell ran as uid",
     "proc_kills_parent": "raised PermissionError",
-    "proc_kills_everything": "raised RuntimeError: still here after kill(-1)",
+    "proc_kills_everything": "raised ProcessLookupError",  # nothing it may signal exists
     "proc_orphan_holds_pipe": "raised RuntimeError: an orphan holds the output pipe",
     # resources
     "allocates_50gb": "memory limit",
@@ -91,6 +91,8 @@ DEFAULT_RUN = ("gt_dirfd_open", "secret_parent_environ", "write_package", "net_c
 LIMITS = SandboxLimits(memory_bytes=3 << 30, cpu_seconds=60, wall_seconds=100, max_file_bytes=64 << 20,
                        max_disk_bytes=256 << 20, max_result_bytes=8 << 20, max_output_bytes=256 << 10,
                        max_processes=32)
+CHECKOUT_CODE = ("gecobench", "geco_dataset", "submissions", "scripts", "leaderboard_space", "metrics", "setup.cfg",
+                 "pyproject.toml")
 SKIP_DIRS = {".git", ".venv", "__pycache__", ".pytest_cache", "runs", "site", "requests", "results", ".hypothesis"}
 
 
@@ -98,6 +100,8 @@ def tree_fingerprint(root: Path, max_depth: int | None = None) -> str:
     """A hash of every file's path, size, mode and content hash (or mtime for big files) under ``root``."""
     digest = hashlib.sha256()
     root = Path(root)
+    if root.is_file():
+        return hashlib.sha256(root.read_bytes()).hexdigest()
     for folder, dirs, files in os.walk(root):
         depth = len(Path(folder).relative_to(root).parts)
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and (max_depth is None or depth < max_depth))
@@ -190,8 +194,10 @@ def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Pat
                           limits=LIMITS)
     immutable = {rid: tree_fingerprint(requests.root / rid / "payload") + (requests.root / rid / "request.json").read_text()
                  for rid in [*submitted.values(), benign]}
-    # HOME: its own files and the Hugging Face folder (deeper folders change under other programs).
-    watched = {"checkout": (REPO_ROOT, None), "home": (Path.home(), 0), "outside": (outside, None),
+    # The checkout's code and configuration (what a planted file would run from; docs and tests may be edited
+    # while this runs), HOME's own files and its Hugging Face folder (deeper folders change under other programs).
+    watched = {**{f"checkout {name}": (REPO_ROOT / name, None) for name in CHECKOUT_CODE if (REPO_ROOT / name).exists()},
+               "home": (Path.home(), 0), "outside": (outside, None),
                "hf home": (Path.home() / ".cache" / "huggingface", 1)}
     before = {key: tree_fingerprint(path, depth) for key, (path, depth) in watched.items()}
     token = "hf_" + secrets.token_hex(16)
@@ -213,7 +219,8 @@ def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Pat
                 outcomes[rid] = status
     views = {view.request_id: view for view in requests.list()}
 
-    assert outcomes.get(benign) == "FINISHED", views[benign].last_event
+    summary = {view.request["metadata"]["name"]: (view.status, view.last_event.get("reason")) for view in views.values()}
+    assert outcomes.get(benign) == "FINISHED", summary
     records = LocalStore(str(results)).read_all().documents
     assert records and {r["explainer"]["submission_id"] for r in records} == {benign}
     assert sorted(p.name for p in results.rglob("*") if p.is_file() and "forged" in p.name) == []

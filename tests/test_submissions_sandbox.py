@@ -12,6 +12,8 @@ import pytest
 from submissions.sandbox import SandboxLimits, run_submission, sandbox_status
 from tests.conftest import SHARED_DATA, make_tiny_bert_classifier
 
+pytestmark = pytest.mark.skipif(not sandbox_status()[0], reason=f"no sandbox here: {sandbox_status()[1]}")
+
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 EXAMPLE = Path(__file__).resolve().parent.parent / "submissions" / "examples" / "gradient_norm_explainer.py"
 WORDS = [["He", "loves", "his", "cat", "."], ["She", "sings", "."]]

@@ -9,6 +9,15 @@ from gecobench.explainers import Explainer
 
 # Filled in by the test with the host's real paths (what an attacker who knows the host would aim at).
 HOST = json.loads(r"""__HOST__""")
+# libc is reached through ctypes.pythonapi (the interpreter's own handle): no dlopen, no audit event.
+
+
+def _errno() -> int:
+    import ctypes
+
+    location = ctypes.pythonapi.__errno_location
+    location.restype = ctypes.POINTER(ctypes.c_int)
+    return location().contents.value
 
 
 class ReentersNamespace(Explainer):
@@ -17,10 +26,10 @@ class ReentersNamespace(Explainer):
     def explain(self, model, tokenizer, words, targets):
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
+        libc = ctypes.pythonapi
         proc = os.open("/proc", os.O_RDONLY | os.O_DIRECTORY)
         fd = os.open("1/ns/net", os.O_RDONLY, dir_fd=proc)
         if libc.setns(fd, 0x40000000) != 0:
-            error = ctypes.get_errno()
+            error = _errno()
             raise PermissionError(error, "setns: " + os.strerror(error))
         return [np.ones(len(w)) for w in words]

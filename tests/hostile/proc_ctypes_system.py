@@ -9,6 +9,7 @@ from gecobench.explainers import Explainer
 
 # Filled in by the test with the host's real paths (what an attacker who knows the host would aim at).
 HOST = json.loads(r"""__HOST__""")
+# libc is reached through ctypes.pythonapi (the interpreter's own handle): no dlopen, no audit event.
 
 
 class CtypesSystem(Explainer):
@@ -17,7 +18,7 @@ class CtypesSystem(Explainer):
     def explain(self, model, tokenizer, words, targets):
         import ctypes
 
-        libc = ctypes.CDLL(None)
+        libc = ctypes.pythonapi
         libc.system(b"id -u > uid.txt")
         uid = open("uid.txt").read().strip()
         status = libc.system(f"touch {HOST['outside']}/pwned_by_shell 2>/dev/null".encode())

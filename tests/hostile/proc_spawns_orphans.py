@@ -9,6 +9,7 @@ from gecobench.explainers import Explainer
 
 # Filled in by the test with the host's real paths (what an attacker who knows the host would aim at).
 HOST = json.loads(r"""__HOST__""")
+# libc is reached through ctypes.pythonapi (the interpreter's own handle): no dlopen, no audit event.
 
 
 class SpawnsOrphans(Explainer):
@@ -17,5 +18,5 @@ class SpawnsOrphans(Explainer):
     def explain(self, model, tokenizer, words, targets):
         import ctypes
 
-        ctypes.CDLL(None).system(b"i=0; while [ $i -lt 200 ]; do sleep 997 & i=$((i+1)); done 2>/dev/null")
+        ctypes.pythonapi.system(b"i=0; while [ $i -lt 200 ]; do sleep 997 & i=$((i+1)); done 2>/dev/null")
         raise RuntimeError("orphans left behind; the worker must kill them")
