@@ -5,7 +5,8 @@ benign submission's legitimate record and the worker's own status events), the c
 outside folder are unchanged; the worker's token appears nowhere; no process of a run is left; nothing
 reached a listener on the host's loopback; and the benign submission in the same queue run FINISHES.
 
-The default run takes a few representative attacks (one queue run); the whole suite is ``slow``.
+The default run takes a few representative attacks (one queue run); the whole suite is ``slow`` (about 20 min
+on two busy cores; ``GECOBENCH_HOSTILE=name,name`` picks some).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ pytestmark = pytest.mark.skipif(not sandbox_status()[0], reason=f"no sandbox her
 
 META = {"authors": "Mallory", "description": "hostile", "license": "MIT", "contact": "m@example.org"}
 
-# file → a piece of the FAILED reason that says what stopped it.
+# file → a piece of the FAILED reason that says what stopped it (or a tuple of acceptable pieces).
 HOSTILE_REASONS = {
     # reading the ground truth
     "reads_ground_truth": "raised FileNotFoundError",
@@ -54,7 +55,7 @@ HOSTILE_REASONS = {
     "write_host_package": "raised FileNotFoundError",
     "write_results_store": "raised FileNotFoundError",
     "write_requests_store": "raised FileNotFoundError",
-    "write_venv": "raised PermissionError",
+    "write_venv": "Read-only file system",
     # network
     "opens_socket": "sandbox violation: the explainer opened a network socket",
     "net_ctypes_connect": "raised ConnectionRefusedError",
@@ -70,7 +71,8 @@ HOSTILE_REASONS = {
     "proc_orphan_holds_pipe": "raised RuntimeError: an orphan holds the output pipe",
     # resources
     "allocates_50gb": "memory limit",
-    "loops_forever": "CPU time limit",
+    # Its CPU limit (30 s) or, on a machine so busy that it cannot get 30 s of CPU in 100 s, the wall clock.
+    "loops_forever": ("CPU time limit", "timed out"),
     "res_sleeps_forever": "timed out",
     "res_fills_disk": "disk limit exceeded",
     "res_big_file": "file size limit exceeded",
@@ -83,12 +85,12 @@ HOSTILE_REASONS = {
     "raises": "raised RuntimeError: deliberate failure",
     "returns_nan": "NaN",
     "wrong_shape": "shape",
-    "returns_strings": "raised ValueError",
+    "returns_strings": "scores are not numeric",
 }
 # One per kind of attack, cheap enough for the default run.
 DEFAULT_RUN = ("gt_dirfd_open", "secret_parent_environ", "write_package", "net_ctypes_connect",
                "proc_kills_everything", "forge_result_fields")
-LIMITS = SandboxLimits(memory_bytes=3 << 30, cpu_seconds=60, wall_seconds=100, max_file_bytes=64 << 20,
+LIMITS = SandboxLimits(memory_bytes=3 << 30, cpu_seconds=30, wall_seconds=100, max_file_bytes=64 << 20,
                        max_disk_bytes=256 << 20, max_result_bytes=8 << 20, max_output_bytes=256 << 10,
                        max_processes=32)
 CHECKOUT_CODE = ("gecobench", "geco_dataset", "submissions", "scripts", "leaderboard_space", "metrics", "setup.cfg",
@@ -247,7 +249,9 @@ def _check(views: dict) -> None:
     problems = []
     for name, view in views.items():
         reason = view.last_event.get("reason") or ""
-        if view.status != "FAILED" or HOSTILE_REASONS[name].lower() not in reason.lower():
+        expected = HOSTILE_REASONS[name]
+        expected = expected if isinstance(expected, tuple) else (expected,)
+        if view.status != "FAILED" or not any(piece.lower() in reason.lower() for piece in expected):
             problems.append(f"{name}: {view.status} — {reason!r}")
     assert not problems, "\n".join(problems)
 
@@ -264,5 +268,7 @@ def test_representative_attacks_are_contained_in_one_queue_run(tmp_path, model_s
 
 @pytest.mark.slow
 def test_every_hostile_submission_is_contained(tmp_path, model_set, geco_dir, shared_data):
-    rest = [name for name in HOSTILE_REASONS if name not in DEFAULT_RUN]
+    # GECOBENCH_HOSTILE=name,name runs only those (to re-check a few after a change).
+    chosen = [n for n in os.environ.get("GECOBENCH_HOSTILE", "").split(",") if n]
+    rest = chosen or [name for name in HOSTILE_REASONS if name not in DEFAULT_RUN]
     _check(run_hostile_queue(rest, tmp_path, model_set, geco_dir, shared_data))

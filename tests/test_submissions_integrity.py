@@ -178,3 +178,61 @@ def test_a_submission_cannot_take_over_a_builtin_record_or_another_submission():
     other_code = record_id_for(explainer_score_identity(_record(source="submission", submission_id="a" * 32,
                                                                 submission_sha256="2" * 64)))
     assert len({builtin, alike, other_submitter, other_code}) == 4
+
+
+def test_without_a_sandbox_code_requests_stay_pending_unless_unsafe_is_asked_for(tmp_path, monkeypatch):
+    import submissions.worker as worker
+
+    monkeypatch.setattr(worker, "sandbox_status", lambda: (False, "bubblewrap (bwrap) is not installed"))
+    store = RequestStore(tmp_path / "requests")
+    code = _submit(store, "needs_sandbox")
+    config = WorkerConfig(model_paths=[], configs=[], results_location=str(tmp_path / "results"))
+    assert process_queue(store, config) == {code.request_id: "SKIPPED"}
+    assert store.get(code.request_id).status == "PENDING"
+    # With --unsafe-no-sandbox the worker runs it (no model set here: nothing to run, so it FINISHES at once).
+    config.unsafe_no_sandbox = True
+    assert process_queue(store, config) == {code.request_id: "FINISHED"}
+
+
+def test_a_missing_bwrap_is_reported_with_how_to_install_it(monkeypatch):
+    import submissions.sandbox as sandbox
+
+    monkeypatch.delenv("GECOBENCH_BWRAP", raising=False)
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    available, message = sandbox.sandbox_status.__wrapped__()
+    assert not available and "apt-get install bubblewrap" in message and "--unsafe-no-sandbox" in message
+
+
+def test_the_worker_drops_its_tokens_and_the_sandbox_gets_a_fixed_environment():
+    from submissions.sandbox import drop_secrets_from_environment, sandbox_environment
+
+    environ = {"HF_TOKEN": "x", "HUGGING_FACE_HUB_TOKEN": "y", "AWS_SECRET_ACCESS_KEY": "z", "PATH": "/bin",
+               "TOKENIZERS_PARALLELISM": "false"}
+    assert drop_secrets_from_environment(environ) == ["AWS_SECRET_ACCESS_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"]
+    assert environ == {"PATH": "/bin", "TOKENIZERS_PARALLELISM": "false"}
+    assert not any(is_secret for is_secret in map(_secret_name, sandbox_environment()))
+
+
+def _secret_name(name: str) -> bool:
+    from submissions.sandbox import is_secret_name
+
+    return is_secret_name(name)
+
+
+def test_the_sandbox_mounts_nothing_of_the_checkout_data_or_stores(tmp_path):
+    from submissions.sandbox import SandboxLimits, bwrap_command
+
+    command = bwrap_command(3_000_123, tmp_path / "input", {"main": tmp_path / "model"}, SandboxLimits(), ["python"])
+    import sys
+
+    # The Python environment may live inside the checkout (make setup puts .venv there): it is bound read-only.
+    python = {sys.prefix, str(Path(sys.prefix).resolve()), str(Path(sys.base_prefix).resolve())}
+    sources = [command[i + 1] for i, arg in enumerate(command) if arg in ("--bind", "--ro-bind")]
+    sources = [s for s in sources if s not in python]
+    repo_root = str(Path(__file__).resolve().parent.parent)
+    assert "--bind" not in command  # nothing of the host is writable
+    assert not any(s == repo_root or s.startswith(repo_root + "/") or "shared" in s or s == str(Path.home())
+                   for s in sources), sources
+    for flag in ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--new-session", "--clearenv"):
+        assert flag in command
+    assert "--reuid=3000123" in command and "--bounding-set=-all" in command and "--no-new-privs" in command

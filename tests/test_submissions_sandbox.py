@@ -102,6 +102,9 @@ def hostile_results(tiny_checkpoint, tmp_path_factory):
                 os.environ[key] = value
 
 
+# The queue-path suite (tests/test_submissions_hostile.py) runs these and many more; here they run on the bare
+# sandbox API, which is slower than it is informative in the default run.
+@pytest.mark.slow
 @pytest.mark.parametrize("file_name, reason", HOSTILE_CASES)
 def test_hostile_submission_fails_with_a_specific_reason(hostile_results, file_name, reason):
     result = hostile_results[file_name]

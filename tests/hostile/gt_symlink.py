@@ -15,7 +15,10 @@ class Symlink(Explainer):
     name = "gt_symlink"
 
     def explain(self, model, tokenizer, words, targets):
-        os.symlink(HOST["data_dir"], "data_link")
+        import ctypes
+
+        # symlink(2) through libc: the audit hook would name os.symlink; the OS must contain it on its own.
+        ctypes.pythonapi.symlink(HOST["data_dir"].encode(), b"data_link")
         with open(os.path.join("data_link", "geco", "binary_all", "test.jsonl")) as handle:
             handle.read()
         return [np.ones(len(w)) for w in words]

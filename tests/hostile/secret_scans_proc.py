@@ -24,7 +24,10 @@ class ScansProc(Explainer):
                     seen.append(os.read(fd, 1 << 16).decode(errors="replace"))
                 except OSError:
                     continue
-        tokens = [s for s in seen if "hf_" in s or "TOKEN" in s]
+        import re
+
+        # A token's value, not a name like TOKENIZERS_PARALLELISM (which bwrap's own command line shows).
+        tokens = [m for s in seen for m in re.findall(r"hf_[A-Za-z0-9]{10,}|HF_TOKEN=[^\0]+", s)]
         if not tokens:
             raise LookupError(f"no token in any of {len(seen)} readable process files")
         self.stolen = tokens
