@@ -197,11 +197,17 @@ def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Pat
     immutable = {rid: tree_fingerprint(requests.root / rid / "payload") + (requests.root / rid / "request.json").read_text()
                  for rid in [*submitted.values(), benign]}
     # The checkout's code and configuration (what a planted file would run from; docs and tests may be edited
-    # while this runs), HOME's own files and its Hugging Face folder (deeper folders change under other programs).
+    # while this runs), HOME's own files and its Hugging Face token files (the caches under HOME change with
+    # every evaluation, the worker's own included).
+    hf_home = Path.home() / ".cache" / "huggingface"
     watched = {**{f"checkout {name}": (REPO_ROOT / name, None) for name in CHECKOUT_CODE if (REPO_ROOT / name).exists()},
                "home": (Path.home(), 0), "outside": (outside, None),
-               "hf home": (Path.home() / ".cache" / "huggingface", 1)}
-    before = {key: tree_fingerprint(path, depth) for key, (path, depth) in watched.items()}
+               **{f"hf {name}": (hf_home / name, None) for name in ("token", "stored_tokens")}}
+
+    def fingerprint(path: Path, depth: int | None) -> str:
+        return tree_fingerprint(path, depth) if path.exists() else "absent"
+
+    before = {key: fingerprint(path, depth) for key, (path, depth) in watched.items()}
     token = "hf_" + secrets.token_hex(16)
     saved = os.environ.get("HF_TOKEN")
     os.environ["HF_TOKEN"] = token
@@ -230,7 +236,7 @@ def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Pat
         assert tree_fingerprint(requests.root / rid / "payload") + (requests.root / rid / "request.json").read_text() == fingerprint
         assert views[rid].integrity_error is None
     assert not (requests.root / ("0" * 32)).exists()
-    after = {key: tree_fingerprint(path, depth) for key, (path, depth) in watched.items()}
+    after = {key: fingerprint(path, depth) for key, (path, depth) in watched.items()}
     assert after == before
     assert not Path("/var/tmp/gecobench-hostile-write.txt").exists()
     stored = b"".join(p.read_bytes() for store in (requests.root, results) for p in store.rglob("*") if p.is_file())
