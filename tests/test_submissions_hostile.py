@@ -204,10 +204,10 @@ def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Pat
                "home": (Path.home(), 0), "outside": (outside, None),
                **{f"hf {name}": (hf_home / name, None) for name in ("token", "stored_tokens")}}
 
-    def fingerprint(path: Path, depth: int | None) -> str:
+    def fingerprint_of(path: Path, depth: int | None) -> str:
         return tree_fingerprint(path, depth) if path.exists() else "absent"
 
-    before = {key: fingerprint(path, depth) for key, (path, depth) in watched.items()}
+    before = {key: fingerprint_of(path, depth) for key, (path, depth) in watched.items()}
     token = "hf_" + secrets.token_hex(16)
     saved = os.environ.get("HF_TOKEN")
     os.environ["HF_TOKEN"] = token
@@ -236,7 +236,7 @@ def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Pat
         assert tree_fingerprint(requests.root / rid / "payload") + (requests.root / rid / "request.json").read_text() == fingerprint
         assert views[rid].integrity_error is None
     assert not (requests.root / ("0" * 32)).exists()
-    after = {key: fingerprint(path, depth) for key, (path, depth) in watched.items()}
+    after = {key: fingerprint_of(path, depth) for key, (path, depth) in watched.items()}
     assert after == before
     assert not Path("/var/tmp/gecobench-hostile-write.txt").exists()
     stored = b"".join(p.read_bytes() for store in (requests.root, results) for p in store.rglob("*") if p.is_file())
