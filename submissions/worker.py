@@ -30,7 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from submissions.requests import RequestStore, RequestView, TransitionError
-from submissions.sandbox import SandboxLimits, SandboxUnavailable, redact, run_submission, sandbox_status
+from submissions.sandbox import (
+    SandboxLimits,
+    SandboxUnavailable,
+    redact,
+    run_submission,
+    sandbox_status,
+)
 from submissions.validation import iter_precomputed_rows
 
 log = logging.getLogger("gecobench.submissions")
@@ -253,7 +259,7 @@ def _worker_id() -> str:
 
 
 def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 def lease_is_stale(event: dict[str, Any], now: dt.datetime | None = None) -> bool:
@@ -275,7 +281,7 @@ def lease_is_stale(event: dict[str, Any], now: dt.datetime | None = None) -> boo
     except ValueError:
         return True  # a RUNNING claim without a readable lease cannot be waited for
     if expires.tzinfo is None:
-        expires = expires.replace(tzinfo=dt.timezone.utc)
+        expires = expires.replace(tzinfo=dt.UTC)  # naive times in events are UTC
     return now > expires
 
 

@@ -211,6 +211,11 @@ def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Pat
     token = "hf_" + secrets.token_hex(16)
     saved = os.environ.get("HF_TOKEN")
     os.environ["HF_TOKEN"] = token
+    # Two workers share this process: import the scoring libraries first, or their first imports race in two
+    # threads (a partly imported `requests` seen by `evaluate`), which a real, single-threaded worker never does.
+    import datasets  # noqa: F401
+    import evaluate  # noqa: F401
+
     try:
         with ThreadPoolExecutor(max_workers=2) as pool:
             passes = list(pool.map(lambda _: process_queue(requests, config), range(2)))

@@ -19,7 +19,13 @@ import pytest
 from gecobench.records import explainer_score_identity, record_id_for
 from submissions import RequestStore, submit_request
 from submissions.sandbox import parse_result, redact
-from submissions.worker import WorkerConfig, lease_is_stale, one_variant_per_run, process_queue, recover_stale_requests
+from submissions.worker import (
+    WorkerConfig,
+    lease_is_stale,
+    one_variant_per_run,
+    process_queue,
+    recover_stale_requests,
+)
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "submissions" / "examples" / "gradient_norm_explainer.py"
 META = {"name": "gradient_norm", "version": "1.0.0", "authors": "Ada", "description": "d", "license": "MIT",
@@ -46,7 +52,7 @@ def test_a_request_whose_worker_died_is_requeued_once_then_failed(tmp_path):
     store = RequestStore(tmp_path)
     view = _submit(store, "crashy")
     dead = f"{socket.gethostname()}:{_dead_pid()}"
-    far = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=5)).isoformat()
+    far = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=5)).isoformat()
     store.transition(view.request_id, "RUNNING", worker=dead, lease_expires_at=far)
 
     assert recover_stale_requests(store) == {view.request_id: "PENDING"}
@@ -63,7 +69,7 @@ def test_a_request_whose_worker_died_is_requeued_once_then_failed(tmp_path):
 
 
 def test_a_live_or_unexpired_lease_is_left_alone_and_an_expired_one_is_not():
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     later = (now + dt.timedelta(minutes=5)).isoformat()
     alive_here = {"worker": f"{socket.gethostname()}:{1}", "lease_expires_at": later}  # PID 1 is always alive
     elsewhere = {"worker": "other-host:123", "lease_expires_at": later}
@@ -181,7 +187,7 @@ def test_a_submission_cannot_take_over_a_builtin_record_or_another_submission():
 
 
 def test_without_a_sandbox_code_requests_stay_pending_unless_unsafe_is_asked_for(tmp_path, monkeypatch):
-    import submissions.worker as worker
+    from submissions import worker
 
     monkeypatch.setattr(worker, "sandbox_status", lambda: (False, "bubblewrap (bwrap) is not installed"))
     store = RequestStore(tmp_path / "requests")
@@ -195,7 +201,7 @@ def test_without_a_sandbox_code_requests_stay_pending_unless_unsafe_is_asked_for
 
 
 def test_a_missing_bwrap_is_reported_with_how_to_install_it(monkeypatch):
-    import submissions.sandbox as sandbox
+    from submissions import sandbox
 
     monkeypatch.delenv("GECOBENCH_BWRAP", raising=False)
     monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)

@@ -1,7 +1,6 @@
 """Hostile: diffs the gender variants of one sentence (they differ exactly at the ground truth)."""
 
 import json
-import os
 
 import numpy as np
 

@@ -1,7 +1,6 @@
 """Hostile: starts a fresh interpreter (no audit hook in it) through libc system() that phones home."""
 
 import json
-import os
 
 import numpy as np
 

@@ -1,7 +1,6 @@
 """Hostile: resolves and connects to a public host from a child interpreter."""
 
 import json
-import os
 
 import numpy as np
 

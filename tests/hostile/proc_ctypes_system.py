@@ -1,9 +1,6 @@
 """Hostile: runs a shell through ctypes (torch already loaded ctypes) and tries to act as root."""
 
 import json
-import os
-
-import numpy as np
 
 from gecobench.explainers import Explainer
 

@@ -1,9 +1,6 @@
 """Hostile: leaves a background process holding its output pipe, to block the worker."""
 
 import json
-import os
-
-import numpy as np
 
 from gecobench.explainers import Explainer
 

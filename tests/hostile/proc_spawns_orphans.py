@@ -1,9 +1,6 @@
 """Hostile: starts 200 background processes through the shell (no audit event) and leaves them."""
 
 import json
-import os
-
-import numpy as np
 
 from gecobench.explainers import Explainer
 

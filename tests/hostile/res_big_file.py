@@ -1,7 +1,6 @@
 """Hostile: writes one file past the file-size limit."""
 
 import json
-import os
 
 import numpy as np
 

@@ -1,7 +1,6 @@
 """Hostile: fills its work folder with 100 MiB files."""
 
 import json
-import os
 
 import numpy as np
 

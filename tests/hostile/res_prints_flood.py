@@ -1,9 +1,6 @@
 """Hostile: prints hundreds of MiB (the 0.2.1 worker held all of it in memory)."""
 
 import json
-import os
-
-import numpy as np
 
 from gecobench.explainers import Explainer
 

@@ -1,9 +1,6 @@
 """Hostile: sleeps without using CPU (only the wall clock stops it)."""
 
 import json
-import os
-
-import numpy as np
 
 from gecobench.explainers import Explainer
 

@@ -1,9 +1,6 @@
 """Hostile: returns text where numbers belong."""
 
 import json
-import os
-
-import numpy as np
 
 from gecobench.explainers import Explainer
 

@@ -15,7 +15,6 @@ class WritesVenv(Explainer):
     name = "write_venv"
 
     def explain(self, model, tokenizer, words, targets):
-        import sys
         import sysconfig
 
         folder = os.open(sysconfig.get_paths()["purelib"], os.O_RDONLY | os.O_DIRECTORY)
