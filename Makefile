@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-full docs bench zoo reference clean space
+.PHONY: setup sandbox demo test test-full docs bench zoo reference clean space
 
 setup: $(STAMP)
 
@@ -15,6 +15,12 @@ $(STAMP): setup.cfg pyproject.toml
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e ".[dev]"
 	@touch $(STAMP)
+
+# The OS sandbox for code submissions (Debian package bubblewrap); the queue worker checks for it at start.
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) \
+		|| (echo "could not install bubblewrap: run 'sudo apt-get install bubblewrap'" && exit 1)
+	@bwrap --version
 
 demo: $(STAMP)
 	$(PY) scripts/demo.py

@@ -91,6 +91,7 @@ EXPLAINER_SCORE_SCHEMA: dict[str, Any] = {
                 "is_baseline": {"type": "boolean"},
                 "source": {"enum": ["builtin", "submission", "self-reported", "plugin"]},
                 "submission_id": {"type": ["string", "null"]},
+                "submission_sha256": {"type": ["string", "null"]},
             },
         },
         "model": {
@@ -536,12 +537,15 @@ def explainer_score_identity(record: dict[str, Any]) -> dict[str, Any]:
     * the protocol block as a whole: run seed, filter, sentences scored (``max_sentence_groups``), properties
       on/off and their parameters, bootstrap, the RMA reference checkpoint, the random-stream rule and, for the
       agreement metric (DMA) and the paired comparisons, the set of compared explainers
-      (``protocol.compared_explainers``).
+      (``protocol.compared_explainers``);
+    * for a submission (``explainer.source`` ``submission`` or ``self-reported``, issue #16): its origin — source,
+      submission id and the SHA-256 of the submitted file — so a submission named like a built-in cannot take
+      over the built-in's record, and two submitters with one name and version do not collapse into one.
 
     Two records with equal identities were computed from the same inputs; anything else gets a new id.
     """
     explainer, model, dataset = record["explainer"], record["model"], record["dataset"]
-    return {
+    identity = {
         "explainer": [explainer["name"], explainer["version"], explainer.get("params", {})],
         "model": [
             model["regime"], model["base_model"], model.get("base_revision"), model.get("seed"),
@@ -550,6 +554,10 @@ def explainer_score_identity(record: dict[str, Any]) -> dict[str, Any]:
         "dataset": [dataset["config"], dataset["split"], dataset["fingerprint"]],
         "protocol": record.get("protocol", {}),
     }
+    source = explainer.get("source") or "builtin"
+    if source in ("submission", "self-reported"):
+        identity["explainer_origin"] = [source, explainer.get("submission_id"), explainer.get("submission_sha256")]
+    return identity
 
 
 def model_bias_identity(record: dict[str, Any]) -> dict[str, Any]:

@@ -237,15 +237,19 @@ def _kind(rows: pd.DataFrame) -> str:
 def _kind_of(any_baseline: bool, all_model_independent: bool, sources: Sequence[str]) -> str:
     if any_baseline:
         return "baseline" + (" (model-independent)" if all_model_independent else "")
-    return ", ".join(SOURCE_LABELS.get(s, s) for s in sorted(sources))
+    # Submissions measured (or declared) model-independent are labelled like the baselines (issue #16).
+    independent = " (model-independent)" if all_model_independent else ""
+    return ", ".join(SOURCE_LABELS.get(s, s) for s in sorted(sources)) + independent
 
 
 def explainer_label(name: str, kind: str) -> str:
-    """The explainer's name with a visible marker for baselines and self-reported results."""
+    """The explainer's name with a visible marker for baselines, self-reported and model-independent results."""
     if kind.startswith("baseline"):
         return f"{name} [baseline]"
     if "self-reported" in kind:
         return f"{name} [self-reported]"
+    if "model-independent" in kind:
+        return f"{name} [model-independent]"
     return name
 
 

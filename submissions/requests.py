@@ -32,7 +32,9 @@ from gecobench.store import atomic_create
 
 REQUEST_SCHEMA_VERSION = "1.0"
 STATUSES = ("PENDING", "RUNNING", "FINISHED", "FAILED")
-TRANSITIONS = {"PENDING": {"RUNNING", "FAILED"}, "RUNNING": {"FINISHED", "FAILED"}, "FINISHED": set(), "FAILED": set()}
+# RUNNING → PENDING is the stale-lease recovery only: a request whose worker died is re-queued once.
+TRANSITIONS = {"PENDING": {"RUNNING", "FAILED"}, "RUNNING": {"FINISHED", "FAILED", "PENDING"}, "FINISHED": set(),
+               "FAILED": set()}
 TRACKS = ("code", "precomputed")
 DEFAULT_REQUESTS_DIR = "requests"
 REQUESTS_ENV = "GECOBENCH_REQUESTS"
@@ -83,10 +85,14 @@ EVENT_SCHEMA: dict[str, Any] = {
         "worker": {"type": ["string", "null"]},
         "result_record_ids": {"type": "array", "items": {"type": "string"}},
         "isolation": {"type": ["object", "null"]},
+        "lease_expires_at": {"type": ["string", "null"]},
+        "recovered": {"type": "boolean"},
     },
 }
 
 _EVENT_NAME = re.compile(r"^\d{4}\.json$")
+MAX_EVENT_BYTES = 64 << 10
+MAX_REQUEST_BYTES = 64 << 10
 
 
 class TransitionError(RuntimeError):
@@ -99,6 +105,9 @@ class RequestView:
 
     request: dict[str, Any]
     events: list[dict[str, Any]] = field(default_factory=list)
+    # Set when an event file is malformed, out of sequence or an illegal transition: the events before it
+    # define the status, and the worker leaves the request alone (it never crashes on a forged event).
+    integrity_error: str | None = None
 
     @property
     def request_id(self) -> str:
@@ -169,15 +178,35 @@ class RequestStore:
         self._append_event(request["request_id"], {"status": "PENDING"}, expected_sequence=0)
         return self.get(request["request_id"])
 
-    def _events(self, request_id: str) -> list[dict[str, Any]]:
-        events = []
+    def _events(self, request_id: str) -> tuple[list[dict[str, Any]], str | None]:
+        """The valid prefix of the request's events, and what is wrong with the first invalid one (or None)."""
+        events: list[dict[str, Any]] = []
         folder = self._folder(request_id) / "events"
         if not folder.exists():
-            return events
-        for path in sorted(folder.iterdir()):
-            if _EVENT_NAME.match(path.name):
-                events.append(json.loads(path.read_text(encoding="utf-8")))
-        return events
+            return events, "no events"
+        names = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
+        for index, name in enumerate(names):
+            where = f"request {request_id} event file {name}"
+            if not _EVENT_NAME.match(name) or int(name[:4]) != index:
+                return events, f"{where}: unexpected name (expected {index:04d}.json)"
+            path = folder / name
+            try:
+                if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_EVENT_BYTES:
+                    return events, f"{where}: not a regular file of at most {MAX_EVENT_BYTES} bytes"
+                event = json.loads(path.read_text(encoding="utf-8"))
+                jsonschema.validate(event, EVENT_SCHEMA)
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+                return events, f"{where}: not readable JSON ({type(err).__name__})"
+            except jsonschema.ValidationError as err:
+                return events, f"{where}: {err.message}"
+            if event["sequence"] != index:
+                return events, f"{where}: sequence {event['sequence']} does not match its position {index}"
+            previous = events[-1]["status"] if events else None
+            if (previous is None and event["status"] != "PENDING") or (
+                    previous is not None and event["status"] not in TRANSITIONS[previous]):
+                return events, f"{where}: illegal transition {previous} -> {event['status']}"
+            events.append(event)
+        return events, None if events else "no events"
 
     def _append_event(self, request_id: str, event: dict[str, Any], expected_sequence: int) -> dict[str, Any]:
         event = {"at": utc_now(), "sequence": expected_sequence, **event}
@@ -207,8 +236,17 @@ class RequestStore:
         request_path = folder / "request.json"
         if not request_path.exists():
             raise KeyError(f"no request {request_id} in {self}")
+        if request_path.is_symlink() or request_path.stat().st_size > MAX_REQUEST_BYTES:
+            raise ValueError(f"{request_path}: not a regular file of at most {MAX_REQUEST_BYTES} bytes")
         request = json.loads(request_path.read_text(encoding="utf-8"))
-        return RequestView(request=request, events=self._events(request_id))
+        try:
+            jsonschema.validate(request, REQUEST_SCHEMA)
+        except jsonschema.ValidationError as err:
+            raise ValueError(f"{request_path}: {err.message}") from None
+        if request["request_id"] != request_id:
+            raise ValueError(f"{request_path}: request_id {request['request_id']} does not match its folder")
+        events, problem = self._events(request_id)
+        return RequestView(request=request, events=events, integrity_error=problem)
 
     def iter_requests(self) -> Iterator[RequestView]:
         if not self.root.exists():
@@ -217,8 +255,8 @@ class RequestStore:
             if folder.is_dir() and (folder / "request.json").exists():
                 try:
                     yield self.get(folder.name)
-                except (ValueError, KeyError, json.JSONDecodeError):
-                    continue
+                except (ValueError, KeyError, OSError, UnicodeDecodeError, RecursionError):
+                    continue  # a malformed or forged request folder is no request (json errors are ValueErrors)
 
     def list(self, status: str | None = None) -> list[RequestView]:
         """All requests (optionally of one status), oldest first."""

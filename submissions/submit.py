@@ -15,6 +15,7 @@ from submissions.validation import (
     validate_file_name,
     validate_metadata,
     validate_precomputed,
+    validate_submitter,
 )
 
 
@@ -41,6 +42,7 @@ def submit_request(
     if track not in ("code", "precomputed"):
         raise SubmissionError(f"track must be 'code' or 'precomputed', got {track!r}")
     cleaned = validate_metadata(metadata)
+    submitter = validate_submitter(submitter)
     safe_name = validate_file_name(file_name, track)
     if track == "code":
         validate_code(payload, safe_name)

@@ -16,8 +16,11 @@ next one, and no other request or result changes.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
+import random
+import secrets
 import socket
 import time
 import traceback
@@ -27,10 +30,21 @@ from pathlib import Path
 from typing import Any
 
 from submissions.requests import RequestStore, RequestView, TransitionError
-from submissions.sandbox import SandboxLimits, run_submission
+from submissions.sandbox import (
+    SandboxLimits,
+    SandboxUnavailable,
+    redact,
+    run_submission,
+    sandbox_status,
+)
 from submissions.validation import iter_precomputed_rows
 
 log = logging.getLogger("gecobench.submissions")
+
+# A submission whose attributions barely change when the model is re-initialised (mean MRC, a total-variation
+# distance in [0, 1], below this) is recorded as model-independent, whatever it declares: it cannot be
+# explaining the model (a constant, or a ground-truth guess). Built-in gradient methods score far above it.
+MODEL_INDEPENDENT_MRC = 0.01
 
 
 @dataclass
@@ -44,39 +58,24 @@ class WorkerConfig:
     settings: Any = None  # gecobench.evaluation.runner.EvaluationSettings
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     checkpoint_dir: str = "runs/submission_checkpoints"
-    extra_protected_paths: list[str] = field(default_factory=list)
+    # Only for local testing: run code submissions without bubblewrap (rlimits and the audit hook only).
+    unsafe_no_sandbox: bool = False
+    # How long a RUNNING claim holds before another worker may recover it (default: from the limits).
+    lease_seconds: float | None = None
 
     def model_set_name(self) -> str:
         return ",".join(sorted(model_id(p) for p in self.model_paths))
+
+    def lease(self) -> float:
+        """Seconds a claim holds: every sandbox run of a request at its wall-clock limit, plus scoring."""
+        if self.lease_seconds is not None:
+            return self.lease_seconds
+        return 2 * self.limits.wall_seconds * max(len(self.model_paths) * len(self.configs), 1) * 4 + 3600
 
 
 def model_id(path: str | os.PathLike[str]) -> str:
     """The name a model has in a model set (and in precomputed files): its checkpoint folder's name."""
     return Path(path).resolve().name
-
-
-def protected_paths(config: WorkerConfig, requests: RequestStore) -> list[str]:
-    """Everything a submission must not read: GECO data (ground truth), results, requests, dataset caches."""
-    from geco_dataset import default_geco_dir, default_spanish_dir
-    from gecobench.store import open_results_store
-
-    paths = [str(requests.root.resolve())]
-    for folder in (default_geco_dir(), default_spanish_dir()):
-        if folder:
-            paths.append(str(Path(folder).resolve()))
-    if config.data_dir:
-        paths.append(str(Path(config.data_dir).resolve()))
-    for env in ("GECOBENCH_GECO_DIR", "GECOBENCH_SHARED_DATA"):
-        if os.environ.get(env):
-            paths.append(str(Path(os.environ[env]).resolve()))
-    import datasets  # the prepared GECO arrow files (with ground truth) live in its cache
-
-    paths.append(str(Path(datasets.config.HF_DATASETS_CACHE).resolve()))
-    store = open_results_store(config.results_location)
-    if hasattr(store, "root"):
-        paths.append(str(Path(store.root).resolve()))
-    paths.extend(config.extra_protected_paths)
-    return sorted(set(paths))
 
 
 def _settings(config: WorkerConfig):
@@ -85,16 +84,42 @@ def _settings(config: WorkerConfig):
     return config.settings or EvaluationSettings(data_dir=config.data_dir)
 
 
-def _rows_to_explain(config: WorkerConfig, geco_config: str):
+def _groups_to_explain(config: WorkerConfig, geco_config: str):
+    """The test sentence groups (gender variants of one source sentence) to explain, and the training rows."""
     from gecobench.evaluation.data import load_split, scorable
 
     settings = _settings(config)
     split = load_split(geco_config, settings.split, config.data_dir)
     groups = split.groups[: settings.max_groups] if settings.max_groups else split.groups
-    rows = [split.rows[i] for group in groups for i in group if scorable(split.rows[i])]
+    row_groups = [[split.rows[i] for i in group if scorable(split.rows[i])] for group in groups]
     train = load_split(geco_config, "train", config.data_dir)
     train_rows = [r for r in train.rows if scorable(r)]
-    return rows, train_rows
+    return [g for g in row_groups if g], train_rows
+
+
+def _rows_to_explain(config: WorkerConfig, geco_config: str):
+    groups, train_rows = _groups_to_explain(config, geco_config)
+    return [row for group in groups for row in group], train_rows
+
+
+def one_variant_per_run(groups: list[list[Any]], rng: random.Random) -> list[list[Any]]:
+    """Split sentence groups into runs that each hold at most one gender variant of every source sentence.
+
+    A run that saw two variants of one sentence could diff them and find the ground truth (the gendered
+    words are exactly where variants differ). Which variant goes to which run is drawn at random, and each
+    run's order is shuffled, so neither position nor run tells the explainer a variant's gender.
+    """
+    runs: list[list[Any]] = []
+    for group in groups:
+        members = list(group)
+        rng.shuffle(members)
+        for position, row in enumerate(members):
+            while len(runs) <= position:
+                runs.append([])
+            runs[position].append(row)
+    for run in runs:
+        rng.shuffle(run)
+    return runs
 
 
 def _score(config: WorkerConfig, explainer, model_path: str, geco_config: str) -> list[str]:
@@ -108,6 +133,20 @@ def _score(config: WorkerConfig, explainer, model_path: str, geco_config: str) -
     return summary.written + summary.existing
 
 
+def mean_model_randomisation_check(main: dict[Any, list[float]], randomised: dict[Any, list[float]]) -> float | None:
+    """The mean MRC over rows (None when undefined everywhere): how much attributions change on a random model."""
+    import numpy as np
+
+    from gecobench.metrics.properties import model_randomisation_check_per_sentence
+
+    keys = [k for k in main if k in randomised]
+    if not keys:
+        return None
+    values = model_randomisation_check_per_sentence([main[k] for k in keys], [randomised[k] for k in keys])
+    values = values[~np.isnan(values)]
+    return float(values.mean()) if values.size else None
+
+
 def _run_code(view: RequestView, requests: RequestStore, config: WorkerConfig) -> tuple[list[str], dict[str, Any]]:
     from gecobench.evaluation.modelling import LoadedModel
     from gecobench.evaluation.precomputed import PrecomputedExplainer
@@ -117,11 +156,12 @@ def _run_code(view: RequestView, requests: RequestStore, config: WorkerConfig) -
     settings = _settings(config)
     meta = view.request["metadata"]
     payload = requests.payload_path(view.request_id)
-    forbidden = protected_paths(config, requests)
+    rng = random.Random(secrets.randbits(64))  # unpredictable to the submission: no seed it could know
     record_ids: list[str] = []
     isolation: dict[str, Any] = {}
     for geco_config in config.configs:
-        rows, train_rows = _rows_to_explain(config, geco_config)
+        groups, train_rows = _groups_to_explain(config, geco_config)
+        all_rows = [row for group in groups for row in group]
         for model_path in config.model_paths:
             kinds = ["main", "randomised"]
             if settings.properties:
@@ -131,28 +171,48 @@ def _run_code(view: RequestView, requests: RequestStore, config: WorkerConfig) -
             reference_path, _ = find_zero_shot_reference(facts, config.model_paths)
             if reference_path:
                 kinds.append("reference")
-            result = run_submission(
-                payload, model_path, [list(r.words) for r in rows], [r.label for r in rows], forbidden,
-                limits=config.limits, seed=settings.seed, kinds=tuple(kinds),
-                randomisation_seed=settings.randomisation_seed, noise_std=settings.noise_std,
-                reference_model_path=reference_path,
-                train_words=[list(r.words) for r in train_rows], train_labels=[r.label for r in train_rows],
-            )
-            isolation = result.isolation
-            if not result.ok:
-                raise SubmissionRunError(result.reason, result.log_excerpt, isolation)
-            scores = {
-                kind: {(r.sentence_id, r.label): s for r, s in zip(rows, values)}
-                for kind, values in result.outputs["scores"].items()
-            }
-            reported = result.outputs.get("explainer", {})
+            scores: dict[str, dict[tuple[int, int], list[float]]] = defaultdict(dict)
+            reported: dict[str, Any] = {}
+            main_seconds = 0.0
+            runs = one_variant_per_run(groups, rng)
+            for run_rows in runs:
+                ids = [secrets.token_hex(8) for _ in run_rows]
+                result = run_submission(
+                    payload, model_path, [list(r.words) for r in run_rows], [r.label for r in run_rows],
+                    limits=config.limits, seed=settings.seed, kinds=tuple(kinds),
+                    randomisation_seed=settings.randomisation_seed, noise_std=settings.noise_std,
+                    reference_model_path=reference_path,
+                    train_words=[list(r.words) for r in train_rows], train_labels=[r.label for r in train_rows],
+                    unsafe_no_sandbox=config.unsafe_no_sandbox, item_ids=ids,
+                )
+                isolation = {**result.isolation, "runs_per_model": len(runs),
+                             "inputs": "one gender variant per source sentence per run, shuffled, opaque ids"}
+                if not result.ok:
+                    raise SubmissionRunError(result.reason, result.log_excerpt, isolation)
+                for kind, values in result.outputs["scores"].items():
+                    for row, row_scores in zip(run_rows, values):
+                        scores[kind][(row.sentence_id, row.label)] = row_scores
+                reported = result.outputs["explainer"]
+                main_seconds += result.outputs["main_seconds"]
+            mrc = mean_model_randomisation_check(scores["main"], scores.get("randomised", {}))
+            measured_independent = mrc is not None and mrc < MODEL_INDEPENDENT_MRC
+            isolation["model_independent_by_mrc"] = measured_independent
             explainer = PrecomputedExplainer(
-                meta["name"], meta["version"], scores, source="submission", submission_id=view.request_id,
-                model_independent=bool(reported.get("model_independent", False)), params=reported.get("params") or {},
-                seconds_per_row=result.outputs.get("main_seconds", 0.0) / max(len(rows), 1),
+                meta["name"], meta["version"], dict(scores), source="submission", submission_id=view.request_id,
+                model_independent=bool(reported.get("model_independent")) or measured_independent,
+                params=_public_params(reported.get("params") or {}),
+                seconds_per_row=main_seconds / max(len(all_rows), 1),
             )
+            explainer.submission_sha256 = view.request["content_sha256"]
             record_ids += _score(config, explainer, model_path, geco_config)
     return record_ids, isolation
+
+
+def _public_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The submission's params as they go into a public record: token-shaped strings redacted."""
+    import json
+
+    return json.loads(redact(json.dumps(params)))
 
 
 def _run_precomputed(view: RequestView, requests: RequestStore, config: WorkerConfig) -> list[str]:
@@ -181,6 +241,7 @@ def _run_precomputed(view: RequestView, requests: RequestStore, config: WorkerCo
                 meta["name"], meta["version"], {"main": scores}, source="self-reported", submission_id=view.request_id,
                 missing_reason="self-reported attributions: no code to re-run on perturbed models",
             )
+            explainer.submission_sha256 = view.request["content_sha256"]
             record_ids += _score(config, explainer, model_path, geco_config)
     return record_ids
 
@@ -193,38 +254,113 @@ class SubmissionRunError(RuntimeError):
         self.reason, self.log_excerpt, self.isolation = reason, log_excerpt, isolation
 
 
-def process_request(view: RequestView, requests: RequestStore, config: WorkerConfig) -> str:
-    """Claim and run one PENDING request; return its final status (or ``"SKIPPED"`` if another worker has it)."""
-    worker = f"{socket.gethostname()}:{os.getpid()}"
+def _worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def lease_is_stale(event: dict[str, Any], now: dt.datetime | None = None) -> bool:
+    """Whether a RUNNING event's worker is gone: its process on this host has ended, or its lease expired."""
+    now = now or _now()
+    worker = str(event.get("worker") or "")
+    host, _, pid = worker.rpartition(":")
+    if host == socket.gethostname() and pid.isdigit():
+        if int(pid) == os.getpid():
+            return False
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            pass  # alive, someone else's
     try:
-        requests.transition(view.request_id, "RUNNING", worker=worker)
-    except TransitionError:
+        expires = dt.datetime.fromisoformat(str(event.get("lease_expires_at")).replace("Z", "+00:00"))
+    except ValueError:
+        return True  # a RUNNING claim without a readable lease cannot be waited for
+    if expires.tzinfo is None:
+        expires = expires.replace(tzinfo=dt.UTC)  # naive times in events are UTC
+    return now > expires
+
+
+def recover_stale_requests(requests: RequestStore) -> dict[str, str]:
+    """Re-queue each RUNNING request whose worker died (once); FAIL it with "worker died" the second time."""
+    outcomes: dict[str, str] = {}
+    for view in requests.list("RUNNING"):
+        if view.integrity_error:
+            continue  # a malformed history is left alone (and logged when its turn comes)
+        if not lease_is_stale(view.last_event):
+            continue
+        recoveries = sum(1 for e in view.events if e.get("recovered"))
+        try:
+            if recoveries:
+                requests.transition(view.request_id, "FAILED", worker=_worker_id(),
+                                    reason="worker died: the worker running this request stopped twice without "
+                                           "finishing (it was re-queued once)")
+                outcomes[view.request_id] = "FAILED"
+            else:
+                requests.transition(view.request_id, "PENDING", worker=_worker_id(), recovered=True,
+                                    reason="worker died while running this request; re-queued once")
+                outcomes[view.request_id] = "PENDING"
+        except TransitionError:
+            continue  # another worker recovered it first
+        log.warning("request %s: stale lease of %s; now %s", view.request_id, view.last_event.get("worker"),
+                    outcomes[view.request_id])
+    return outcomes
+
+
+def process_request(view: RequestView, requests: RequestStore, config: WorkerConfig) -> str:
+    """Claim and run one PENDING request; return its final status (``"SKIPPED"``: not claimable, or left
+    PENDING because code cannot be sandboxed here). Never raises for anything in the request or the store."""
+    worker = _worker_id()
+    if view.integrity_error:
+        log.error("request %s left alone: %s", view.request_id, view.integrity_error)
+        return "SKIPPED"
+    if view.request.get("track") == "code" and not config.unsafe_no_sandbox and not sandbox_status()[0]:
+        log.error("request %s left PENDING: code submissions need the sandbox: %s", view.request_id,
+                  sandbox_status()[1])
+        return "SKIPPED"
+    lease = (_now() + dt.timedelta(seconds=config.lease())).isoformat()
+    try:
+        requests.transition(view.request_id, "RUNNING", worker=worker, lease_expires_at=lease)
+    except (TransitionError, KeyError, ValueError):
         return "SKIPPED"
     try:
         if view.request["track"] == "code":
             record_ids, isolation = _run_code(view, requests, config)
         else:
             record_ids, isolation = _run_precomputed(view, requests, config), None
+        status, details = "FINISHED", {"result_record_ids": sorted(set(record_ids)), "isolation": isolation}
     except SubmissionRunError as err:
-        requests.transition(view.request_id, "FAILED", reason=err.reason, log_excerpt=err.log_excerpt[-2000:] or None,
-                            worker=worker, isolation=err.isolation or None)
-        return "FAILED"
+        status, details = "FAILED", {"reason": redact(err.reason)[:1000],
+                                     "log_excerpt": redact(err.log_excerpt[-2000:]) or None,
+                                     "isolation": err.isolation or None}
+    except SandboxUnavailable as err:
+        status, details = "FAILED", {"reason": f"the sandbox is unavailable on this worker: {err}"[:1000]}
     except Exception as err:  # noqa: BLE001 - any failure ends the request, never the worker
-        requests.transition(view.request_id, "FAILED", reason=f"evaluation failed: {type(err).__name__}: {err}"[:1000],
-                            log_excerpt=traceback.format_exc()[-2000:], worker=worker)
-        return "FAILED"
-    requests.transition(view.request_id, "FINISHED", result_record_ids=sorted(set(record_ids)), worker=worker,
-                        isolation=isolation)
-    return "FINISHED"
+        status, details = "FAILED", {"reason": redact(f"evaluation failed: {type(err).__name__}: {err}")[:1000],
+                                     "log_excerpt": redact(traceback.format_exc()[-2000:])}
+    try:
+        requests.transition(view.request_id, status, worker=worker, **details)
+    except Exception as err:  # noqa: BLE001 - a store that refuses the event must not stop the queue
+        log.error("request %s: could not record %s: %s", view.request_id, status, err)
+        return "SKIPPED"
+    return status
 
 
 def process_queue(
     requests: RequestStore, config: WorkerConfig, loop: bool = False, poll_seconds: float = 10.0,
     max_requests: int | None = None,
 ) -> dict[str, str]:
-    """Process PENDING requests oldest first; with ``loop`` keep polling. Returns request id → final status."""
+    """Process PENDING requests oldest first; with ``loop`` keep polling. Returns request id → final status.
+
+    Each pass first recovers requests whose worker died (stale leases).
+    """
     outcomes: dict[str, str] = {}
     while True:
+        recover_stale_requests(requests)
         pending = requests.list("PENDING")
         for view in pending:
             if max_requests is not None and len(outcomes) >= max_requests:

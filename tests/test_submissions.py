@@ -134,3 +134,82 @@ def test_concurrent_identical_submissions_are_accepted_once(tmp_path):
     with ThreadPoolExecutor(10) as pool:
         outcomes = list(pool.map(submit, range(10)))
     assert outcomes.count("ok") == 1 and len(list(store.iter_requests())) == 1
+
+
+# ---- bounded parsing at submit time (issue #16): a clear error naming the problem, never a traceback
+
+ROW = {"model": "m", "config": "binary_all", "sentence_id": 1, "label": 0, "attributions": [0.1, 0.2]}
+
+
+def _jsonl(*rows) -> bytes:
+    return ("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n").encode()
+
+
+@pytest.mark.parametrize("source, message", [
+    (b"x = " + b"(" * 5000 + b"1" + b")" * 5000 + b"\nclass A:\n    name='a'\n    def explain(self): pass\n",
+     "nested|parse"),
+    (b"x = " + b"-" * 200_000 + b"1\nclass A:\n    name='a'\n    def explain(self): pass\n", "nested"),
+    (b"x = [" + b"1," * 300_000 + b"]\nclass A:\n    name='a'\n    def explain(self): pass\n", "syntax nodes"),
+])
+def test_code_bombs_get_a_clear_error(tmp_path, source, message):
+    with pytest.raises(SubmissionError, match=message):
+        submit_request(RequestStore(tmp_path), "code", META, "bomb.py", source)
+
+
+@pytest.mark.parametrize("payload, message", [
+    (_jsonl('{"a": ' * 50 + "1" + "}" * 50), "line 1: JSON nested 50 levels deep"),
+    (_jsonl(ROW, "[" * 100_000 + "]" * 100_000), "line 2: JSON nested 100000 levels deep"),
+    (_jsonl({**ROW, "sentence_id": 10**30}), "line 1: an integer of 31 digits"),
+    (_jsonl(json.dumps(ROW).replace('"label": 0', '"label": ' + "9" * 5000)), "line 1: an integer of 5000 digits"),
+    (_jsonl({**ROW, "sentence_id": 2.5}), "line 1: 'sentence_id' must be an integer"),
+    (_jsonl({**ROW, "label": True}), "line 1: 'label' must be an integer, got a boolean"),
+    (_jsonl({**ROW, "attributions": [0.1, "0.2"]}), "line 1: 'attributions' must hold numbers only"),
+    (_jsonl(json.dumps(ROW).replace("0.2", "Infinity")), "line 1: 'attributions' holds NaN or infinite"),
+    (_jsonl(ROW, {**ROW, "attributions": [0.3, 0.4]}), "lines 1 and 2: conflicting attributions .* sentence_id 1, label 0"),
+    (_jsonl({**ROW, "model": ["m"]}), "line 1: 'model' must be non-empty text"),
+    ("x" * (2 << 20) + "\n", "line 1: 2097152 characters"),
+])
+def test_malformed_precomputed_files_get_a_clear_error(payload, message):
+    payload = payload.encode() if isinstance(payload, str) else payload
+    with pytest.raises(SubmissionError, match=message):
+        validate_precomputed(payload, "a.jsonl")
+
+
+def test_exact_repeats_and_integral_float_ids_are_accepted():
+    assert validate_precomputed(_jsonl(ROW, ROW, {**ROW, "sentence_id": 2.0}), "a.jsonl") == 2
+
+
+@pytest.mark.parametrize("version", ["1.0", "1", "01.0.0", "1.0.0-", "１.0.0", "1.0.0\n2", "1.0.0 beta", "v1.0.0",
+                                     "1.٠.0"])
+def test_versions_must_be_ascii_semver(tmp_path, version):
+    with pytest.raises(SubmissionError, match="'version'"):
+        submit_request(RequestStore(tmp_path), "code", {**META, "version": version}, "a.py", EXAMPLE.read_bytes())
+
+
+@pytest.mark.parametrize("version", ["0.1.0", "10.20.30", "1.0.0-rc.1", "1.0.0+build.5"])
+def test_semver_versions_are_accepted(tmp_path, version):
+    assert submit_request(RequestStore(tmp_path), "code", {**META, "version": version}, "a.py",
+                          EXAMPLE.read_bytes()).status == "PENDING"
+
+
+@pytest.mark.parametrize("submitter, message", [
+    ("a" * 65, "limit is 64"), ("ada\x1b[31m", "control characters"), ("ada lovelace", "ASCII letters"),
+    ("ädä", "ASCII letters"), ("-ada", "starting with"), (42, "must be text"),
+])
+def test_submitter_names_are_validated(tmp_path, submitter, message):
+    with pytest.raises(SubmissionError, match=message):
+        submit_request(RequestStore(tmp_path), "code", META, "a.py", EXAMPLE.read_bytes(), submitter=submitter)
+
+
+def test_the_cli_reports_a_bad_file_without_a_traceback(tmp_path, capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("submit_cli", Path(__file__).resolve().parent.parent / "scripts" / "submit.py")
+    cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cli)
+    bomb = tmp_path / "bomb.py"
+    bomb.write_bytes(b"x = " + b"-" * 200_000 + b"1\n")
+    code = cli.main(["--requests", str(tmp_path / "requests"), "code", str(bomb), "--name", "bomb", "--version", "1.0.0",
+                     "--authors", "a", "--description", "d", "--license", "MIT", "--contact", "c"])
+    captured = capsys.readouterr()
+    assert code == 2 and "submission refused: bomb.py" in captured.err and "Traceback" not in captured.err

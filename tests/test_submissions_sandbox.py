@@ -9,12 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from submissions.sandbox import (
-    SandboxLimits,
-    network_namespace_available,
-    run_submission,
-)
+from submissions.sandbox import SandboxLimits, run_submission, sandbox_status
 from tests.conftest import SHARED_DATA, make_tiny_bert_classifier
+
+pytestmark = pytest.mark.skipif(not sandbox_status()[0], reason=f"no sandbox here: {sandbox_status()[1]}")
 
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 EXAMPLE = Path(__file__).resolve().parent.parent / "submissions" / "examples" / "gradient_norm_explainer.py"
@@ -40,7 +38,7 @@ def tiny_checkpoint(tmp_path_factory, bert_tokenizer) -> Path:
 
 def run(file: Path, checkpoint: Path, **limits):
     return run_submission(
-        file, checkpoint, WORDS, TARGETS, forbidden_read_prefixes=[str(SHARED_DATA)],
+        file, checkpoint, WORDS, TARGETS,
         limits=SandboxLimits(**{"memory_bytes": 3 << 30, "cpu_seconds": 60, "wall_seconds": 60, **limits}),
         kinds=("main", "randomised"),
     )
@@ -53,9 +51,8 @@ def test_the_example_explainer_runs_and_reports_isolation(tiny_checkpoint):
     main = result.outputs["scores"]["main"]
     assert [len(s) for s in main] == [len(w) for w in WORDS]
     assert result.outputs["scores"]["randomised"] != main  # the randomisation check has two different inputs
-    assert "audit hook" in result.isolation["network"]
-    if network_namespace_available():
-        assert result.isolation["network_observed"] == "network namespace"
+    assert result.isolation["sandbox"] == sandbox_status()[1]
+    assert result.isolation["processes"] == "PID namespace"
 
 
 HOSTILE_CASES = [
@@ -63,13 +60,13 @@ HOSTILE_CASES = [
     ("returns_nan.py", "NaN"),
     ("wrong_shape.py", "shape"),
     ("opens_socket.py", "sandbox violation: the explainer opened a network socket"),
-    ("reads_ground_truth.py", "sandbox violation: the explainer read protected benchmark data"),
+    ("reads_ground_truth.py", "raised FileNotFoundError: hostile test could not locate the GECO ground truth"),
     ("reads_env_token.py", "sandbox violation: the explainer read the secret-looking environment variable"),
     ("writes_outside.py", "sandbox violation: the explainer wrote outside its working directory"),
     ("fork_bomb.py", "sandbox violation: the explainer spawned a process"),
     ("allocates_50gb.py", "memory limit"),
 ]
-OUTSIDE_WRITE = Path("/tmp/gecobench-hostile-write.txt")
+OUTSIDE_WRITE = Path("/var/tmp/gecobench-hostile-write.txt")
 
 
 def hostile_file(name: str, folder: Path) -> Path:
@@ -105,6 +102,9 @@ def hostile_results(tiny_checkpoint, tmp_path_factory):
                 os.environ[key] = value
 
 
+# The queue-path suite (tests/test_submissions_hostile.py) runs these and many more; here they run on the bare
+# sandbox API, which is slower than it is informative in the default run.
+@pytest.mark.slow
 @pytest.mark.parametrize("file_name, reason", HOSTILE_CASES)
 def test_hostile_submission_fails_with_a_specific_reason(hostile_results, file_name, reason):
     result = hostile_results[file_name]

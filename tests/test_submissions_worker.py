@@ -13,7 +13,7 @@ from gecobench.evaluation.leaderboard import leaderboard_text
 from gecobench.evaluation.runner import EvaluationSettings
 from gecobench.store import LocalStore
 from submissions import RequestStore, submit_file, submit_request
-from submissions.sandbox import SandboxLimits
+from submissions.sandbox import SandboxLimits, sandbox_status
 from submissions.worker import WorkerConfig, model_id, process_queue
 from tests.test_submissions_sandbox import EXAMPLE, HOSTILE, save_tiny_checkpoint
 
@@ -45,6 +45,7 @@ def worker_config(tmp_path: Path, models: list[str], geco_dir: Path) -> WorkerCo
                         limits=SandboxLimits(memory_bytes=3 << 30, cpu_seconds=120, wall_seconds=180))
 
 
+@pytest.mark.skipif(not sandbox_status()[0], reason=f"no sandbox here: {sandbox_status()[1]}")
 def test_code_submission_finishes_and_a_failing_one_does_not_disturb_it(tmp_path, model_set, geco_dir):
     requests = RequestStore(tmp_path / "requests")
     # The example goes through the command line a new user runs; the hostile one through the Python API.
@@ -55,30 +56,49 @@ def test_code_submission_finishes_and_a_failing_one_does_not_disturb_it(tmp_path
     (good,) = requests.list()
     assert submit_cli.main(cli) == 2  # the same submission again is refused as a duplicate
     bad = submit_file(requests, "code", {**META, "name": "raises", "version": "1.0.0"}, HOSTILE / "raises.py")
+    cheat = submit_file(requests, "code", {**META, "name": "integrated_gradients", "version": "1.0.0"},
+                        HOSTILE / "constant_named_like_builtin.py")
     config = worker_config(tmp_path, model_set, geco_dir)
 
     outcomes = process_queue(requests, config)
 
-    assert outcomes == {good.request_id: "FINISHED", bad.request_id: "FAILED"}
+    assert outcomes == {good.request_id: "FINISHED", bad.request_id: "FAILED", cheat.request_id: "FINISHED"}
     failed = requests.get(bad.request_id)
     assert [e["status"] for e in failed.events] == ["PENDING", "RUNNING", "FAILED"]
     assert "raised RuntimeError" in failed.last_event["reason"] and failed.last_event["log_excerpt"]
     finished = requests.get(good.request_id).last_event
-    assert finished["isolation"]["network"].endswith("audit hook") or "audit hook" in finished["isolation"]["network"]
+    assert finished["isolation"]["sandbox"].startswith("bubblewrap")
+    # GECO's binary groups hold two gender variants: they go to two separate sandbox runs.
+    assert finished["isolation"]["runs_per_model"] == 2
 
-    records = LocalStore(config.results_location).read_all().documents
-    assert [r["record_id"] for r in records] == finished["result_record_ids"]
-    (record,) = records
+    records = {r["explainer"]["submission_id"]: r for r in LocalStore(config.results_location).read_all().documents}
+    assert [records[good.request_id]["record_id"]] == finished["result_record_ids"]
+    record = records[good.request_id]
+    assert record["explainer"]["model_independent"] is False
     assert record["explainer"]["name"] == "gradient_norm" and record["explainer"]["source"] == "submission"
     assert record["explainer"]["submission_id"] == good.request_id
+    assert record["explainer"]["submission_sha256"] == good.request["content_sha256"]
     assert record["metrics"]["mass_accuracy"]["value"] is not None
     assert record["metrics"]["model_randomisation_check"]["value"] > 0  # the explainer depends on the model
     assert record["runtime"]["seconds_per_sentence"] > 0
     assert "gradient_norm" in leaderboard_text(LocalStore(config.results_location))
 
+    # The constant explainer declared that it uses the model; its MRC of 0 marks it model-independent anyway, on
+    # its own record (a submission, not the built-in it is named after), and on the leaderboard.
+    cheat_record = records[cheat.request_id]
+    assert cheat_record["metrics"]["model_randomisation_check"]["value"] == pytest.approx(0.0, abs=1e-12)
+    assert cheat_record["explainer"]["model_independent"] is True
+    assert cheat_record["explainer"]["source"] == "submission"
+    assert requests.get(cheat.request_id).last_event["isolation"]["model_independent_by_mrc"] is True
+    from leaderboard_space.tables import explainer_summary
+
+    kinds = dict(zip(*explainer_summary(list(records.values()))[["Explainer", "Kind"]].values.T))
+    assert "model-independent" in kinds["integrated_gradients [model-independent]"]
+    assert "model-independent" not in kinds["gradient_norm"]
+
     # Nothing is left to do, and a second pass changes nothing.
     assert process_queue(requests, config) == {}
-    assert len(LocalStore(config.results_location).read_all().documents) == 1
+    assert len(LocalStore(config.results_location).read_all().documents) == 2
 
 
 def _precomputed_rows(model_path: str, geco_dir: Path, drop: int = 0) -> bytes:

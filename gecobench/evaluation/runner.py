@@ -304,10 +304,16 @@ def _identity_record(spec: ExplainerSpec, explainer: Explainer, lm: LoadedModel,
                      protocol: dict[str, Any]) -> dict[str, Any]:
     """The fields of a record that :func:`gecobench.records.explainer_score_identity` reads, known before any
     score is computed (so a rerun can skip a unit whose records already exist)."""
+    explainer_block = {"name": spec.name, "version": str(explainer.version), "params": explainer.params()}
+    # Where a non-built-in explainer comes from is part of its identity (issue #16): a submission named like a
+    # built-in, or two submissions with one name and version, never share a record. Built-ins and plugins add
+    # nothing, so their record ids depend only on what they compute.
+    source = getattr(explainer, "source", "builtin")
+    if source in ("submission", "self-reported"):
+        explainer_block.update(source=source, submission_id=getattr(explainer, "submission_id", None),
+                               submission_sha256=getattr(explainer, "submission_sha256", None))
     return {
-        "explainer": {"name": spec.name, "version": str(explainer.version), "params": explainer.params(),
-                      "source": getattr(explainer, "source", "builtin"),
-                      "submission_id": getattr(explainer, "submission_id", None)},
+        "explainer": explainer_block,
         "model": {"regime": lm.regime, "base_model": lm.base_model, "base_revision": lm.info.get("base_revision"),
                   "seed": lm.info.get("seed"), "checkpoint_sha256": lm.checkpoint_sha256,
                   "training_fingerprint": training_fingerprint(lm.info)},

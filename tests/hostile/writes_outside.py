@@ -7,6 +7,6 @@ class WritesOutside(Explainer):
     name = "writes_outside"
 
     def explain(self, model, tokenizer, words, targets):
-        with open("/tmp/gecobench-hostile-write.txt", "w") as handle:
+        with open("/var/tmp/gecobench-hostile-write.txt", "w") as handle:
             handle.write("pwned")
         return [np.ones(len(w)) for w in words]

@@ -1,0 +1,285 @@
+"""Hostile code submissions through the real queue path (submit → process_queue), each next to a benign one.
+
+For every hostile submission: the request ends FAILED with a specific reason; the stores (apart from the
+benign submission's legitimate record and the worker's own status events), the checkout, HOME and an
+outside folder are unchanged; the worker's token appears nowhere; no process of a run is left; nothing
+reached a listener on the host's loopback; and the benign submission in the same queue run FINISHES.
+
+The default run takes a few representative attacks (one queue run); the whole suite is ``slow`` (about 20 min
+on two busy cores; ``GECOBENCH_HOSTILE=name,name`` picks some).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import socket
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from gecobench.evaluation.runner import EvaluationSettings
+from gecobench.store import LocalStore
+from submissions import RequestStore, submit_file
+from submissions.sandbox import SANDBOX_UID_RANGE, SandboxLimits, sandbox_status
+from submissions.worker import WorkerConfig, process_queue
+from tests.conftest import REPO_ROOT
+from tests.test_submissions_sandbox import EXAMPLE, HOSTILE, save_tiny_checkpoint
+
+pytestmark = pytest.mark.skipif(not sandbox_status()[0], reason=f"no sandbox here: {sandbox_status()[1]}")
+
+META = {"authors": "Mallory", "description": "hostile", "license": "MIT", "contact": "m@example.org"}
+
+# file → a piece of the FAILED reason that says what stopped it (or a tuple of acceptable pieces).
+HOSTILE_REASONS = {
+    # reading the ground truth
+    "reads_ground_truth": "raised FileNotFoundError",
+    "gt_walks_filesystem": "raised FileNotFoundError: no GECO ground truth anywhere",
+    "gt_dirfd_open": "raised FileNotFoundError",
+    "gt_symlink": "raised FileNotFoundError",
+    "gt_diffs_variants": "no two inputs are variants",
+    # reading secrets
+    "reads_env_token": "sandbox violation: the explainer read the secret-looking environment variable",
+    "secret_parent_environ": "raised PermissionError",
+    "secret_parent_mem": "raised PermissionError",
+    "secret_scans_proc": "raised LookupError: no token",
+    "secret_token_file": "raised FileNotFoundError",
+    # writing outside
+    "writes_outside": "sandbox violation: the explainer wrote outside its working directory",
+    "write_dirfd": "raised FileNotFoundError",
+    "write_package": "raised PermissionError",
+    "write_host_package": "raised FileNotFoundError",
+    "write_results_store": "raised FileNotFoundError",
+    "write_requests_store": "raised FileNotFoundError",
+    "write_venv": "Read-only file system",
+    # network
+    "opens_socket": "sandbox violation: the explainer opened a network socket",
+    "net_ctypes_connect": "raised ConnectionRefusedError",
+    "net_child_process": "raised ConnectionError: the child process could not reach the host",
+    "net_reenter_namespace": "raised PermissionError",
+    "net_dns": "raised ConnectionError: no route to the internet",
+    # processes
+    "fork_bomb": "sandbox violation: the explainer spawned a process",
+    "proc_spawns_orphans": "raised RuntimeError: orphans left behind",
+    "proc_ctypes_system": "raised PermissionError: the shell ran as uid",
+    "proc_kills_parent": "raised PermissionError",
+    "proc_kills_everything": "raised ProcessLookupError",  # nothing it may signal exists
+    "proc_orphan_holds_pipe": "raised RuntimeError: an orphan holds the output pipe",
+    # resources
+    "allocates_50gb": "memory limit",
+    # Its CPU limit (30 s) or, on a machine so busy that it cannot get 30 s of CPU in 100 s, the wall clock.
+    "loops_forever": ("CPU time limit", "timed out"),
+    "res_sleeps_forever": "timed out",
+    "res_fills_disk": "disk limit exceeded",
+    "res_big_file": "file size limit exceeded",
+    "res_prints_flood": "raised RuntimeError: flooded the output",
+    # forged results and malformed outputs
+    "forge_result_fields": "malformed result: the result has unknown field(s)",
+    "forge_huge_result": "malformed result: the result file is",
+    "forge_deep_result": "malformed result: the result is not valid JSON",
+    "forge_erases_violation": "raised ConnectionRefusedError",
+    "raises": "raised RuntimeError: deliberate failure",
+    "returns_nan": "NaN",
+    "wrong_shape": "shape",
+    "returns_strings": "scores are not numeric",
+}
+# One per kind of attack, cheap enough for the default run.
+DEFAULT_RUN = ("gt_dirfd_open", "secret_parent_environ", "write_package", "net_ctypes_connect",
+               "proc_kills_everything", "forge_result_fields")
+LIMITS = SandboxLimits(memory_bytes=3 << 30, cpu_seconds=30, wall_seconds=100, max_file_bytes=64 << 20,
+                       max_disk_bytes=256 << 20, max_result_bytes=8 << 20, max_output_bytes=256 << 10,
+                       max_processes=32)
+CHECKOUT_CODE = ("gecobench", "geco_dataset", "submissions", "scripts", "leaderboard_space", "metrics", "setup.cfg",
+                 "pyproject.toml")
+SKIP_DIRS = {".git", ".venv", "__pycache__", ".pytest_cache", "runs", "site", "requests", "results", ".hypothesis"}
+
+
+def tree_fingerprint(root: Path, max_depth: int | None = None) -> str:
+    """A hash of every file's path, size, mode and content hash (or mtime for big files) under ``root``."""
+    digest = hashlib.sha256()
+    root = Path(root)
+    if root.is_file():
+        return hashlib.sha256(root.read_bytes()).hexdigest()
+    for folder, dirs, files in os.walk(root):
+        depth = len(Path(folder).relative_to(root).parts)
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and (max_depth is None or depth < max_depth))
+        for name in sorted(files):
+            path = Path(folder) / name
+            try:
+                info = path.lstat()
+            except OSError:
+                continue
+            digest.update(f"{path.relative_to(root)}\0{info.st_size}\0{info.st_mode}\0".encode())
+            if path.is_file() and not path.is_symlink() and info.st_size < (1 << 20):
+                digest.update(hashlib.sha256(path.read_bytes()).digest())
+            else:
+                digest.update(str(info.st_mtime_ns).encode())
+    return digest.hexdigest()
+
+
+class Listener:
+    """A TCP listener on the host's loopback that records every connection (none may arrive)."""
+
+    def __init__(self) -> None:
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(16)
+        self.server.settimeout(0.5)
+        self.port = self.server.getsockname()[1]
+        self.connections = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                connection, _ = self.server.accept()
+            except (TimeoutError, OSError):
+                continue
+            self.connections += 1
+            connection.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=5)
+        self.server.close()
+
+
+def sandbox_processes() -> list[str]:
+    """Processes of any sandbox run (uid in the sandbox range) or started by the hostile files (``sleep 99x``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            uid = int((entry / "status").read_text().split("\nUid:")[1].split()[0])
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError, ValueError):
+            continue
+        if SANDBOX_UID_RANGE[0] <= uid < SANDBOX_UID_RANGE[1] or command.startswith(("sleep 997", "sleep 998")):
+            found.append(f"{entry.name} uid {uid}: {command}")
+    return found
+
+
+def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Path, shared_data: Path) -> dict:
+    """Submit ``names`` and the benign example, run the queue (two workers), and check containment."""
+    requests = RequestStore(tmp_path / "requests")
+    results = tmp_path / "results"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "sentinel.txt").write_text("must stay as it is")
+    listener = Listener()
+    host = {"data_dir": str(shared_data), "outside": str(outside), "checkout": str(REPO_ROOT),
+            "results": str(results), "requests": str(requests.root), "home": str(Path.home()), "port": listener.port}
+    folder = tmp_path / "submitted"
+    folder.mkdir()
+    submitted = {}
+    for name in names:
+        text = (HOSTILE / f"{name}.py").read_text()
+        if name == "reads_ground_truth":
+            text = text.replace("KNOWN_DATA_ROOTS: list[str] = []", f"KNOWN_DATA_ROOTS = [{str(shared_data)!r}]")
+        path = folder / f"{name}.py"
+        path.write_text(text.replace("__HOST__", json.dumps(host)))
+        submitted[name] = submit_file(requests, "code", {**META, "name": name, "version": "1.0.0"}, path,
+                                      submitter="mallory").request_id
+    benign = submit_file(requests, "code", {**META, "name": "gradient_norm", "version": "1.0.0"}, EXAMPLE,
+                         submitter="ada").request_id
+    settings = EvaluationSettings(max_groups=1, bootstrap=20, filter_correct=False, properties=False,
+                                  data_dir=str(geco_dir))
+    config = WorkerConfig(model_paths=model_set, configs=["binary_all"], results_location=str(results),
+                          data_dir=str(geco_dir), settings=settings, checkpoint_dir=str(tmp_path / "ckpt"),
+                          limits=LIMITS)
+    immutable = {rid: tree_fingerprint(requests.root / rid / "payload") + (requests.root / rid / "request.json").read_text()
+                 for rid in [*submitted.values(), benign]}
+    # The checkout's code and configuration (what a planted file would run from; docs and tests may be edited
+    # while this runs), HOME's own files and its Hugging Face token files (the caches under HOME change with
+    # every evaluation, the worker's own included).
+    hf_home = Path.home() / ".cache" / "huggingface"
+    watched = {**{f"checkout {name}": (REPO_ROOT / name, None) for name in CHECKOUT_CODE if (REPO_ROOT / name).exists()},
+               "home": (Path.home(), 0), "outside": (outside, None),
+               **{f"hf {name}": (hf_home / name, None) for name in ("token", "stored_tokens")}}
+
+    def fingerprint_of(path: Path, depth: int | None) -> str:
+        return tree_fingerprint(path, depth) if path.exists() else "absent"
+
+    before = {key: fingerprint_of(path, depth) for key, (path, depth) in watched.items()}
+    token = "hf_" + secrets.token_hex(16)
+    saved = os.environ.get("HF_TOKEN")
+    os.environ["HF_TOKEN"] = token
+    # Two workers share this process: import the scoring libraries first, or their first imports race in two
+    # threads (a partly imported `requests` seen by `evaluate`), which a real, single-threaded worker never does.
+    import datasets  # noqa: F401
+    import evaluate  # noqa: F401
+
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            passes = list(pool.map(lambda _: process_queue(requests, config), range(2)))
+    finally:
+        listener.close()
+        if saved is None:
+            os.environ.pop("HF_TOKEN", None)
+        else:
+            os.environ["HF_TOKEN"] = saved
+    outcomes = {}
+    for one_pass in passes:
+        for rid, status in one_pass.items():
+            if status != "SKIPPED":
+                outcomes[rid] = status
+    views = {view.request_id: view for view in requests.list()}
+
+    summary = {view.request["metadata"]["name"]: (view.status, view.last_event.get("reason")) for view in views.values()}
+    assert outcomes.get(benign) == "FINISHED", summary
+    records = LocalStore(str(results)).read_all().documents
+    assert records and {r["explainer"]["submission_id"] for r in records} == {benign}
+    assert sorted(p.name for p in results.rglob("*") if p.is_file() and "forged" in p.name) == []
+    for rid, fingerprint in immutable.items():
+        assert tree_fingerprint(requests.root / rid / "payload") + (requests.root / rid / "request.json").read_text() == fingerprint
+        assert views[rid].integrity_error is None
+    assert not (requests.root / ("0" * 32)).exists()
+    after = {key: fingerprint_of(path, depth) for key, (path, depth) in watched.items()}
+    assert after == before
+    assert not Path("/var/tmp/gecobench-hostile-write.txt").exists()
+    stored = b"".join(p.read_bytes() for store in (requests.root, results) for p in store.rglob("*") if p.is_file())
+    assert token.encode() not in stored and token not in json.dumps(outcomes)
+    assert listener.connections == 0
+    assert sandbox_processes() == []
+    return {name: views[rid] for name, rid in submitted.items()}
+
+
+@pytest.fixture(scope="module")
+def model_set(tmp_path_factory, bert_tokenizer) -> list[str]:
+    return [str(save_tiny_checkpoint(tmp_path_factory.mktemp("models") / "TINY-binary_all-s0", bert_tokenizer))]
+
+
+def _check(views: dict) -> None:
+    problems = []
+    for name, view in views.items():
+        reason = view.last_event.get("reason") or ""
+        expected = HOSTILE_REASONS[name]
+        expected = expected if isinstance(expected, tuple) else (expected,)
+        if view.status != "FAILED" or not any(piece.lower() in reason.lower() for piece in expected):
+            problems.append(f"{name}: {view.status} — {reason!r}")
+    assert not problems, "\n".join(problems)
+
+
+def test_hostile_files_cover_every_listed_attack():
+    on_disk = {p.stem for p in HOSTILE.glob("*.py")}
+    assert set(HOSTILE_REASONS) <= on_disk
+    assert len(HOSTILE_REASONS) >= 30 and set(DEFAULT_RUN) <= set(HOSTILE_REASONS)
+
+
+def test_representative_attacks_are_contained_in_one_queue_run(tmp_path, model_set, geco_dir, shared_data):
+    _check(run_hostile_queue(DEFAULT_RUN, tmp_path, model_set, geco_dir, shared_data))
+
+
+@pytest.mark.slow
+def test_every_hostile_submission_is_contained(tmp_path, model_set, geco_dir, shared_data):
+    # GECOBENCH_HOSTILE=name,name runs only those (to re-check a few after a change).
+    chosen = [n for n in os.environ.get("GECOBENCH_HOSTILE", "").split(",") if n]
+    rest = chosen or [name for name in HOSTILE_REASONS if name not in DEFAULT_RUN]
+    _check(run_hostile_queue(rest, tmp_path, model_set, geco_dir, shared_data))
