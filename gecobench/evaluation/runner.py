@@ -40,6 +40,7 @@ from gecobench.evaluation.modelling import (
 from gecobench.evaluation.precomputed import PrecomputedExplainer
 from gecobench.evaluation.properties import score_agreement, score_properties
 from gecobench.evaluation.scoring import score_correctness
+from gecobench.evaluation.sentence_scores import sentence_scores_document, write_sentence_scores
 from gecobench.explainers.base import Explainer, get_explainer
 from gecobench.provenance import base_provenance
 from gecobench.records import (
@@ -380,14 +381,18 @@ def run_evaluation(
                 if sorted(by_chunk) != list(range(len(chunks))):
                     raise RuntimeError(f"gathered chunks {sorted(by_chunk)} do not cover 0..{len(chunks) - 1}")
                 ordered = [by_chunk[c] for c in range(len(chunks))]
+                side_documents: dict[str, dict[str, Any]] = {}
                 records = _build_records(specs, explainers_now, identities, record_ids, lm, split, ordered, settings,
-                                         unit_protocol, reference, ref_reason, accelerator.num_processes)
+                                         unit_protocol, reference, ref_reason, accelerator.num_processes,
+                                         side_documents)
                 for record in records:
                     if store.exists("explainer_score", record["record_id"]):
                         summary.existing.append(record["record_id"])
                         continue
                     store.append(record)
                     summary.written.append(record["record_id"])
+                    if record["record_id"] in side_documents:  # the Space's per-sentence drill-down
+                        write_sentence_scores(store, side_documents[record["record_id"]])
             accelerator.wait_for_everyone()
     return summary
 
@@ -395,8 +400,10 @@ def run_evaluation(
 def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], identities: list[dict[str, Any]],
                    record_ids: list[str], lm: LoadedModel, split: GecoSplit, chunks: list[dict[str, Any]],
                    settings: EvaluationSettings, protocol: dict[str, Any], reference: LoadedModel | None,
-                   ref_reason: str | None, n_processes: int) -> list[dict[str, Any]]:
-    """Score the gathered chunks and build one validated record per explainer."""
+                   ref_reason: str | None, n_processes: int,
+                   side_documents: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Score the gathered chunks and build one validated record per explainer; when ``side_documents`` is given,
+    fill it with each record's per-sentence scores (record id → side document)."""
     evaluated_rows = [i for c in chunks for i in c["rows"]]
     predictions = {i: p for c in chunks for i, p in c["predictions"].items()}
     kept = [i for c in chunks for i in c["kept"]]
@@ -428,8 +435,8 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
             groups: dict[str, Any] = {}
         else:
             reason = ref_reason if reference is None or reference_scores is not None else precomputed_gap
-            metrics, groups, _ = score_correctness(scores, ground_truth, labels, reference_scores, reason,
-                                                   settings.bootstrap, settings.seed)
+            metrics, groups, per_sentence_ma = score_correctness(scores, ground_truth, labels, reference_scores,
+                                                                 reason, settings.bootstrap, settings.seed)
             if settings.properties:
                 metrics.update(score_properties(
                     scores, ground_truth, collect(key, "randomised"), collect(key, "noisy"),
@@ -464,4 +471,10 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
             "provenance": base_provenance(settings.seed),
         }
         records.append(validate_record(record))
+        if side_documents is not None and kept:
+            try:
+                side_documents[record_id] = sentence_scores_document(record, [split.rows[i] for i in kept], scores,
+                                                                     per_sentence_ma)
+            except ValueError as err:  # a drill-down aid; the record itself is complete
+                log.warning("no per-sentence scores for %s: %s", record_id, err)
     return records
