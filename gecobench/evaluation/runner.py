@@ -40,7 +40,10 @@ from gecobench.evaluation.modelling import (
 from gecobench.evaluation.precomputed import PrecomputedExplainer
 from gecobench.evaluation.properties import score_agreement, score_properties
 from gecobench.evaluation.scoring import score_correctness
-from gecobench.evaluation.sentence_scores import sentence_scores_document, write_sentence_scores
+from gecobench.evaluation.sentence_scores import (
+    sentence_scores_document,
+    write_sentence_scores,
+)
 from gecobench.explainers.base import Explainer, get_explainer
 from gecobench.provenance import base_provenance
 from gecobench.records import (
