@@ -151,12 +151,23 @@ Two tracks, both scored by exactly the evaluation that scores the built-in expla
   `model`, `config`, `sentence_id`, `label` (the gender variant) and `attributions` (one finite number per word,
   in the GECO test split's word order). Shown as **[self-reported]** until the queue reproduces it.
 
-**Model set**: leave empty for the reference set (every regime of the zoo on the GECO configs), or name one.
-**Limits**: one request per name and version; code gets the sandbox's time and memory limits and fails with the
-reason shown in the queue. **Waiting time**: requests run one at a time; a built-in explainer of similar cost takes
-from minutes (gradients) to hours (sampling methods such as LIME/Kernel SHAP) on the reference set.
+**Model set**: leave empty for the queue's reference set; in pre-computed files `model` is the name of a checkpoint
+folder of that set (the queue names a missing one in its reason). **Limits**: one request per name and version;
+{limits} A run over a limit fails with the reason shown in the queue. **Waiting time**: requests run one at a time, each within the limits above, so a request waits at
+most the wall-time limit for every request ahead of it in the queue, plus its own run.
 When a request finishes, its MA appears in the queue's *score* column and its records on the Ranking tab.
 """
+
+
+def sandbox_limits_text() -> str:
+    """The sandbox's resource limits in words, read from the submissions package (its defaults)."""
+    try:
+        from submissions.sandbox import SandboxLimits
+    except ImportError:
+        return ""
+    limits = SandboxLimits()
+    return (f"code runs in a sandbox without network with at most {limits.memory_bytes / 2**30:.0f} GiB of memory, "
+            f"{limits.cpu_seconds / 60:.0f} CPU minutes and {limits.wall_seconds / 60:.0f} minutes of wall time per run.")
 
 
 def status_markdown(loaded: LoadedResults, frame_warnings: list[str]) -> str:
@@ -495,7 +506,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                             "from their recorded predictions.")
                 published = gr.Dataframe(interactive=False, max_height=400, elem_id="bias-published")
             with gr.Tab("Submit", id="submit") as submit_tab:
-                gr.Markdown(SUBMIT_GUIDE)
+                gr.Markdown(SUBMIT_GUIDE.format(limits=sandbox_limits_text()))
                 if SUBMIT_TEMPLATE.is_file():
                     gr.DownloadButton("Download the explainer template (.py)", value=str(SUBMIT_TEMPLATE),
                                       elem_id="submit-template")
