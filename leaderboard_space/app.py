@@ -9,6 +9,7 @@ re-read on every page load and on *Refresh* — no restart needed.
 from __future__ import annotations
 
 import argparse
+import html
 import importlib.util
 import os
 import sys
@@ -373,14 +374,19 @@ def build_app(results_location: str | None = None, requests_location: str | None
         records = state.loaded.bias_records
         index = index or "bpi"
         if not records or not scheme:
-            return ("No Spanish `model_bias` records yet (import them with `python scripts/spanish_bias.py "
-                    "--help`).", None, gr.update(choices=[], value=None), "", None,
+            source = html.escape(state.loaded.source)
+            return ("<p>No Spanish <code>model_bias</code> records yet. Import the authors' recorded predictions "
+                    f"with <code>python scripts/import_spanish_predictions.py --store {source}</code> or score a "
+                    "masked LM with <code>python scripts/spanish_bias.py</code>.</p>",
+                    None, gr.update(choices=[], value=None), "", None,
                     plots.message_figure("No Spanish records yet."))
         table = spanish_tab.scheme_table(records, scheme, index)
         heat_html = spanish_tab.scheme_table_html(table, scheme, index)
         with_scheme = spanish_tab.records_with_scheme(records, scheme)
         models = [model_label(r) for r in with_scheme]
-        model = model if model in models else (models[0] if models else None)
+        if model not in models:  # another scheme: keep the same masked LM (its other top-K record) when it has one
+            same_lm = [m for m in models if model and m.split(" · ")[0] == model.split(" · ")[0]]
+            model = same_lm[0] if same_lm else (models[0] if models else None)
         chosen = next((r for r in with_scheme if model_label(r) == model), None)
         radar = (spanish_tab.radar_plot(chosen, scheme, index) if chosen is not None
                  else plots.message_figure(f"No model scores {scheme}."))
@@ -437,10 +443,10 @@ def build_app(results_location: str | None = None, requests_location: str | None
         with gr.Tabs():
             with gr.Tab("Ranking", id="ranking"):
                 with gr.Row():
-                    cell_config = gr.Dropdown([], label="GECO config", elem_id="rank-config")
-                    cell_base = gr.Dropdown([], label="Base model", elem_id="rank-base")
-                    cell_regime = gr.Dropdown([], label="Model regime", elem_id="rank-regime")
-                    cell_seed = gr.Dropdown([], label="Model seed", elem_id="rank-seed")
+                    cell_config = gr.Dropdown([], label="GECO config", elem_id="rank-config", allow_custom_value=True)
+                    cell_base = gr.Dropdown([], label="Base model", elem_id="rank-base", allow_custom_value=True)
+                    cell_regime = gr.Dropdown([], label="Model regime", elem_id="rank-regime", allow_custom_value=True)
+                    cell_seed = gr.Dropdown([], label="Model seed", elem_id="rank-seed", allow_custom_value=True)
                 view_choice = gr.Radio([RANKING_VIEW, PIVOT_VIEW], value=RANKING_VIEW, label="View",
                                        elem_id="rank-view")
                 ranking_table = gr.Dataframe(interactive=False, wrap=False, pinned_columns=2, max_height=620,
@@ -493,9 +499,10 @@ def build_app(results_location: str | None = None, requests_location: str | None
                 dataset_table = gr.Dataframe(interactive=False, label="GECO configs", elem_id="dataset-table")
             with gr.Tab("Spanish model bias", id="spanish"):
                 with gr.Row():
-                    scheme = gr.Dropdown([], label="Lexicon scheme", elem_id="scheme")
+                    scheme = gr.Dropdown([], label="Lexicon scheme", elem_id="scheme", allow_custom_value=True)
                     index = gr.Radio(INDICES, value="bpi", label="Index")
-                    model = gr.Dropdown([], label="Model (radar)", elem_id="bias-model")
+                    # custom values allowed: after a scheme switch the old choice arrives before the new list
+                    model = gr.Dropdown([], label="Model (radar)", elem_id="bias-model", allow_custom_value=True)
                 spanish_legend = gr.Markdown(elem_id="bias-legend")
                 heat = gr.HTML(elem_id="bias-heat")
                 spanish_files = gr.File(label="Download this table (CSV, JSON)", file_count="multiple",
