@@ -35,7 +35,7 @@ space: $(STAMP)
 # was made with; about 1.5 h of both cores here; resumable: finished checkpoints are skipped).
 ZOO_ARGS ?= --schedule short --max-train-sentences 600 --epochs-for C=8 --seeds 0 1 2 --output-dir runs/zoo
 zoo: $(STAMP)
-	$(PY) scripts/train_zoo.py $(ZOO_ARGS)
+	$(PY) scripts/train_zoo.py $(ZOO_ARGS) --doc docs/models.md
 
 # Every benchmark under bench/ (figures go to BENCHMARKS.md by hand, with machine and date).
 bench: $(STAMP)
