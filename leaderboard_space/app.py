@@ -599,7 +599,9 @@ def build_app(results_location: str | None = None, requests_location: str | None
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Run the GECOBench leaderboard Space locally.")
+    parser = argparse.ArgumentParser(
+        description="Run the GECOBench leaderboard Space locally.",
+        epilog="Example: python leaderboard_space/app.py --results results --port 7860")
     parser.add_argument("--results", default=None,
                         help="results store: a folder or hf://datasets/OWNER/NAME (default: $GECOBENCH_RESULTS_REPO, "
                              "$GECOBENCH_RESULTS or results/)")
@@ -609,7 +611,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", os.environ.get("PORT", "7860"))),
                         help="port (default: $GRADIO_SERVER_PORT, $PORT or 7860)")
     args = parser.parse_args(argv)
+    busy = port_in_use(args.host or "127.0.0.1", args.port)
+    if busy:
+        parser.exit(2, f"error: cannot listen on {args.host or '127.0.0.1'}:{args.port}: {busy}. Is another Space "
+                       "running there? Choose another port with --port N (or GRADIO_SERVER_PORT).\n")
     build_app(args.results, args.requests).launch(server_name=args.host, server_port=args.port)
+
+
+def port_in_use(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (e.g. 'Address already in use'), or None when it is free."""
+    import socket
+
+    with socket.socket() as sock:
+        try:
+            sock.bind((host, port))
+        except OSError as err:
+            return err.strerror or str(err)
+    return None
 
 
 if __name__ == "__main__":
