@@ -193,3 +193,29 @@ def test_submit_form_lists_every_problem_at_once():
     assert submit_seam.form_problems("precomputed", {"name": "ok_name", "version": "1.0.0", "authors": "A",
                                                      "description": "d", "license": "MIT", "contact": "a@b"},
                                      "x.jsonl") == []
+
+
+def test_queue_shows_the_score_of_a_finished_request(tmp_path):
+    from submissions.requests import RequestStore
+    from submissions.submit import submit_file
+
+    store = RequestStore(tmp_path / "requests")
+    code = tmp_path / "y_explainer.py"
+    code.write_text("class Y:\n    name = 'y_explainer'\n    def explain(self, model, tokenizer, words, targets):\n"
+                    "        return []\n")
+    metadata = {"name": "y_explainer", "version": "1.0.0", "authors": "A", "description": "d", "license": "MIT",
+                "contact": "a@b"}
+    view = submit_file(store, "code", metadata, code)
+    asked = []
+
+    def score_of(record_ids):
+        asked.append(list(record_ids))
+        return "MA 0.512"
+
+    table, _ = submit_seam.queue_frame(str(tmp_path / "requests"), score_of)
+    assert table.loc[0, "score"] == "" and asked == []  # pending: no score, nothing looked up
+    store.transition(view.request_id, "RUNNING")
+    store.transition(view.request_id, "FINISHED", result_record_ids=["abc", "def"])
+    table, _ = submit_seam.queue_frame(str(tmp_path / "requests"), score_of)
+    assert table.loc[0, "score"] == "MA 0.512" and asked == [["abc", "def"]]
+    assert list(table.columns[:2]) == ["status", "score"]
