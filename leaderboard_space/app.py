@@ -135,7 +135,7 @@ RANKING_LEGEND = (
     "**Bold green**: best value of the column among the non-baseline explainers (gap: closest to 0). "
     f"**{ranking.NOT_SEPARATED_MARK}**: this explainer's MA is not distinguishable from the next one's — their 95% "
     "intervals overlap (the paired test replaces this check where the records carry one). "
-    "**Gap m−f** = MA(male) − MA(female). Click a header to sort; the Rank and Explainer columns stay in view. "
+    "**Gap m−f** = MA(male) − MA(female). Sort with a header's ⋮ menu; the Rank and Explainer columns stay in view when scrolling sideways. "
     "Definitions, ranges and directions: the Glossary below and on the About tab."
 )
 SUBMIT_GUIDE = """

@@ -127,6 +127,14 @@ def test_every_tab_on_real_records(real_store, tmp_path):
         assert [f"{float(r['MA']):.3f}" for r in table] == [row[2] for row in rows]
         page.screenshot(path=str(ARTIFACTS / "space-ranking.png"), full_page=True)
 
+        # sortable headers: the MA column's menu sorts ascending (worst first)
+        page.locator("#ranking-table th[title='MA']").click()
+        page.locator("#ranking-table th[title='MA'] button").last.click()
+        page.get_by_text("Sort ascending").first.click()
+        page.wait_for_timeout(500)
+        ascending = [float(row[2]) for row in _table_rows(page, "ranking-table")]
+        assert ascending == sorted(float(row[2]) for row in rows) and ascending != [float(row[2]) for row in rows]
+
         # the drill-down: ground-truth words and every explainer's per-sentence MA from the side files
         _open_tab(page, "Sentence drill-down")
         page.locator("#drill-heat table").wait_for(timeout=30_000)
