@@ -182,16 +182,25 @@ def test_every_tab_on_real_records(real_store, tmp_path):
         assert "chance (Uniform Random)" in page.locator("#regime-plot").inner_text()
 
 
-def test_every_tab_on_an_empty_store(tmp_path):
+@pytest.mark.parametrize("kind", ["empty", "broken"])
+def test_every_tab_on_an_empty_or_broken_store(tmp_path, kind):
     from leaderboard_space.screenshot import chromium_page, running_space, wait_until_idle
 
-    with running_space(str(tmp_path / "empty"), str(tmp_path / "requests")) as url, chromium_page() as page:
+    store = tmp_path / "store"
+    if kind == "broken":  # only unreadable documents: a truncated file and a record that fails the schema
+        (store / "explainer_score").mkdir(parents=True)
+        (store / "explainer_score" / "truncated.json").write_text('{"record_type": "explainer_score", ')
+        (store / "model_bias").mkdir(parents=True)
+        (store / "model_bias" / "nonsense.json").write_text('{"record_type": "model_bias", "schemes": 3}')
+    with running_space(str(store), str(tmp_path / "requests")) as url, chromium_page() as page:
         page.goto(url, timeout=60_000)
         page.wait_for_function("() => document.querySelector('#status')?.innerText.includes('No results yet')",
                                timeout=60_000)
         wait_until_idle(page)
         status = page.locator("#status").inner_text()
         assert "scripts/evaluate_explainers.py" in status and "scripts/evaluate.py" not in status
+        if kind == "broken":
+            assert "2 record(s) skipped" in status and "truncated.json" in status and "nonsense.json" in status
         for tab in TABS:
             _open_tab(page, tab)
             _no_error_badges(page)
