@@ -135,7 +135,9 @@ RANKING_LEGEND = (
     "**Bold green**: best value of the column among the non-baseline explainers (gap: closest to 0). "
     f"**{ranking.NOT_SEPARATED_MARK}**: this explainer's MA is not distinguishable from the next one's — their 95% "
     "intervals overlap (the paired test replaces this check where the records carry one). "
-    "**Gap m−f** = MA(male) − MA(female). Sort with a header's ⋮ menu; the Rank and Explainer columns stay in view when scrolling sideways. "
+    "**Gap m−f** = MA(male) − MA(female). Sort with a header's ⋮ menu; filter rows by any text (explainer, "
+    "version, parameters, protocol) with the search box; the Rank and Explainer columns stay in view when scrolling "
+    "sideways. "
     "Definitions, ranges and directions: the Glossary below and on the About tab."
 )
 SUBMIT_GUIDE = """
@@ -450,6 +452,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                 view_choice = gr.Radio([RANKING_VIEW, PIVOT_VIEW], value=RANKING_VIEW, label="View",
                                        elem_id="rank-view")
                 ranking_table = gr.Dataframe(interactive=False, wrap=False, pinned_columns=2, max_height=620,
+                                             show_search="filter",
                                              label="Explainers ranked by MA for the chosen model",
                                              elem_id="ranking-table", buttons=["fullscreen", "copy"])
                 ranking_notes = gr.Markdown(elem_id="ranking-notes")

@@ -149,6 +149,19 @@ def _protocol_text(protocol: Mapping[str, Any]) -> str:
     return "; ".join(f"{k}={protocol[k]}" for k in keys if protocol.get(k) is not None)
 
 
+def _model_text(model: Mapping[str, Any]) -> str:
+    """The checkpoint a record scored: its card link when the record names one, else name and weights hash."""
+    card = model.get("card_url") or (f"https://huggingface.co/{model['hub_id']}" if model.get("hub_id") else None)
+    sha = str(model.get("checkpoint_sha256") or "")[:12]
+    text = " ".join(p for p in (str(model.get("name") or ""), f"sha256:{sha}" if sha else "") if p)
+    return f"{text} ({card})" if card else text
+
+
+def _dataset_text(dataset: Mapping[str, Any]) -> str:
+    fingerprint = str(dataset.get("fingerprint") or "")[:12]
+    return f"{dataset.get('name', 'geco')}/{dataset.get('config')}/{dataset.get('split')} ({fingerprint})"
+
+
 def model_ranking(records: Sequence[Mapping[str, Any]], record_link: Any = None) -> pd.DataFrame:
     """One numeric row per record of a cell, best MA first, with provenance.
 
@@ -156,7 +169,7 @@ def model_ranking(records: Sequence[Mapping[str, Any]], record_link: Any = None)
     """
     columns = ["Rank", "Explainer", "MA", "MA lo", "MA hi", "vs next", GAP, f"{GAP} lo", f"{GAP} hi",
                *[METRIC_LABELS[k] for k in RANK_COLUMNS_METRICS], "Version", "Parameters", "Seed",
-               "Sentences scored", "Model accuracy", "Protocol", "Record"]
+               "Sentences scored", "Model accuracy", "Model", "Dataset", "Protocol", "Record"]
     if not records:
         return pd.DataFrame(columns=columns)
     ordered = sorted(records, key=lambda r: (-np.nan_to_num(_value(r, "mass_accuracy"), nan=-np.inf),
@@ -182,6 +195,8 @@ def model_ranking(records: Sequence[Mapping[str, Any]], record_link: Any = None)
             "Seed": str(model.get("seed")),
             "Sentences scored": int((record.get("counts") or {}).get("n_scored") or 0),
             "Model accuracy": float(accuracy) if isinstance(accuracy, (int, float)) else np.nan,
+            "Model": _model_text(model),
+            "Dataset": _dataset_text(record.get("dataset") or {}),
             "Protocol": _protocol_text(record.get("protocol") or {}),
             "Record": record_link(record) if record_link else str(record["record_id"]),
         })

@@ -219,3 +219,16 @@ def test_queue_shows_the_score_of_a_finished_request(tmp_path):
     table, _ = submit_seam.queue_frame(str(tmp_path / "requests"), score_of)
     assert table.loc[0, "score"] == "MA 0.512" and asked == [["abc", "def"]]
     assert list(table.columns[:2]) == ["status", "score"]
+
+
+def test_every_ranking_row_carries_its_provenance(cell_records):
+    record = cell_records[1]
+    record["model"].update(name="CE-binary_all-s0", checkpoint_sha256="ab" * 32, hub_id="owner/gecobench-ce")
+    record["explainer"]["params"] = {"n_steps": 16}
+    row = ranking.model_ranking(cell_records, lambda r: f"explainer_score/{r['record_id']}.json").iloc[1]
+    assert row["Explainer"] == "integrated_gradients"
+    assert row["Parameters"] == '{"n_steps": 16}' and row["Version"] == record["explainer"]["version"]
+    assert row["Seed"] == "0" and row["Sentences scored"] == record["counts"]["n_scored"]
+    assert row["Model"] == f"CE-binary_all-s0 sha256:{'ab' * 6} (https://huggingface.co/owner/gecobench-ce)"
+    assert row["Dataset"].startswith("geco/binary_all/test")
+    assert row["Record"] == f"explainer_score/{record['record_id']}.json"
