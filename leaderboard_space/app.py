@@ -377,9 +377,10 @@ def build_app(results_location: str | None = None, requests_location: str | None
         index = index or "bpi"
         if not records or not scheme:
             source = html.escape(state.loaded.source)
-            return ("<p>No Spanish <code>model_bias</code> records yet. Import the authors' recorded predictions "
-                    f"with <code>python scripts/import_spanish_predictions.py --store {source}</code> or score a "
-                    "masked LM with <code>python scripts/spanish_bias.py</code>.</p>",
+            message = ("<p>No Spanish <code>model_bias</code> records yet. Import the authors' recorded predictions "
+                       f"with <code>python scripts/import_spanish_predictions.py --store {source}</code> or score a "
+                       "masked LM with <code>python scripts/spanish_bias.py</code>.</p>")
+            return (message,
                     None, gr.update(choices=[], value=None), "", None,
                     plots.message_figure("No Spanish records yet."))
         table = spanish_tab.scheme_table(records, scheme, index)

@@ -18,7 +18,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from leaderboard_space.screenshot import CHROMIUM  # noqa: E402
+from leaderboard_space.screenshot import CHROMIUM
 
 pytestmark = [
     pytest.mark.browser,
@@ -87,9 +87,16 @@ def _table_rows(page, elem_id: str) -> list[list[str]]:
 
 
 def test_every_tab_on_real_records(real_store, tmp_path):
-    from gecobench.evaluation.sentence_scores import read_sentence_scores, side_file_path
+    from gecobench.evaluation.sentence_scores import (
+        read_sentence_scores,
+        side_file_path,
+    )
     from gecobench.store import LocalStore
-    from leaderboard_space.screenshot import chromium_page, running_space, wait_until_idle
+    from leaderboard_space.screenshot import (
+        chromium_page,
+        running_space,
+        wait_until_idle,
+    )
 
     records = [d for d in LocalStore(real_store).read_all().documents if d["record_type"] == "explainer_score"]
     expected = sorted(records, key=lambda r: -r["metrics"]["mass_accuracy"]["value"])
@@ -184,7 +191,11 @@ def test_every_tab_on_real_records(real_store, tmp_path):
 
 @pytest.mark.parametrize("kind", ["empty", "broken"])
 def test_every_tab_on_an_empty_or_broken_store(tmp_path, kind):
-    from leaderboard_space.screenshot import chromium_page, running_space, wait_until_idle
+    from leaderboard_space.screenshot import (
+        chromium_page,
+        running_space,
+        wait_until_idle,
+    )
 
     store = tmp_path / "store"
     if kind == "broken":  # only unreadable documents: a truncated file and a record that fails the schema

@@ -19,9 +19,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from leaderboard_space import drilldown, ranking, spanish_view, submit_seam  # noqa: E402
-from leaderboard_space.downloads import table_files  # noqa: E402
-from leaderboard_space.sample_records import make_bias_record, make_explainer_record  # noqa: E402
+from leaderboard_space import drilldown, ranking, spanish_view, submit_seam
+from leaderboard_space.downloads import table_files
+from leaderboard_space.sample_records import make_bias_record, make_explainer_record
 
 
 def _with_ma(record: dict, value: float, low: float, high: float) -> dict:
@@ -33,7 +33,7 @@ def _with_ma(record: dict, value: float, low: float, high: float) -> dict:
 @pytest.fixture
 def cell_records() -> list[dict]:
     rng = random.Random(1)
-    make = lambda name, **kw: make_explainer_record(name, "CE", "binary_all", "base-a", rng=rng, **kw)  # noqa: E731
+    make = lambda name, **kw: make_explainer_record(name, "CE", "binary_all", "base-a", rng=rng, **kw)
     return [
         _with_ma(make("saliency"), 0.40, 0.35, 0.45),
         _with_ma(make("integrated_gradients"), 0.80, 0.70, 0.90),

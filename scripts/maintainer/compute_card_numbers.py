@@ -1,3 +1,4 @@
+#!/usr/bin/env python
 """Print the tables pasted into the metric cards: GECO co-occurrence bias and BETO/MarIA supersense bias.
 
 Example: python scripts/maintainer/compute_card_numbers.py --json

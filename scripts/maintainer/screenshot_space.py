@@ -1,3 +1,4 @@
+#!/usr/bin/env python
 """Screenshots of every tab of the leaderboard Space, in headless Chromium (for the docs).
 
 Examples:
@@ -18,7 +19,12 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT))
 
-from leaderboard_space.screenshot import TAB_NAMES, fill_sample_store, running_space, screenshot_tabs  # noqa: E402
+from leaderboard_space.screenshot import (
+    TAB_NAMES,
+    fill_sample_store,
+    running_space,
+    screenshot_tabs,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
