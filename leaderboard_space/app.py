@@ -45,7 +45,7 @@ from leaderboard_space import drilldown, plots, ranking, submit_seam, tables
 from leaderboard_space import spanish_view as spanish_tab
 from leaderboard_space.data import LoadedResults, ResultsLoader
 from leaderboard_space.dataset_info import geco_statistics
-from leaderboard_space.downloads import table_files
+from leaderboard_space.downloads import figure_files, table_files
 from leaderboard_space.glossary import glossary_markdown
 
 MAX_WARNINGS_SHOWN = 20
@@ -328,10 +328,14 @@ def build_app(results_location: str | None = None, requests_location: str | None
         records = state.explainer_records
         if not records or not config:
             empty = plots.message_figure("No explainer records yet.")
-            return empty, empty
+            return empty, empty, None
         cell = ranking.cell_records(records, config, base_model, regime, seed)
-        return (plots.ma_by_regime_plot(records, config, base_model, seed),
-                plots.ma_by_group_plot(cell, f"{config} · {base_model} · {regime} · seed {seed} (the Ranking tab's choice)"))
+        by_regime = plots.ma_by_regime_plot(records, config, base_model, seed)
+        by_group = plots.ma_by_group_plot(
+            cell, f"{config} · {base_model} · {regime} · seed {seed} (the Ranking tab's choice)")
+        files = figure_files({f"ma-by-regime-{config}-{base_model}-seed{seed}": by_regime,
+                              f"ma-by-group-{config}-{base_model}-{regime}-seed{seed}": by_group})
+        return by_regime, by_group, files
 
     def drill_sentences(config, base_model, regime, seed, search):
         cell = ranking.cell_records(state.explainer_records, config, base_model, regime, seed)
@@ -465,9 +469,11 @@ def build_app(results_location: str | None = None, requests_location: str | None
             with gr.Tab("Plots", id="plots"):
                 gr.Markdown("The plots follow the **Ranking** tab's choice (config, base model, regime, seed); the "
                             "dashed line is the chance level (Uniform Random's MA). Hover for values; the camera "
-                            "icon saves a PNG.")
+                            "icon saves a PNG; the files below hold each figure as a page that saves SVG.")
                 regime_plot = gr.Plot(label="MA by model regime", elem_id="regime-plot")
                 group_plot = gr.Plot(label="MA per gender group", elem_id="group-plot")
+                plot_files = gr.File(label="Both figures as HTML pages whose camera button saves SVG",
+                                     file_count="multiple", interactive=False, elem_id="plot-downloads")
             with gr.Tab("Sentence drill-down", id="drilldown"):
                 gr.Markdown("One GECO test sentence for the **Ranking** tab's model: its ground-truth words "
                             "highlighted, and every explainer's word attributions as a heat map with the "
@@ -559,7 +565,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
             """The ranking first (the first view), then plots, drill-down, downloads and the Spanish extras."""
             (event.then(ranking_choices, cell_inputs, cell_inputs, api_visibility="private")
              .then(ranking_view, [*cell_inputs, view_choice], ranking_outputs, api_visibility="private")
-             .then(plots_view, cell_inputs, [regime_plot, group_plot], api_visibility="private")
+             .then(plots_view, cell_inputs, [regime_plot, group_plot, plot_files], api_visibility="private")
              .then(drill_sentences, [*cell_inputs, drill_search], [drill_sentence, drill_message],
                    api_visibility="private")
              .then(drill_view, [*cell_inputs, drill_sentence], drill_heat, api_visibility="private")
@@ -574,7 +580,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
             (component.input(ranking_choices, cell_inputs, cell_inputs, api_visibility="private",
                              trigger_mode="always_last")
              .then(ranking_view, [*cell_inputs, view_choice], ranking_outputs, api_visibility="private")
-             .then(plots_view, cell_inputs, [regime_plot, group_plot], api_visibility="private")
+             .then(plots_view, cell_inputs, [regime_plot, group_plot, plot_files], api_visibility="private")
              .then(drill_sentences, [*cell_inputs, drill_search], [drill_sentence, drill_message],
                    api_visibility="private")
              .then(drill_view, [*cell_inputs, drill_sentence], drill_heat, api_visibility="private"))

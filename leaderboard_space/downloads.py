@@ -25,3 +25,17 @@ def table_files(table: pd.DataFrame, name: str, folder: Path | None = None) -> l
     table.to_csv(csv_path, index=False)
     table.to_json(json_path, orient="records", indent=1, force_ascii=False)
     return [str(csv_path), str(json_path)]
+
+
+def figure_files(figures: dict[str, object], folder: Path | None = None) -> list[str]:
+    """Write each Plotly figure as a standalone HTML page whose camera button saves an **SVG** (the Space's own
+    toolbar saves PNG); plotly.js is loaded from its CDN when the page is opened. Return the paths."""
+    folder = folder or _DOWNLOAD_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, figure in figures.items():
+        path = folder / f"{_stem(name)}.html"
+        figure.write_html(path, include_plotlyjs="cdn", full_html=True,
+                          config={"toImageButtonOptions": {"format": "svg", "filename": _stem(name)}})
+        paths.append(str(path))
+    return paths

@@ -232,3 +232,15 @@ def test_every_ranking_row_carries_its_provenance(cell_records):
     assert row["Model"] == f"CE-binary_all-s0 sha256:{'ab' * 6} (https://huggingface.co/owner/gecobench-ce)"
     assert row["Dataset"].startswith("geco/binary_all/test")
     assert row["Record"] == f"explainer_score/{record['record_id']}.json"
+
+
+def test_figures_download_as_pages_that_save_svg(cell_records, tmp_path):
+    from leaderboard_space import plots
+    from leaderboard_space.downloads import figure_files
+
+    figure = plots.ma_by_group_plot(cell_records, "binary_all · base-a · CE · seed 0")
+    assert any(shape.line.dash == "dash" for shape in figure.layout.shapes)  # the chance line
+    [path] = figure_files({"ma by group": figure}, folder=tmp_path)
+    page = Path(path).read_text(encoding="utf-8")
+    assert Path(path).name == "ma_by_group.html"
+    assert '"format": "svg"' in page and "binary_all · base-a · CE · seed 0" in page
