@@ -41,7 +41,7 @@ space: $(STAMP)
 # was made with; about 1.5 h of both cores here; resumable: finished checkpoints are skipped).
 ZOO_ARGS ?= --schedule short --max-train-sentences 600 --epochs-for C=8 --seeds 0 1 2 --output-dir runs/zoo
 zoo: $(STAMP)
-	$(PY) scripts/train_zoo.py $(ZOO_ARGS)
+	$(PY) scripts/train_zoo.py $(ZOO_ARGS) --doc docs/models.md
 
 # The reference results (issue #20): the seed-0 zoo (6 regimes x 4 configs) and every built-in explainer on every
 # test sentence, with and without the paper's filter, into reference/ (records, zoo summary, timings; no weights).

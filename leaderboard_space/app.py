@@ -9,6 +9,7 @@ re-read on every page load and on *Refresh* — no restart needed.
 from __future__ import annotations
 
 import argparse
+import html
 import importlib.util
 import os
 import sys
@@ -33,15 +34,60 @@ def _ensure_package() -> None:
 _ensure_package()
 
 import gradio as gr
+import numpy as np
+import pandas as pd
 
 import gecobench
 from gecobench.records import SCHEMA_VERSION
-from leaderboard_space import figures, submit_seam, tables
+from gecobench.spanish.plots import model_label
+from gecobench.store import RESULTS_REPO_ENV, hub_repo_of
+from leaderboard_space import drilldown, plots, ranking, submit_seam, tables
+from leaderboard_space import spanish_view as spanish_tab
 from leaderboard_space.data import LoadedResults, ResultsLoader
 from leaderboard_space.dataset_info import geco_statistics
+from leaderboard_space.downloads import figure_files, table_files
+from leaderboard_space.glossary import glossary_markdown
 
 MAX_WARNINGS_SHOWN = 20
 INDICES = ["bpi", "bri"]
+RANKING_VIEW, PIVOT_VIEW = "Ranking (one row per record)", "Pivot: explainer × regime (MA)"
+PUBLISHED_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "spanish" / "published"
+SUBMIT_TEMPLATE = Path(__file__).resolve().parent.parent / "submissions" / "examples" / "gradient_norm_explainer.py"
+#: Pairs of explainers that give identical numbers on the zoo's models, and why (shown when it happens).
+IDENTICAL_PAIRS = {
+    frozenset({"saliency", "guided_backprop"}): "Guided Backprop alters only the backward pass of ReLU modules; "
+    "the zoo's models have none (MiniLM uses GELU), so it returns the absolute gradient — Saliency.",
+    frozenset({"deeplift", "input_x_gradient"}): "DeepLift's rescale rule replaces the gradient of the "
+    "non-linearities it supports only; with a zero baseline and none of those in the model it equals "
+    "Input × Gradient.",
+}
+
+BIBTEX = r"""```bibtex
+@article{wilming2025gecobench,
+  title   = {GECOBench: A Gender-Controlled Text Dataset and Benchmark for Quantifying Biases in Explanations},
+  author  = {Wilming, Rick and Dox, Artur and Schulz, Hjalmar and Oliveira, Marta and Clark, Benedict and Haufe, Stefan},
+  journal = {Frontiers in Artificial Intelligence},
+  year    = {2025}
+}
+```
+
+```bibtex
+@article{garridomunoz2023maria,
+  title   = {{MarIA} and {BETO} are sexist: evaluating gender bias in large language models for {Spanish}},
+  author  = {Garrido-Mu{\~n}oz, Ismael and Mart{\'\i}nez-Santiago, Fernando and Montejo-R{\'a}ez, Arturo},
+  journal = {Language Resources and Evaluation},
+  year    = {2023}
+}
+```
+
+```bibtex
+@article{nauta2023anecdotal,
+  title   = {From Anecdotal Evidence to Quantitative Evaluation Methods: A Systematic Review on Evaluating Explainable {AI}},
+  author  = {Nauta, Meike and Trienes, Jan and Pathak, Shreyasi and Nguyen, Elisa and Peters, Michelle and Schmitt, Yasmin and Schl{\"o}tterer, J{\"o}rg and van Keulen, Maurice and Seifert, Christin},
+  journal = {ACM Computing Surveys},
+  year    = {2023}
+}
+```"""
 
 ABOUT = f"""
 ## The protocol
@@ -54,33 +100,35 @@ mass accuracy) is the median over sentences of ln(MA / MA_ZS), where MA_ZS is th
 zero-shot model of the same base, with the same random numbers for stochastic explainers (0: as correct as
 zero-shot; model-independent baselines get exactly 0). The **MA gap** is MA(male) − MA(female) (and each
 binary group minus non-binary on the non-binary configs), signed, with a paired bootstrap interval over
-source sentences (an interval containing 0 means no detectable gap). Every explainer is scored for each
-model regime (from scratch to fully fine-tuned), each GECO configuration (all gendered words altered, or the
-grammatical subject only; binary and non-binary), with bootstrap confidence intervals. The Co-12 properties
-(MRC, SNC, LD, DMA, SP, CVR) follow the XAIB benchmark; ranking metrics (relevance rank accuracy, AUPRC)
-score the order of the attributions.
+source sentences (an interval containing 0 means no detectable gap). Every explainer is scored for each model
+(regime from scratch to fully fine-tuned, base model, seed) and each GECO configuration (all gendered words
+altered, or the grammatical subject only; binary and non-binary), with 95% bootstrap confidence intervals over
+sentences. The **Ranking** tab shows one model at a time: numbers of different models, regimes,
+configurations or seeds are never averaged into one row there. The Co-12 property columns (MRC, SNC, LD, DMA,
+SP, CVR) follow Nauta et al.'s Co-12 properties; AUPRC and Rank acc. score the order of the attributions.
 
-**One row per explainer and model** (regime × base model × config). Records are averaged only over seeds of
-an otherwise identical protocol: *Seeds* says how many; with several, the value is the mean over seeds and the
-interval the 95 % t-interval across seeds. Rows that differ in anything else (explainer parameters, sentences
-scored, filter, compared explainers…) stay separate, and *Differs by* names the difference. *vs best* says
-whether the paired bootstrap interval of MA(best) − MA(row), on the same sentences, includes 0 (*tie*) or not.
+The **All models** tab has one row per explainer and model (regime × base model × config). Records are averaged
+only over seeds of an otherwise identical protocol: *Seeds* says how many; with several, the value is the mean
+over seeds and the interval the 95 % t-interval across seeds. Rows that differ in anything else (explainer
+parameters, sentences scored, filter, compared explainers…) stay separate, and *Differs by* names the
+difference. *vs best* says whether the paired bootstrap interval of MA(best) − MA(row), on the same sentences,
+includes 0 (*tie*) or not.
 
-Baselines — *Uniform Random* and *Pattern Variant* — do not look at the model and are marked **[baseline]**.
-Results submitted with pre-computed attributions and not reproduced by the queue are marked
-**[self-reported]**.
+Baselines — *Uniform Random* and *Pattern Variant* — do not look at the model and are marked **[baseline]**;
+Uniform Random's MA is the chance level drawn on the plots. Results submitted with pre-computed attributions
+and not reproduced by the queue are marked **[self-reported]**.
 
-The **Spanish model bias** tab scores masked language models on the templates of Garrido-Muñoz et al.:
-the Bias Probability Index (BPI) and Bias Rank Index (BRI) per lexicon category; the heat table shows
-male − female (blue = towards male, red = towards female).
+The **Spanish model bias** tab scores masked language models on the templates of Garrido-Muñoz et al.: the
+Bias Probability Index (BPI) and Bias Rank Index (BRI) per lexicon category, as male − female (blue = towards
+male, red = towards female).
+
+## Glossary
+
+{glossary_markdown()}
 
 ## How to cite
 
-* R. Wilming, A. Dox, H. Schulz, M. Oliveira, B. Clark, S. Haufe. *GECOBench: A Gender-Controlled Text
-  Dataset and Benchmark for Quantifying Biases in Explanations.* Frontiers in Artificial Intelligence, 2025.
-* I. Garrido-Muñoz, F. Martínez-Santiago, A. Montejo-Ráez. *MarIA and BETO are sexist: evaluating gender
-  bias in large language models for Spanish.* Language Resources and Evaluation, 2023.
-* XAIB — the eXplainable AI Benchmark whose Co-12 property checks the property columns follow.
+{BIBTEX}
 
 ## Versions
 
@@ -88,9 +136,51 @@ gecobench-hub {gecobench.__version__} · record schema {SCHEMA_VERSION} · Gradi
 """
 
 EMPTY_MESSAGE = (
-    "**No results yet** in `{source}`. Run an evaluation (`python scripts/evaluate.py …`), or point the Space "
-    "at a store with `--results`, `GECOBENCH_RESULTS` (a folder) or `GECOBENCH_RESULTS_REPO` (a dataset repo)."
+    "**No results yet** in `{source}`. Write some with `python scripts/evaluate_explainers.py --explainers saliency "
+    "--models <checkpoint folder> --results {source}` (or `make demo`), then press *Refresh results* — or point the "
+    "Space at another store with `--results`, `GECOBENCH_RESULTS` (a folder) or `GECOBENCH_RESULTS_REPO` "
+    "(a Hub dataset repo)."
 )
+RANKING_LEGEND = (
+    "**Bold green**: best value of the column among the non-baseline explainers (gap: closest to 0). "
+    f"**{ranking.NOT_SEPARATED_MARK}**: this explainer's MA is not distinguishable from the next one's — their 95% "
+    "intervals overlap (the paired test replaces this check where the records carry one). "
+    "**Gap m−f** = MA(male) − MA(female). Sort with a header's ⋮ menu; filter rows by any text (explainer, "
+    "version, parameters, protocol) with the search box; the Rank and Explainer columns stay in view when scrolling "
+    "sideways. "
+    "Definitions, ranges and directions: the Glossary below and on the About tab."
+)
+SUBMIT_GUIDE = """
+### How a submission is scored
+Two tracks, both scored by exactly the evaluation that scores the built-in explainers:
+
+* **Code** (`.py`, at most 1 MiB): one file defining a class with a `name` (lower-case identifier), a `version` and
+  `explain(self, model, tokenizer, words, targets)`. `words` is a batch of sentences as word lists, `targets` the
+  class to explain per sentence; return one array of **one score per word** per sentence (or token scores folded to
+  words with `gecobench.words`). The explainer never sees the ground truth. It runs in a sandbox without network,
+  on the reference model set, and its MA, intervals, gap and Co-12 properties are computed by the queue.
+  Download the template below (a complete, working explainer) and edit it.
+* **Pre-computed** (`.jsonl` or `.parquet`, at most 64 MiB): one row per sentence variant with the fields
+  `model`, `config`, `sentence_id`, `label` (the gender variant) and `attributions` (one finite number per word,
+  in the GECO test split's word order). Shown as **[self-reported]** until the queue reproduces it.
+
+**Model set**: leave empty for the queue's reference set; in pre-computed files `model` is the name of a checkpoint
+folder of that set (the queue names a missing one in its reason). **Limits**: one request per name and version;
+{limits} A run over a limit fails with the reason shown in the queue. **Waiting time**: requests run one at a time, each within the limits above, so a request waits at
+most the wall-time limit for every request ahead of it in the queue, plus its own run.
+When a request finishes, its MA appears in the queue's *score* column and its records on the Ranking tab.
+"""
+
+
+def sandbox_limits_text() -> str:
+    """The sandbox's resource limits in words, read from the submissions package (its defaults)."""
+    try:
+        from submissions.sandbox import SandboxLimits
+    except ImportError:
+        return ""
+    limits = SandboxLimits()
+    return (f"code runs in a sandbox without network with at most {limits.memory_bytes / 2**30:.0f} GiB of memory, "
+            f"{limits.cpu_seconds / 60:.0f} CPU minutes and {limits.wall_seconds / 60:.0f} minutes of wall time per run.")
 
 
 def status_markdown(loaded: LoadedResults, frame_warnings: list[str]) -> str:
@@ -114,12 +204,44 @@ class LeaderboardState:
         self.loader = ResultsLoader(results_location)
         self.loaded = LoadedResults()
         self.frame = tables.records_frame([])
+        self.side_files = drilldown.SideFiles(results_location)
+        self.repo = hub_repo_of(results_location, RESULTS_REPO_ENV)
 
     def refresh(self) -> None:
         loaded = self.loader.load()
         # an unchanged append-only store gives the same table: skip rebuilding it on every page load
         frame = tables.records_frame(loaded.explainer_records) if loaded.changed or not self.loaded.documents else self.frame
         self.loaded, self.frame = loaded, frame
+
+    @property
+    def explainer_records(self) -> list[dict]:
+        # records the long table skipped as malformed are skipped here too, so every tab shows the same records
+        if self.frame.frame.empty:
+            return []
+        valid = set(self.frame.frame["record_id"])
+        return [r for r in self.loaded.explainer_records if r.get("record_id") in valid]
+
+    def record_link(self, record: dict) -> str:
+        """Where a record's file lives: a Hub URL for a Hub store, else its path in the store."""
+        path = f"explainer_score/{record['record_id']}.json"
+        return f"https://huggingface.co/datasets/{self.repo}/blob/main/{path}" if self.repo else path
+
+    def raw_results_link(self) -> str:
+        if self.repo:
+            return f"[the raw results dataset](https://huggingface.co/datasets/{self.repo})"
+        return f"the raw results folder `{self.loaded.source}`"
+
+    def score_of(self, record_ids: list[str]) -> str:
+        """MA of a finished submission's records, e.g. ``MA 0.512 (3 records)``."""
+        wanted = set(record_ids)
+        values = [r["metrics"]["mass_accuracy"].get("value") for r in self.loaded.explainer_records
+                  if r.get("record_id") in wanted]
+        values = [v for v in values if isinstance(v, (int, float))]
+        if not values:
+            return "records not in the results yet" if record_ids else ""
+        if len(values) == 1:
+            return f"MA {values[0]:.3f}"
+        return f"MA {min(values):.3f}–{max(values):.3f} ({len(values)} records)"
 
 
 def _filters(configs, regimes, base_models, search, sort_by, descending, show_baselines) -> tables.Filters:
@@ -129,32 +251,132 @@ def _filters(configs, regimes, base_models, search, sort_by, descending, show_ba
     )
 
 
+def _best_styles(table: pd.DataFrame, best: dict[str, int]) -> pd.DataFrame:
+    styles = pd.DataFrame("", index=table.index, columns=table.columns)
+    for column, position in best.items():
+        if column in styles.columns:
+            styles.iloc[position, styles.columns.get_loc(column)] = "background-color: #c7e9c0; font-weight: bold"
+    return styles
+
+
+def identical_pairs_note(ranking_table: pd.DataFrame) -> str:
+    """Name the explainers of a ranking whose numbers coincide, with the reason when it is known."""
+    if ranking_table.empty:
+        return ""
+    metric_columns = [c for c in ("MA", "MA lo", "MA hi", ranking.GAP, "MRC", "SP") if c in ranking_table.columns]
+    names = ranking_table["Explainer"].tolist()
+    values = ranking_table[metric_columns].to_numpy(dtype=float)
+    notes = []
+    for i in range(len(names)):
+        for j in range(i + 1, len(names)):
+            if np.allclose(values[i], values[j], rtol=1e-9, atol=1e-12, equal_nan=True):
+                reason = IDENTICAL_PAIRS.get(frozenset({names[i], names[j]}), "")
+                notes.append(f"**{names[i]}** and **{names[j]}** give identical scores here. {reason}".strip())
+    return "\n\n".join(notes)
+
+
 def build_app(results_location: str | None = None, requests_location: str | None = None,
               geco_dir: str | None = None) -> gr.Blocks:
     """The Blocks UI. ``results_location``: folder or ``hf://datasets/…`` (default from the environment);
     ``requests_location``: the submissions' requests folder (default ``$GECOBENCH_REQUESTS`` or ``requests/``);
     ``geco_dir``: GECO files for the Dataset tab (default: the loader's own default)."""
     state = LeaderboardState(results_location)
+    on_space = bool(os.environ.get("SPACE_ID"))
 
+    # ------------------------------------------------------------------ ranking, pivot, plots, drill-down
+    def ranking_choices(config, base_model, regime, seed):
+        records = state.explainer_records
+        options = ranking.cell_choices(records, config, base_model)
+        if options.empty:
+            return (gr.update(choices=[], value=None), gr.update(choices=[], value=None),
+                    gr.update(choices=[], value=None), gr.update(choices=[], value=None))
+        config = config if config in options.configs else options.configs[0]
+        base_model = base_model if base_model in options.base_models else options.base_models[0]
+        regime = regime if regime in options.regimes else options.regimes[0]
+        seed = seed if seed in options.seeds else options.seeds[0]
+        return (gr.update(choices=options.configs, value=config),
+                gr.update(choices=options.base_models, value=base_model),
+                gr.update(choices=options.regimes, value=regime), gr.update(choices=options.seeds, value=seed))
+
+    def ranking_view(config, base_model, regime, seed, view):
+        """The ranking (or pivot) table, its notes, its download files and the properties radar."""
+        records = state.explainer_records
+        if not records:
+            return (pd.DataFrame(columns=["Explainer"]), "No explainer records in the store yet (see the status above).",
+                    None, plots.message_figure("No explainer records yet."))
+        choice = f"{config} · {base_model} · {regime} · seed {seed}"
+        cell = ranking.cell_records(records, config, base_model, regime, seed)
+        numbers = ranking.model_ranking(cell, state.record_link)
+        notes = [RANKING_LEGEND]
+        if view == PIVOT_VIEW:
+            shown = ranking.pivot_by_regime(records, config, base_model, seed)
+            notes = [f"MA of every explainer (rows) per model regime (columns) — {config} · {base_model} · seed {seed}."]
+            files = table_files(shown, f"pivot-{config}-{base_model}-seed{seed}")
+            styled = shown
+        else:
+            shown = ranking.ranking_display(numbers)
+            best = ranking.best_per_column(numbers)
+            files = table_files(shown, f"ranking-{config}-{base_model}-{regime}-seed{seed}")
+            styled = shown.style.apply(lambda _: _best_styles(shown, best), axis=None).format(
+                precision=3, na_rep="–")
+            identical = identical_pairs_note(numbers)
+            if identical:
+                notes.append(identical)
+        notes.append(f"Downloads: this table as CSV and JSON (below); every record: {state.raw_results_link()}.")
+        radar_figure = plots.properties_radar(numbers, choice) if len(numbers) else plots.message_figure(
+            "No records for this choice.")
+        return styled, "\n\n".join(notes), files, radar_figure
+
+    def ranking_api(config: str, base_model: str, regime: str, seed: str) -> dict:
+        """The ranking of one model (config, base model, regime, seed) as {"headers": [...], "data": [[...]]}."""
+        cell = ranking.cell_records(state.explainer_records, config, base_model, regime, seed)
+        shown = ranking.ranking_display(ranking.model_ranking(cell, state.record_link))
+        return {"headers": [str(c) for c in shown.columns],
+                "data": shown.astype(object).where(shown.notna(), None).values.tolist()}
+
+    def plots_view(config, base_model, regime, seed):
+        records = state.explainer_records
+        if not records or not config:
+            empty = plots.message_figure("No explainer records yet.")
+            return empty, empty, None
+        cell = ranking.cell_records(records, config, base_model, regime, seed)
+        by_regime = plots.ma_by_regime_plot(records, config, base_model, seed)
+        by_group = plots.ma_by_group_plot(
+            cell, f"{config} · {base_model} · {regime} · seed {seed} (the Ranking tab's choice)")
+        files = figure_files({f"ma-by-regime-{config}-{base_model}-seed{seed}": by_regime,
+                              f"ma-by-group-{config}-{base_model}-{regime}-seed{seed}": by_group})
+        return by_regime, by_group, files
+
+    def drill_sentences(config, base_model, regime, seed, search):
+        cell = ranking.cell_records(state.explainer_records, config, base_model, regime, seed)
+        documents = [d for d in (state.side_files.get(str(r["record_id"])) for r in cell) if d is not None]
+        options = drilldown.sentence_options(documents, search or "")
+        if not documents:
+            message = "No per-sentence scores for this choice (its records were written without side files)."
+        elif not options:
+            message = f"No sentence contains {search!r}."
+        else:
+            message = f"{len(options)} sentence variant(s){' containing ' + repr(search) if search else ''}" + (
+                f" (first {drilldown.MAX_OPTIONS} shown)" if len(options) >= drilldown.MAX_OPTIONS else "")
+        value = options[0][1] if options else None
+        return gr.update(choices=options, value=value), message
+
+    def drill_view(config, base_model, regime, seed, key):
+        if not key:
+            return drilldown.heatmap_html([])
+        cell = ranking.cell_records(state.explainer_records, config, base_model, regime, seed)
+        return drilldown.heatmap_html(drilldown.sentence_rows(cell, state.side_files, key))
+
+    # ------------------------------------------------------------------ across models (the former first view)
     def explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines):
-        """The table alone: the first thing a visitor sees, so the figures follow in a second step."""
         filters = _filters(configs, regimes, base_models, search, sort_by, descending, show_baselines)
         summary = tables.explainer_summary(state.frame, tables.Filters(**{**filters.__dict__, "sort_by": None}))
         sort = sort_by if sort_by in summary.columns else ("MA" if "MA" in summary.columns else None)
         return tables.display_table(tables.sort_summary(summary, sort, bool(descending)))
 
-    def figures_view(configs, regimes, base_models, search, sort_by, descending, show_baselines):
-        """Radar (Explainers tab) and the two Plots-tab figures for the same filters."""
-        filters = _filters(configs, regimes, base_models, search, None, descending, show_baselines)
-        summary = tables.explainer_summary(state.frame, filters)
-        if summary.empty:
-            return None, None, None
-        shown = tables.filter_frame(state.frame.frame, filters)
-        return (
-            figures.radar_grid_figure(tables.property_scores(summary, state.frame.directions)),
-            figures.ma_by_regime_figure(shown),
-            figures.ma_by_group_figure(shown),
-        )
+    def explainer_downloads(configs, regimes, base_models, search, sort_by, descending, show_baselines):
+        table = explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines)
+        return table, table_files(table, "across-models")
 
     def explainer_table_api(configs: list[str], regimes: list[str], base_models: list[str], search: str,
                             sort_by: str, descending: bool, show_baselines: bool) -> dict:
@@ -163,144 +385,233 @@ def build_app(results_location: str | None = None, requests_location: str | None
         shown = tables.explainer_table(state.frame, filters)
         return {"headers": [str(c) for c in shown.columns], "data": shown.astype(object).values.tolist()}
 
+    # ------------------------------------------------------------------ Spanish
     def spanish_view(scheme, index, model):
         records = state.loaded.bias_records
-        if not records:
-            return "No `model_bias` records yet (run `python scripts/spanish_bias.py …`).", None
-        from gecobench.spanish import plots as spanish_plots
-
-        try:
-            html = spanish_plots.scheme_table_html(records, scheme, index or "bpi")
-        except ValueError as err:
-            html = f"<p>{err}</p>"
-        chosen = next((r for r in records if spanish_plots.model_label(r) == model), None)
-        radar = None
-        if chosen is not None and scheme in chosen.get("schemes", {}):
-            radar = spanish_plots.radar_figure(chosen, scheme, index or "bpi")
-        return html, radar
+        index = index or "bpi"
+        if not records or not scheme:
+            source = html.escape(state.loaded.source)
+            message = ("<p>No Spanish <code>model_bias</code> records yet. Import the authors' recorded predictions "
+                       f"with <code>python scripts/import_spanish_predictions.py --store {source}</code> or score a "
+                       "masked LM with <code>python scripts/spanish_bias.py</code>.</p>")
+            return (message,
+                    None, gr.update(choices=[], value=None), "", None,
+                    plots.message_figure("No Spanish records yet."))
+        table = spanish_tab.scheme_table(records, scheme, index)
+        heat_html = spanish_tab.scheme_table_html(table, scheme, index)
+        with_scheme = spanish_tab.records_with_scheme(records, scheme)
+        models = [model_label(r) for r in with_scheme]
+        if model not in models:  # another scheme: keep the same masked LM (its other top-K record) when it has one
+            same_lm = [m for m in models if model and m.split(" · ")[0] == model.split(" · ")[0]]
+            model = same_lm[0] if same_lm else (models[0] if models else None)
+        chosen = next((r for r in with_scheme if model_label(r) == model), None)
+        radar = (spanish_tab.radar_plot(chosen, scheme, index) if chosen is not None
+                 else plots.message_figure(f"No model scores {scheme}."))
+        legend = "\n\n".join(t for t in (spanish_tab.ORDER_TEXT, spanish_tab.legend_markdown(scheme)) if t)
+        comparison = spanish_tab.published_comparison(records, PUBLISHED_DIR, index)
+        return (heat_html, table_files(table, f"spanish-{scheme}-{index}"), gr.update(choices=models, value=model),
+                legend, comparison if not comparison.empty else None, radar)
 
     def refresh(configs, regimes, base_models, search, sort_by, descending, show_baselines, scheme, index, model):
         state.refresh()
         options = tables.choices(state.frame)
         view = explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines)
         summary_columns = tables.sort_keys(tables.explainer_summary(state.frame))
-        from gecobench.spanish import plots as spanish_plots
-
         schemes = sorted({s for r in state.loaded.bias_records for s in r.get("schemes", {})})
-        models = [spanish_plots.model_label(r) for r in state.loaded.bias_records]
         scheme = scheme if scheme in schemes else (schemes[0] if schemes else None)
-        model = model if model in models else (models[0] if models else None)
         spanish = spanish_view(scheme, index, model)
         keep = lambda chosen, allowed: [c for c in (chosen or []) if c in allowed]
+        sort_choices = summary_columns or ["MA"]
         return (
             status_markdown(state.loaded, state.frame.warnings),
             gr.update(choices=options["configs"], value=keep(configs, options["configs"])),
             gr.update(choices=options["regimes"], value=keep(regimes, options["regimes"])),
             gr.update(choices=options["base_models"], value=keep(base_models, options["base_models"])),
-            gr.update(choices=summary_columns or ["MA"], value=sort_by if sort_by in summary_columns else "MA"),
+            gr.update(choices=sort_choices, value=sort_by if sort_by in sort_choices else sort_choices[0]),
             view,
             gr.update(choices=schemes, value=scheme),
-            gr.update(choices=models, value=model),
+            spanish[2],
             spanish[0],
         )
-
-    def spanish_radar(scheme, index, model):
-        return spanish_view(scheme, index, model)[1]
 
     def dataset_view():
         table, message = geco_statistics(geco_dir)
         return table, (f"⚠️ {message}" if message else "Statistics computed from the released GECO files (cached).")
 
     def queue_view():
-        table, message = submit_seam.queue_frame(requests_location)
-        return table, message
+        return submit_seam.queue_frame(requests_location, state.score_of)
 
-    def submit(track, name, version, authors, description, license_, contact, model_set, submitter, upload):
+    def submit(track, name, version, authors, description, license_, contact, model_set, submitter, upload,
+               profile: gr.OAuthProfile | None = None):
         metadata = {"name": name, "version": version, "authors": authors, "description": description,
                     "license": license_, "contact": contact, "model_set": model_set}
         path = upload if isinstance(upload, str) or upload is None else getattr(upload, "name", None)
-        message = submit_seam.submit_form(requests_location, track, metadata, path, submitter)
+        # on a Space the signed-in Hugging Face account is the submitter; locally the name field
+        user = profile.username if profile is not None else submitter
+        message = submit_seam.submit_form(requests_location, track, metadata, path, user)
         return (message, *queue_view())
 
     with gr.Blocks(title="GECOBench leaderboard") as demo:
-        gr.Markdown("# GECOBench leaderboard\nAre explanations of language models correct — and does gender bias distort them?")
+        gr.Markdown("# GECOBench leaderboard\nAre explanations of language models correct — and does gender bias "
+                    "distort them? Pick a model on the **Ranking** tab; every number has its 95% interval.")
         with gr.Row():
             status = gr.Markdown("Loading results…", elem_id="status")
             refresh_button = gr.Button("Refresh results", scale=0, elem_id="refresh")
         with gr.Tabs():
-            with gr.Tab("Explainers", id="explainers"):
+            with gr.Tab("Ranking", id="ranking"):
                 with gr.Row():
-                    configs = gr.Dropdown([], multiselect=True, label="GECO config", elem_id="filter-config")
-                    regimes = gr.Dropdown([], multiselect=True, label="Model regime", elem_id="filter-regime")
-                    base_models = gr.Dropdown([], multiselect=True, label="Base model", elem_id="filter-base")
+                    cell_config = gr.Dropdown([], label="GECO config", elem_id="rank-config", allow_custom_value=True)
+                    cell_base = gr.Dropdown([], label="Base model", elem_id="rank-base", allow_custom_value=True)
+                    cell_regime = gr.Dropdown([], label="Model regime", elem_id="rank-regime", allow_custom_value=True)
+                    cell_seed = gr.Dropdown([], label="Model seed", elem_id="rank-seed", allow_custom_value=True)
+                view_choice = gr.Radio([RANKING_VIEW, PIVOT_VIEW], value=RANKING_VIEW, label="View",
+                                       elem_id="rank-view")
+                ranking_table = gr.Dataframe(interactive=False, wrap=False, pinned_columns=2, max_height=620,
+                                             show_search="filter",
+                                             label="Explainers ranked by MA for the chosen model",
+                                             elem_id="ranking-table", buttons=["fullscreen", "copy"])
+                ranking_notes = gr.Markdown(elem_id="ranking-notes")
+                ranking_files = gr.File(label="Download this table (CSV, JSON)", file_count="multiple",
+                                        interactive=False, elem_id="ranking-downloads")
+                rank_radar = gr.Plot(label="Co-12 properties", elem_id="rank-radar")
+                with gr.Accordion("Glossary: what each column means", open=False):
+                    gr.Markdown(glossary_markdown())
+            with gr.Tab("Plots", id="plots"):
+                gr.Markdown("The plots follow the **Ranking** tab's choice (config, base model, regime, seed); the "
+                            "dashed line is the chance level (Uniform Random's MA). Hover for values; the camera "
+                            "icon saves a PNG; the files below hold each figure as a page that saves SVG.")
+                regime_plot = gr.Plot(label="MA by model regime", elem_id="regime-plot")
+                group_plot = gr.Plot(label="MA per gender group", elem_id="group-plot")
+                plot_files = gr.File(label="Both figures as HTML pages whose camera button saves SVG",
+                                     file_count="multiple", interactive=False, elem_id="plot-downloads")
+            with gr.Tab("Sentence drill-down", id="drilldown"):
+                gr.Markdown("One GECO test sentence for the **Ranking** tab's model: its ground-truth words "
+                            "highlighted, and every explainer's word attributions as a heat map with the "
+                            "sentence's MA.")
+                with gr.Row():
+                    drill_search = gr.Textbox(label="Search sentences by word", placeholder="e.g. she, doctor",
+                                              elem_id="drill-search")
+                    drill_sentence = gr.Dropdown([], label="Sentence", elem_id="drill-sentence", scale=3)
+                drill_message = gr.Markdown(elem_id="drill-message")
+                drill_heat = gr.HTML(elem_id="drill-heat")
+            with gr.Tab("All models", id="explainers"):
+                gr.Markdown("Every explainer **averaged over the records the filters keep** (all models, regimes, "
+                            "configs and seeds when no filter is set), interval = envelope of the records' "
+                            "intervals. For a ranking that answers a question, use the Ranking tab.")
+                with gr.Row():
+                    configs = gr.Dropdown([], multiselect=True, label="GECO config (empty = all)",
+                                          elem_id="filter-config", info="All when empty")
+                    regimes = gr.Dropdown([], multiselect=True, label="Model regime (empty = all)",
+                                          elem_id="filter-regime", info="All when empty")
+                    base_models = gr.Dropdown([], multiselect=True, label="Base model (empty = all)",
+                                              elem_id="filter-base", info="All when empty")
                 with gr.Row():
                     search = gr.Textbox(label="Search explainers", placeholder="name, source or version", elem_id="search")
                     sort_by = gr.Dropdown(["MA"], value="MA", label="Sort by", elem_id="sort-by")
-                    descending = gr.Checkbox(True, label="Descending (MA gap: closest to zero first)")
+                    descending = gr.Checkbox(True, label="Best first", info="MA gap: closest to zero counts as best")
                     show_baselines = gr.Checkbox(True, label="Show baselines")
-                table = gr.Dataframe(interactive=False, wrap=True, label="One row per explainer and model: value [CI]",
+                table = gr.Dataframe(interactive=False, wrap=False, pinned_columns=1,
+                                     label="One row per explainer and model: value [CI]",
                                      elem_id="explainer-table", show_search="none", max_height=600)
                 gr.Markdown("`[baseline]`: Uniform Random / Pattern Variant (model-independent) · `[self-reported]`: "
                             "submitted pre-computed results not reproduced by the queue · MA gap = MA(male) − MA(female), "
                             "paired interval over source sentences · log RMA = median ln(MA / MA zero-shot).")
-                radar = gr.Plot(label="Co-12 properties per explainer (outward = better)")
-            with gr.Tab("Plots", id="plots"):
-                regime_plot = gr.Plot(label="Mass accuracy by model regime (Figure 2 view)")
-                group_plot = gr.Plot(label="Mass accuracy per gender group")
+                explainer_files = gr.File(label="Download this table (CSV, JSON)", file_count="multiple",
+                                          interactive=False, elem_id="explainer-downloads")
             with gr.Tab("Dataset", id="dataset") as dataset_tab:
                 dataset_message = gr.Markdown("Open this tab to compute the GECO statistics (once; then cached).")
                 dataset_table = gr.Dataframe(interactive=False, label="GECO configs", elem_id="dataset-table")
             with gr.Tab("Spanish model bias", id="spanish"):
                 with gr.Row():
-                    scheme = gr.Dropdown([], label="Lexicon scheme", elem_id="scheme")
+                    scheme = gr.Dropdown([], label="Lexicon scheme", elem_id="scheme", allow_custom_value=True)
                     index = gr.Radio(INDICES, value="bpi", label="Index")
-                    model = gr.Dropdown([], label="Model (radar)", elem_id="bias-model")
+                    # custom values allowed: after a scheme switch the old choice arrives before the new list
+                    model = gr.Dropdown([], label="Model (radar)", elem_id="bias-model", allow_custom_value=True)
+                spanish_legend = gr.Markdown(elem_id="bias-legend")
                 heat = gr.HTML(elem_id="bias-heat")
-                bias_radar = gr.Plot(label="Share of the index per category, by group")
+                spanish_files = gr.File(label="Download this table (CSV, JSON)", file_count="multiple",
+                                        interactive=False, elem_id="bias-downloads")
+                bias_radar = gr.Plot(label="Share of the index per category, by group", elem_id="bias-radar")
+                gr.Markdown("### Published values beside this package's recomputation\nGarrido-Muñoz et al.'s "
+                            "published male − female values (top-10 supersenses) and the same index recomputed here "
+                            "from their recorded predictions.")
+                published = gr.Dataframe(interactive=False, max_height=400, elem_id="bias-published")
             with gr.Tab("Submit", id="submit") as submit_tab:
-                gr.Markdown("Submit an explainer (`.py`, code track) or pre-computed attributions (`.jsonl`/`.parquet`, "
-                            "precomputed track; shown as self-reported until reproduced). See `submissions/examples/`.")
+                gr.Markdown(SUBMIT_GUIDE.format(limits=sandbox_limits_text()))
+                if SUBMIT_TEMPLATE.is_file():
+                    gr.DownloadButton("Download the explainer template (.py)", value=str(SUBMIT_TEMPLATE),
+                                      elem_id="submit-template")
                 with gr.Row():
                     track = gr.Radio(["code", "precomputed"], value="code", label="Track")
-                    name = gr.Textbox(label="Name (lower_case_identifier)")
-                    version = gr.Textbox(label="Version", placeholder="1.0.0")
+                    name = gr.Textbox(label="Name", info="lower_case_identifier, e.g. my_gradient_norm")
+                    version = gr.Textbox(label="Version", info="e.g. 1.0.0")
                 with gr.Row():
                     authors = gr.Textbox(label="Authors")
-                    license_ = gr.Textbox(label="Licence", placeholder="BSD-3-Clause")
-                    contact = gr.Textbox(label="Contact")
+                    license_ = gr.Textbox(label="Licence", info="an SPDX identifier, e.g. MIT or BSD-3-Clause")
+                    contact = gr.Textbox(label="Contact", info="an e-mail address or Hub user")
                 with gr.Row():
-                    model_set = gr.Textbox(label="Model set (optional)")
-                    submitter = gr.Textbox(label="Your Hub user name (optional)")
+                    model_set = gr.Textbox(label="Model set (optional)", info="empty = the reference set")
+                    if on_space:
+                        gr.LoginButton()
+                    submitter = gr.Textbox(label="Your name (shown in the queue)", visible=not on_space,
+                                           elem_id="submitter")
                 description = gr.Textbox(label="Description", lines=3)
                 upload = gr.File(label="Explainer file", file_types=[".py", ".jsonl", ".parquet"], type="filepath")
                 submit_button = gr.Button("Submit", variant="primary")
-                submit_message = gr.Markdown()
+                submit_message = gr.Markdown(elem_id="submit-message")
                 gr.Markdown("### Queue")
                 queue_message = gr.Markdown()
-                queue_table = gr.Dataframe(interactive=False, wrap=True, elem_id="queue-table")
+                queue_table = gr.Dataframe(interactive=False, wrap=True, elem_id="queue-table",
+                                           column_widths=["110px", "140px", "150px", "70px", "90px", "160px", "160px",
+                                                          "260px", "360px", "200px"])
                 queue_refresh = gr.Button("Refresh queue")
             with gr.Tab("About", id="about"):
                 gr.Markdown(ABOUT)
 
+        cell_inputs = [cell_config, cell_base, cell_regime, cell_seed]
+        ranking_outputs = [ranking_table, ranking_notes, ranking_files, rank_radar]
         filter_inputs = [configs, regimes, base_models, search, sort_by, descending, show_baselines]
-        figure_outputs = [radar, regime_plot, group_plot]
         refresh_outputs = [status, configs, regimes, base_models, sort_by, table, scheme, model, heat]
         refresh_inputs = [*filter_inputs, scheme, index, model]
-        # the table first (the first view), then the figures in a follow-up step
-        loaded = demo.load(refresh, refresh_inputs, refresh_outputs, api_name="refresh")
-        clicked = refresh_button.click(refresh, refresh_inputs, refresh_outputs, api_visibility="private")
-        for event in (loaded, clicked):
-            event.then(figures_view, filter_inputs, figure_outputs, api_visibility="private").then(
-                spanish_radar, [scheme, index, model], bias_radar, api_visibility="private")
+        spanish_outputs = [heat, spanish_files, model, spanish_legend, published, bias_radar]
+
+        def after_load(event):
+            """The ranking first (the first view), then plots, drill-down, downloads and the Spanish extras."""
+            (event.then(ranking_choices, cell_inputs, cell_inputs, api_visibility="private")
+             .then(ranking_view, [*cell_inputs, view_choice], ranking_outputs, api_visibility="private")
+             .then(plots_view, cell_inputs, [regime_plot, group_plot, plot_files], api_visibility="private")
+             .then(drill_sentences, [*cell_inputs, drill_search], [drill_sentence, drill_message],
+                   api_visibility="private")
+             .then(drill_view, [*cell_inputs, drill_sentence], drill_heat, api_visibility="private")
+             .then(explainer_downloads, filter_inputs, [table, explainer_files], api_visibility="private")
+             .then(spanish_view, [scheme, index, model], spanish_outputs, api_visibility="private"))
+
+        after_load(demo.load(refresh, refresh_inputs, refresh_outputs, api_name="refresh"))
+        after_load(refresh_button.click(refresh, refresh_inputs, refresh_outputs, api_visibility="private"))
+
         # .input, not .change: refresh() also sets these components, and must not trigger a cascade of redraws
+        for component in cell_inputs:
+            (component.input(ranking_choices, cell_inputs, cell_inputs, api_visibility="private",
+                             trigger_mode="always_last")
+             .then(ranking_view, [*cell_inputs, view_choice], ranking_outputs, api_visibility="private")
+             .then(plots_view, cell_inputs, [regime_plot, group_plot, plot_files], api_visibility="private")
+             .then(drill_sentences, [*cell_inputs, drill_search], [drill_sentence, drill_message],
+                   api_visibility="private")
+             .then(drill_view, [*cell_inputs, drill_sentence], drill_heat, api_visibility="private"))
+        view_choice.input(ranking_view, [*cell_inputs, view_choice], ranking_outputs, api_visibility="private")
+        gr.api(ranking_api, api_name="ranking")
+        (drill_search.submit(drill_sentences, [*cell_inputs, drill_search], [drill_sentence, drill_message],
+                             api_visibility="private")
+         .then(drill_view, [*cell_inputs, drill_sentence], drill_heat, api_visibility="private"))
+        drill_sentence.input(drill_view, [*cell_inputs, drill_sentence], drill_heat, api_visibility="private")
+
         for component in (configs, regimes, base_models, sort_by, descending, show_baselines, search):
-            component.input(explainer_view, filter_inputs, table, api_visibility="private",
-                            trigger_mode="always_last").then(
-                figures_view, filter_inputs, figure_outputs, api_visibility="private", trigger_mode="always_last")
-        search.submit(explainer_view, filter_inputs, table, api_visibility="private")
+            component.input(explainer_downloads, filter_inputs, [table, explainer_files], api_visibility="private",
+                            trigger_mode="always_last")
+        search.submit(explainer_downloads, filter_inputs, [table, explainer_files], api_visibility="private")
         gr.api(explainer_table_api, api_name="explainer_table")
         for component in (scheme, index, model):
-            component.input(spanish_view, [scheme, index, model], [heat, bias_radar], api_visibility="private")
+            component.input(spanish_view, [scheme, index, model], spanish_outputs, api_visibility="private")
         dataset_tab.select(dataset_view, None, [dataset_table, dataset_message], api_name="dataset")
         submit_tab.select(queue_view, None, [queue_table, queue_message], api_name="queue")
         queue_refresh.click(queue_view, None, [queue_table, queue_message], api_visibility="private")
@@ -312,7 +623,9 @@ def build_app(results_location: str | None = None, requests_location: str | None
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Run the GECOBench leaderboard Space locally.")
+    parser = argparse.ArgumentParser(
+        description="Run the GECOBench leaderboard Space locally.",
+        epilog="Example: python leaderboard_space/app.py --results results --port 7860")
     parser.add_argument("--results", default=None,
                         help="results store: a folder or hf://datasets/OWNER/NAME (default: $GECOBENCH_RESULTS_REPO, "
                              "$GECOBENCH_RESULTS or results/)")
@@ -322,7 +635,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", os.environ.get("PORT", "7860"))),
                         help="port (default: $GRADIO_SERVER_PORT, $PORT or 7860)")
     args = parser.parse_args(argv)
+    busy = port_in_use(args.host or "127.0.0.1", args.port)
+    if busy:
+        parser.exit(2, f"error: cannot listen on {args.host or '127.0.0.1'}:{args.port}: {busy}. Is another Space "
+                       "running there? Choose another port with --port N (or GRADIO_SERVER_PORT).\n")
     build_app(args.results, args.requests).launch(server_name=args.host, server_port=args.port)
+
+
+def port_in_use(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (e.g. 'Address already in use'), or None when it is free."""
+    import socket
+
+    with socket.socket() as sock:
+        try:
+            sock.bind((host, port))
+        except OSError as err:
+            return err.strerror or str(err)
+    return None
 
 
 if __name__ == "__main__":

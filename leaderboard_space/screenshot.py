@@ -1,5 +1,5 @@
 """Drive the running Space in headless Chromium (playwright): used by the browser test and by
-``scripts/screenshot_space.py``. Never downloads a browser: it uses the system's Chromium."""
+``scripts/maintainer/screenshot_space.py``. Never downloads a browser: it uses the system's Chromium."""
 
 from __future__ import annotations
 
@@ -89,17 +89,48 @@ def wait_until_idle(page, timeout_ms: int = 60_000) -> None:
     page.wait_for_timeout(500)
 
 
+TAB_NAMES = ("Ranking", "Plots", "Sentence drill-down", "All models", "Dataset", "Spanish model bias", "Submit",
+             "About")
+
+
+def wait_for_ranking(page, timeout_ms: int = 60_000) -> None:
+    """Wait until the Ranking tab has drawn its first view (its notes arrive with the table)."""
+    page.wait_for_function(
+        "() => { const n = document.querySelector('#ranking-notes'); return n && n.innerText.trim().length > 0; }",
+        timeout=timeout_ms)
+
+
+def screenshot_tabs(url: str, out_dir: str | Path, tabs: tuple[str, ...] = TAB_NAMES, prefix: str = "space",
+                    timeout_ms: int = 60_000) -> list[Path]:
+    """Open ``url`` and save a full-page PNG of each tab as ``<out_dir>/<prefix>-<tab>.png``; return the paths."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    with chromium_page() as page:
+        page.goto(url, timeout=timeout_ms)
+        wait_for_ranking(page, timeout_ms)
+        wait_until_idle(page, timeout_ms)
+        for tab in tabs:
+            page.get_by_role("tab", name=tab, exact=True).click()
+            page.wait_for_timeout(500)
+            wait_until_idle(page, timeout_ms)
+            path = out_dir / f"{prefix}-{tab.split()[0].lower()}.png"
+            page.screenshot(path=str(path), full_page=True)
+            written.append(path)
+    return written
+
+
 def screenshot(url: str, path: str | Path, timeout_ms: int = 60_000) -> Path:
-    """Open ``url``, wait for the leaderboard table, save a full-page PNG to ``path``."""
+    """Open ``url``, wait for the Ranking tab's first view, save a full-page PNG to ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with chromium_page() as page:
         page.goto(url, timeout=timeout_ms)
-        wait_for_table(page, "[baseline]", timeout_ms=timeout_ms)
+        wait_for_ranking(page, timeout_ms)
         wait_until_idle(page, timeout_ms)
         page.screenshot(path=str(path), full_page=True)
     return path
 
 
-__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "chromium_page", "fill_sample_store", "free_port", "running_space",
-           "screenshot", "table_text", "wait_for_table", "wait_until_idle"]
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "TAB_NAMES", "chromium_page", "fill_sample_store", "free_port", "running_space",
+           "screenshot", "screenshot_tabs", "table_text", "wait_for_ranking", "wait_for_table", "wait_until_idle"]

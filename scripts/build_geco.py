@@ -55,6 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-bias", action="store_true", help="skip the co-occurrence bias")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    if args.quiet:  # the libraries' own bars (transformers' 'Loading weights' …) too
+        from gecobench.quiet import silence_library_progress
+
+        silence_library_progress()
 
     reader_options = {}
     if Path(args.labels).suffix == ".json":

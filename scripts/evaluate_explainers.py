@@ -5,7 +5,7 @@ Runs as a plain ``python`` process or under Accelerate / torchrun (sentences are
 gathered on the main process, which writes the records):
 
     python scripts/evaluate_explainers.py --explainers saliency integrated_gradients:n_steps=16 \\
-        --models runs/models/CE-binary_all-s0 --configs binary_all
+        --models runs/models/CE-binary_all-s0-demo-short --configs binary_all
     torchrun --nproc_per_node 2 scripts/evaluate_explainers.py ...               # 2 CPU processes
     accelerate launch --multi_gpu --num_processes 8 scripts/evaluate_explainers.py ...   # 8 GPUs
 
@@ -55,17 +55,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--filter", dest="filter_correct", action=argparse.BooleanOptionalAction, default=True,
                         help="score only sentences whose every gender variant is classified correctly (the paper's filter)")
     parser.add_argument("--properties", action=argparse.BooleanOptionalAction, default=True,
-                        help="compute the property metrics needing extra attributions (MRC, SNC, LD, DMA)")
+                        help="compute the property and ranking metrics (MRC, SNC, LD, DMA, SP, CVR, rank accuracy, AUPRC); "
+                             "with --no-properties a record holds MA, RMA and the gender gap only")
     parser.add_argument("--import", dest="imports", nargs="*", default=[],
                         help="Python modules to import first (they may register extra explainers)")
     parser.add_argument("--show-leaderboard", action="store_true", help="print the leaderboard table at the end")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bars (the libraries' too) and no informational log lines")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
+                        format="%(levelname)s %(name)s: %(message)s")
+    if args.quiet:
+        from gecobench.quiet import silence_library_progress
+
+        silence_library_progress()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     for module in args.imports:
         importlib.import_module(module)

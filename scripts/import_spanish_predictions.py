@@ -35,6 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.no_progress:  # the libraries' own bars (transformers' 'Loading weights' …) too
+        from gecobench.quiet import silence_library_progress
+
+        silence_library_progress()
     from gecobench.spanish import import_recorded_predictions
     from gecobench.store import open_results_store
 

@@ -6,9 +6,9 @@ PENDING, unless started with --unsafe-no-sandbox (local testing only: no OS isol
 token-like variable from its environment at start: publishing to the Hub is a separate step.
 
 Examples:
-  python scripts/process_queue.py                       # once, on the demo's model set (runs/models)
+  python scripts/process_queue.py                       # once, on every checkpoint under runs/models (make demo)
   python scripts/process_queue.py --loop --poll 30      # keep polling
-  python scripts/process_queue.py --models runs/models/OLA-binary_all-seed0 --configs binary_all
+  python scripts/process_queue.py --models runs/models/OLA-binary_all-s0-demo-short --configs binary_all
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--configs", nargs="+", default=["binary_all"], help="GECO configs (default: binary_all)")
     parser.add_argument("--data-dir", default=None, help="local GECO copy (default: ../shared/data/geco or download)")
     parser.add_argument("--max-groups", type=int, default=None, help="score only the first N test sentence groups")
-    parser.add_argument("--no-properties", action="store_true", help="skip SNC/LD/DMA (MRC always runs)")
+    parser.add_argument("--no-properties", action="store_true", help="skip every property and ranking metric (MRC, SNC, LD, DMA, SP, CVR, rank accuracy, AUPRC): "
+                        "records then hold MA, RMA and the gender gap only")
     parser.add_argument("--memory-gb", type=float, default=6.0, help="sandbox memory limit (GiB)")
     parser.add_argument("--cpu-seconds", type=int, default=900, help="sandbox CPU-time limit per run")
     parser.add_argument("--wall-seconds", type=float, default=900.0, help="sandbox wall-clock limit per run")

@@ -52,6 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.no_progress:  # the libraries' own bars (transformers' 'Loading weights' …) too
+        from gecobench.quiet import silence_library_progress
+
+        silence_library_progress()
     from accelerate import Accelerator
 
     from gecobench.spanish import get_tagger, run_live

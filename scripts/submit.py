@@ -20,11 +20,16 @@ from submissions.hub_requests import open_requests_store
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--requests", default=None, help="requests store: a folder or hf://datasets/OWNER/NAME (default: $GECOBENCH_REQUESTS_REPO, $GECOBENCH_REQUESTS or requests/)")
+    requests_help = ("requests store: a folder or hf://datasets/OWNER/NAME (default: $GECOBENCH_REQUESTS_REPO, "
+                     "$GECOBENCH_REQUESTS or requests/)")
+    parser.add_argument("--requests", default=None, help=requests_help)
+    # accepted after the sub-command too (``submit.py status --requests X``); SUPPRESS keeps the value given before
+    after = argparse.ArgumentParser(add_help=False)
+    after.add_argument("--requests", default=argparse.SUPPRESS, help=requests_help)
     sub = parser.add_subparsers(dest="command", required=True)
     for track, help_text in (("code", "a Python file implementing the explainer contract"),
                              ("precomputed", "a JSONL or parquet file of word-level attributions (self-reported)")):
-        p = sub.add_parser(track, help=help_text)
+        p = sub.add_parser(track, help=help_text, parents=[after])
         p.add_argument("file", help="the file to submit")
         p.add_argument("--name", required=True, help="explainer name: lower-case letters, digits, underscores")
         p.add_argument("--version", required=True, help="version such as 1.0.0")
@@ -34,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--contact", required=True, help="e-mail or URL")
         p.add_argument("--model-set", default=None, help="(precomputed) the published model set the file covers")
         p.add_argument("--submitter", default=None, help="who submits (needed to resubmit a FAILED request)")
-    status = sub.add_parser("status", help="list the requests and their statuses")
+    status = sub.add_parser("status", help="list the requests and their statuses", parents=[after])
     status.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return parser
 

@@ -49,6 +49,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.quiet:  # the libraries' own bars (transformers' 'Loading weights' …) too
+        from gecobench.quiet import silence_library_progress
+
+        silence_library_progress()
     import torch
 
     from gecobench.models.training import train_regime

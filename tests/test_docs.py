@@ -166,9 +166,9 @@ def check_command_against_help(command: str, helps: dict[str, str], makefile: st
 
 
 def _gen_cli_docs():
-    """scripts/gen_cli_docs.py as a module (registered in sys.modules first, as dataclasses need)."""
+    """scripts/maintainer/gen_cli_docs.py as a module (registered in sys.modules first, as dataclasses need)."""
     if "gen_cli_docs" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("gen_cli_docs", REPO_ROOT / "scripts" / "gen_cli_docs.py")
+        spec = importlib.util.spec_from_file_location("gen_cli_docs", REPO_ROOT / "scripts" / "maintainer" / "gen_cli_docs.py")
         module = importlib.util.module_from_spec(spec)
         sys.modules["gen_cli_docs"] = module
         spec.loader.exec_module(module)
@@ -231,17 +231,17 @@ def test_nav_lists_every_page() -> None:
 
 
 def test_cli_reference_is_current() -> None:
-    """docs/reference/cli.md holds exactly the scripts in scripts/ (regenerate with scripts/gen_cli_docs.py)."""
+    """docs/reference/cli.md holds exactly the scripts in scripts/ and scripts/maintainer/ (regenerate with scripts/maintainer/gen_cli_docs.py)."""
     gen = _gen_cli_docs()
     documented = {name for name in cli_help_sections(CLI_PAGE.read_text(encoding="utf-8")) if " " not in name}
     assert documented == set(gen.list_scripts()), (
-        "docs/reference/cli.md is stale; run `python scripts/gen_cli_docs.py`")
+        "docs/reference/cli.md is stale; run `python scripts/maintainer/gen_cli_docs.py`")
 
 
 @pytest.mark.slow
 def test_cli_reference_matches_every_help() -> None:
     """Byte-for-byte: the CLI page equals a fresh run of every script's --help."""
-    done = subprocess.run([sys.executable, "scripts/gen_cli_docs.py", "--check"], check=False, cwd=REPO_ROOT,
+    done = subprocess.run([sys.executable, "scripts/maintainer/gen_cli_docs.py", "--check"], check=False, cwd=REPO_ROOT,
                           capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, done.stderr
 
@@ -283,8 +283,8 @@ def test_request_reference_lists_every_schema_field() -> None:
 
 
 def test_reproducing_tables_match_the_package_output() -> None:
-    """The numbers on docs/reproducing.md are what scripts/compute_card_numbers.py computes today."""
-    done = subprocess.run([sys.executable, "scripts/compute_card_numbers.py", "--json"], check=False, cwd=REPO_ROOT,
+    """The numbers on docs/reproducing.md are what scripts/maintainer/compute_card_numbers.py computes today."""
+    done = subprocess.run([sys.executable, "scripts/maintainer/compute_card_numbers.py", "--json"], check=False, cwd=REPO_ROOT,
                           capture_output=True, text=True, timeout=600,
                           env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
     assert done.returncode == 0, done.stderr

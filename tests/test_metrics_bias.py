@@ -200,7 +200,7 @@ def test_compute_card_numbers_script_runs(repo_root: Path, shared_data: Path):
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "scripts/compute_card_numbers.py", "--data", str(shared_data), "--json"],
+    proc = subprocess.run([sys.executable, "scripts/maintainer/compute_card_numbers.py", "--data", str(shared_data), "--json"],
                           cwd=repo_root, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     numbers = json.loads(proc.stdout)

@@ -49,6 +49,10 @@ from gecobench.evaluation.modelling import (
 from gecobench.evaluation.precomputed import PrecomputedExplainer
 from gecobench.evaluation.properties import score_agreement, score_properties
 from gecobench.evaluation.scoring import paired_comparisons, score_correctness
+from gecobench.evaluation.sentence_scores import (
+    sentence_scores_document,
+    write_sentence_scores,
+)
 from gecobench.explainers.base import Explainer, get_explainer
 from gecobench.pooling import comparison_label as pooling_comparison_label
 from gecobench.provenance import base_provenance
@@ -445,14 +449,18 @@ def run_evaluation(
                 if sorted(by_chunk) != list(range(len(chunks))):
                     raise RuntimeError(f"gathered chunks {sorted(by_chunk)} do not cover 0..{len(chunks) - 1}")
                 ordered = [by_chunk[c] for c in range(len(chunks))]
+                side_documents: dict[str, dict[str, Any]] = {}
                 records = _build_records(specs, explainers_now, identities, record_ids, lm, split, ordered, settings,
-                                         unit_protocol, reference, ref_reason, accelerator.num_processes)
+                                         unit_protocol, reference, ref_reason, accelerator.num_processes,
+                                         side_documents)
                 for record in records:
                     if store.exists("explainer_score", record["record_id"]):
                         summary.existing.append(record["record_id"])
                         continue
                     store.append(record)
                     summary.written.append(record["record_id"])
+                    if record["record_id"] in side_documents:  # the Space's per-sentence drill-down
+                        write_sentence_scores(store, side_documents[record["record_id"]])
             accelerator.wait_for_everyone()
     return summary
 
@@ -460,8 +468,10 @@ def run_evaluation(
 def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], identities: list[dict[str, Any]],
                    record_ids: list[str], lm: LoadedModel, split: GecoSplit, chunks: list[dict[str, Any]],
                    settings: EvaluationSettings, protocol: dict[str, Any], reference: LoadedModel | None,
-                   ref_reason: str | None, n_processes: int) -> list[dict[str, Any]]:
-    """Score the gathered chunks and build one validated record per explainer."""
+                   ref_reason: str | None, n_processes: int,
+                   side_documents: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Score the gathered chunks and build one validated record per explainer; when ``side_documents`` is given,
+    fill it with each record's per-sentence scores (record id → side document)."""
     evaluated_rows = [i for c in chunks for i in c["rows"]]
     predictions = {i: p for c in chunks for i, p in c["predictions"].items()}
     kept = [i for c in chunks for i in c["kept"]]
@@ -535,6 +545,12 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
             "provenance": base_provenance(settings.seed),
         }
         records.append(record)
+        if side_documents is not None and kept and label in per_sentence_ma:
+            try:  # the Space's per-sentence drill-down; the record itself is complete without it
+                side_documents[record_id] = sentence_scores_document(record, [split.rows[i] for i in kept], scores,
+                                                                     per_sentence_ma[label])
+            except ValueError as err:
+                log.warning("no per-sentence scores for %s: %s", record_id, err)
     # Paired comparison with every other explainer of the run, on the same kept sentences: lets the leaderboard
     # say which explainer is better and where two tie.
     comparisons = paired_comparisons(per_sentence_ma, sources, settings.bootstrap, settings.seed + 2)

@@ -1,4 +1,4 @@
-"""The numbers shown in the metric cards, computed from the shared data (see scripts/compute_card_numbers.py)."""
+"""The numbers shown in the metric cards, computed from the shared data (see scripts/maintainer/compute_card_numbers.py)."""
 
 from __future__ import annotations
 

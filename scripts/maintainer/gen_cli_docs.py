@@ -2,12 +2,12 @@
 """Write every command-line tool's ``--help`` into docs/reference/cli.md (the CLI reference page).
 
 The page is generated, never edited by hand, so it cannot drift from the scripts: tests/test_docs.py runs
-this with ``--check`` and fails when the page is stale. Each script runs as ``python scripts/<name>.py --help``
+this with ``--check`` and fails when the page is stale. Each script runs as ``python scripts/[maintainer/]<name>.py --help``
 from the repository root with a fixed terminal width (so argparse wraps the same way on every machine).
 
 Examples:
-  python scripts/gen_cli_docs.py            # rewrite docs/reference/cli.md
-  python scripts/gen_cli_docs.py --check    # exit 1 if the page is out of date
+  python scripts/maintainer/gen_cli_docs.py            # rewrite docs/reference/cli.md
+  python scripts/maintainer/gen_cli_docs.py --check    # exit 1 if the page is out of date
 """
 
 from __future__ import annotations
@@ -21,15 +21,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO_ROOT / "docs" / "reference" / "cli.md"
 HELP_COLUMNS = "100"
 
 PAGE_HEADER = """# Command-line tools
 
 Every script in `scripts/` (and the Space, `leaderboard_space/app.py`) is a thin `argparse` entry point; the logic
-lives in the importable packages.
-This page is **generated** by `python scripts/gen_cli_docs.py` from each script's `--help` (do not edit it by
+lives in the importable packages. `scripts/maintainer/` holds the maintainers' tools (this page, the metric cards'
+numbers, the docs' screenshots).
+This page is **generated** by `python scripts/maintainer/gen_cli_docs.py` from each script's `--help` (do not edit it by
 hand; `tests/test_docs.py` fails when it is stale). Run the scripts from the repository root.
 """
 
@@ -49,9 +50,12 @@ EXTRA_SCRIPTS = ("leaderboard_space/app.py",)
 
 
 def list_scripts(root: Path = REPO_ROOT) -> list[str]:
-    """The command-line scripts documented on the page, as paths relative to ``root``: scripts/ sorted, then extras."""
-    scripts = sorted(str(p.relative_to(root)) for p in (root / "scripts").glob("*.py") if not p.name.startswith("_"))
-    return scripts + [extra for extra in EXTRA_SCRIPTS if (root / extra).is_file()]
+    """The command-line scripts documented on the page, as paths relative to ``root``: scripts/ sorted, then the
+    maintainers' scripts/maintainer/, then extras."""
+    found = []
+    for folder in (root / "scripts", root / "scripts" / "maintainer"):
+        found += sorted(str(p.relative_to(root)) for p in folder.glob("*.py") if not p.name.startswith("_"))
+    return found + [extra for extra in EXTRA_SCRIPTS if (root / extra).is_file()]
 
 
 def help_text(script: str, root: Path = REPO_ROOT, timeout: float = 300.0) -> HelpText:
@@ -143,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         current = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
         if current != page:
-            print(f"{args.out} is out of date; run: python scripts/gen_cli_docs.py", file=sys.stderr)
+            print(f"{args.out} is out of date; run: python scripts/maintainer/gen_cli_docs.py", file=sys.stderr)
             return 1
         print(f"{args.out} is up to date ({len(helps)} scripts)")
     else:

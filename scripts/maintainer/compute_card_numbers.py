@@ -1,4 +1,8 @@
-"""Print the tables pasted into the metric cards: GECO co-occurrence bias and BETO/MarIA supersense bias."""
+#!/usr/bin/env python
+"""Print the tables pasted into the metric cards: GECO co-occurrence bias and BETO/MarIA supersense bias.
+
+Example: python scripts/maintainer/compute_card_numbers.py --json
+"""
 
 from __future__ import annotations
 
@@ -11,11 +15,11 @@ from gecobench.metrics.card_numbers import (
     supersense_bias_markdown,
 )
 
-DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"  # ../shared/data next to the repository
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
                         help="the shared data folder holding geco/ and spanish/ (default: ../shared/data)")
     parser.add_argument("--json", action="store_true", help="print the raw numbers as JSON instead of Markdown")

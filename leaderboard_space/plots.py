@@ -1,0 +1,120 @@
+"""Interactive Plotly figures for the Space (``gr.Plot`` renders them with zoom, hover and a PNG download).
+
+Every figure names the choice it follows in its title and draws the chance level (Uniform Random's MA) as a
+dashed line, so a bar can be read against "no better than guessing".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from leaderboard_space.ranking import (
+    REGIME_ORDER,
+    _label,
+    _ordered,
+    _value,
+    chance_level,
+)
+from leaderboard_space.tables import METRIC_LABELS, PROPERTY_KEYS, property_scores
+
+FONT_SIZE = 14
+HEIGHT = 480
+GROUP_COLOURS = {"female": "#c0392b", "male": "#2166ac", "non-binary": "#7b3294"}
+
+
+def _layout(figure: go.Figure, title: str, y_title: str = "Mass accuracy (MA)") -> go.Figure:
+    figure.update_layout(title={"text": title, "font": {"size": FONT_SIZE + 2}}, height=HEIGHT,
+                         font={"size": FONT_SIZE}, yaxis_title=y_title, barmode="group",
+                         legend={"orientation": "h", "y": -0.25}, margin={"t": 70, "b": 120, "l": 70, "r": 20},
+                         template="plotly_white")
+    return figure
+
+
+def _chance_line(figure: go.Figure, records: Sequence[Mapping[str, Any]]) -> None:
+    value, label = chance_level(records)
+    if np.isfinite(value):
+        figure.add_hline(y=value, line_dash="dash", line_color="#555", annotation_text=f"{label}: {value:.3f}",
+                         annotation_position="top left")
+
+
+def _error(values: np.ndarray, lows: np.ndarray, highs: np.ndarray) -> dict[str, Any]:
+    return {"type": "data", "symmetric": False, "array": np.nan_to_num(highs - values).tolist(),
+            "arrayminus": np.nan_to_num(values - lows).tolist(), "thickness": 1.2}
+
+
+def message_figure(text: str) -> go.Figure:
+    """An empty figure that says why it is empty (never an error badge)."""
+    figure = go.Figure()
+    figure.add_annotation(text=text, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper",
+                          font={"size": FONT_SIZE})
+    figure.update_layout(height=200, xaxis={"visible": False}, yaxis={"visible": False}, template="plotly_white")
+    return figure
+
+
+def ma_by_regime_plot(records: Sequence[Mapping[str, Any]], config: str, base_model: str,
+                      seed: str | None = None) -> go.Figure:
+    """MA of every explainer grouped by model regime for one config and base model (the paper's Figure 2 view),
+    with 95% intervals as error bars and the chance level."""
+    chosen = [r for r in records if r["dataset"]["config"] == config and r["model"]["base_model"] == base_model
+              and (not seed or str(r["model"].get("seed")) == seed)]
+    if not chosen:
+        return message_figure("No explainer records for this choice.")
+    explainers = sorted({_label(r) for r in chosen})
+    figure = go.Figure()
+    for regime in _ordered({r["model"]["regime"] for r in chosen}, REGIME_ORDER):
+        by_name = {_label(r): r for r in chosen if r["model"]["regime"] == regime}
+        values = np.array([_value(by_name[e], "mass_accuracy") if e in by_name else np.nan for e in explainers])
+        lows = np.array([_value(by_name[e], "mass_accuracy", "ci_low") if e in by_name else np.nan for e in explainers])
+        highs = np.array([_value(by_name[e], "mass_accuracy", "ci_high") if e in by_name else np.nan
+                          for e in explainers])
+        figure.add_bar(x=explainers, y=values, name=regime, error_y=_error(values, lows, highs))
+    _chance_line(figure, chosen)
+    seed_text = f" · seed {seed}" if seed else ""
+    return _layout(figure, f"MA by model regime — {config} · {base_model}{seed_text} (the Ranking tab's choice)")
+
+
+def ma_by_group_plot(records: Sequence[Mapping[str, Any]], title_choice: str) -> go.Figure:
+    """MA per gender group for every explainer of one cell (config, base model, regime), with intervals."""
+    if not records:
+        return message_figure("No explainer records for this choice.")
+    ordered = sorted(records, key=lambda r: -np.nan_to_num(_value(r, "mass_accuracy"), nan=-1))
+    explainers = [_label(r) for r in ordered]
+    figure = go.Figure()
+    for group in ("female", "male", "non-binary"):
+        blocks = [(r.get("groups") or {}).get(group) or {} for r in ordered]
+        if not any(b.get("mass_accuracy") is not None for b in blocks):
+            continue
+        number = lambda b, k: float(b[k]) if isinstance(b.get(k), (int, float)) else np.nan
+        values = np.array([number(b, "mass_accuracy") for b in blocks])
+        lows, highs = np.array([number(b, "ci_low") for b in blocks]), np.array([number(b, "ci_high") for b in blocks])
+        figure.add_bar(x=explainers, y=values, name=group, marker_color=GROUP_COLOURS[group],
+                       error_y=_error(values, lows, highs))
+    if not figure.data:
+        return message_figure("The records of this choice have no per-group MA.")
+    _chance_line(figure, records)
+    return _layout(figure, f"MA per gender group — {title_choice}")
+
+
+def properties_radar(ranking: pd.DataFrame, title_choice: str) -> go.Figure:
+    """The Co-12 properties per explainer of one cell, rescaled across the explainers shown (outward = better)."""
+    labels = [METRIC_LABELS[k] for k in PROPERTY_KEYS if METRIC_LABELS[k] in ranking.columns]
+    scores = property_scores(ranking[["Explainer", *labels]]) if len(ranking) else pd.DataFrame()
+    scores = scores.dropna(axis=1, how="all")
+    if scores.empty or scores.shape[1] < 3:
+        return message_figure("Radar charts need at least three Co-12 property metrics in the records.")
+    figure = go.Figure()
+    axes = list(scores.columns)
+    for name, values in scores.iterrows():
+        closed = np.append(values.to_numpy(dtype=float), values.iloc[0])
+        figure.add_trace(go.Scatterpolar(r=np.nan_to_num(closed), theta=[*axes, axes[0]], name=str(name),
+                                         fill="toself", opacity=0.55))
+    figure.update_layout(title={"text": f"Co-12 properties — {title_choice} (rescaled; outward = better)",
+                                "font": {"size": FONT_SIZE + 2}},
+                         polar={"radialaxis": {"range": [0, 1]}}, height=HEIGHT + 60, font={"size": FONT_SIZE},
+                         template="plotly_white", legend={"orientation": "h", "y": -0.1})
+    return figure

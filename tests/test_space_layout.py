@@ -1,0 +1,246 @@
+"""The Space's readable layout without a browser: per-model ranking, pivot, adapters, downloads, drill-down,
+Spanish tables, the Submit form's checks."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import math
+import random
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from leaderboard_space import drilldown, ranking, spanish_view, submit_seam
+from leaderboard_space.downloads import table_files
+from leaderboard_space.sample_records import make_bias_record, make_explainer_record
+
+
+def _with_ma(record: dict, value: float, low: float, high: float) -> dict:
+    record = copy.deepcopy(record)
+    record["metrics"]["mass_accuracy"].update(value=value, ci_low=low, ci_high=high)
+    return record
+
+
+@pytest.fixture
+def cell_records() -> list[dict]:
+    rng = random.Random(1)
+    make = lambda name, **kw: make_explainer_record(name, "CE", "binary_all", "base-a", rng=rng, **kw)
+    return [
+        _with_ma(make("saliency"), 0.40, 0.35, 0.45),
+        _with_ma(make("integrated_gradients"), 0.80, 0.70, 0.90),
+        _with_ma(make("deeplift"), 0.78, 0.72, 0.84),
+        _with_ma(make("uniform_random", is_baseline=True, model_independent=True), 0.95, 0.91, 0.99),
+    ]
+
+
+def test_ranking_orders_by_ma_and_marks_overlapping_neighbours(cell_records):
+    table = ranking.model_ranking(cell_records)
+    assert table["Explainer"].tolist() == ["uniform_random [baseline]", "integrated_gradients", "deeplift", "saliency"]
+    assert table["Rank"].tolist() == [1, 2, 3, 4]
+    assert table["MA"].tolist() == [0.95, 0.80, 0.78, 0.40]
+    marks = dict(zip(table["Explainer"], table["vs next"]))
+    # IG [0.70, 0.90] overlaps DeepLift [0.72, 0.84]; DeepLift does not overlap Saliency [0.35, 0.45]
+    assert marks["integrated_gradients"] == ranking.NOT_SEPARATED_MARK
+    assert marks["deeplift"] == "" and marks["saliency"] == ""
+    assert marks["uniform_random [baseline]"] == ""  # [0.91, 0.99] vs IG [0.70, 0.90]: separated
+
+
+def test_a_paired_result_in_the_record_wins_over_the_interval_check(cell_records):
+    better, worse = cell_records[1], cell_records[2]
+    assert ranking.separated_from_next(better, worse) is False
+    better = {**better, "comparisons": {worse["record_id"]: {"significant": True}}}
+    assert ranking.separated_from_next(better, worse) is True
+
+
+def test_best_per_column_skips_baselines_and_respects_direction(cell_records):
+    for record, snc in zip(cell_records, (0.3, 0.1, 0.2, 0.0)):
+        record["metrics"]["small_noise_check"]["value"] = snc
+    table = ranking.model_ranking(cell_records)
+    best = ranking.best_per_column(table)
+    assert table.loc[best["MA"], "Explainer"] == "integrated_gradients"  # the baseline's 0.95 is not a result
+    assert table.loc[best["SNC"], "Explainer"] == "integrated_gradients"  # lower is better; baseline's 0.0 skipped
+
+
+def test_one_row_per_record_no_pooling_across_seeds_or_regimes():
+    rng = random.Random(2)
+    records = [make_explainer_record("saliency", regime, "binary_all", "base-a", seed=seed, rng=rng)
+               for regime in ("CE", "OLA") for seed in (0, 1)]
+    choices = ranking.cell_choices(records)
+    assert choices.regimes == ["OLA", "CE"] and choices.seeds == ["0", "1"]
+    cell = ranking.cell_records(records, "binary_all", "base-a", "CE", "1")
+    assert len(cell) == 1 and cell[0]["model"]["seed"] == 1
+    table = ranking.model_ranking(cell)
+    assert table["MA"].tolist() == [cell[0]["metrics"]["mass_accuracy"]["value"]]
+
+
+def test_signed_gap_is_oriented_male_minus_female():
+    record = make_explainer_record("saliency", rng=random.Random(3))
+    record["metrics"]["mass_accuracy_gap"] = {"value": 0.09, "ci_low": 0.01, "ci_high": 0.2,
+                                              "highest_group": "female", "lowest_group": "male"}
+    value, low, high, meaning = ranking.signed_gender_gap(record)
+    assert (value, low, high, meaning) == (-0.09, -0.2, -0.01, "male − female")
+    record["metrics"]["mass_accuracy_gap"].update(highest_group="male", lowest_group="female")
+    assert ranking.signed_gender_gap(record)[:3] == (0.09, 0.01, 0.2)
+    record["metrics"]["mass_accuracy_gap"].update(highest_group="non-binary", lowest_group="female")
+    assert "largest gap" in ranking.signed_gender_gap(record)[3]
+
+
+def test_display_has_intervals_and_downloads_match_it(cell_records, tmp_path):
+    shown = ranking.ranking_display(ranking.model_ranking(cell_records))
+    assert shown.loc[1, "MA 95% CI"] == "[0.700, 0.900]"
+    assert "MA lo" not in shown.columns
+    csv_path, json_path = table_files(shown, "ranking: binary_all/CE", folder=tmp_path)
+    assert Path(csv_path).name == "ranking_binary_all_CE.csv"
+    from_csv = pd.read_csv(csv_path, keep_default_na=False, dtype=str)
+    assert from_csv["Explainer"].tolist() == shown["Explainer"].tolist()
+    assert [float(v) for v in from_csv["MA"]] == shown["MA"].tolist()
+    rows = json.loads(Path(json_path).read_text(encoding="utf-8"))
+    assert [r["MA 95% CI"] for r in rows] == shown["MA 95% CI"].tolist()
+
+
+def test_pivot_has_one_column_per_regime_and_names_doubled_cells():
+    rng = random.Random(4)
+    records = [make_explainer_record("saliency", regime, "binary_all", "base-a", rng=rng) for regime in ("CE", "OLA")]
+    newer = make_explainer_record("saliency", "CE", "binary_all", "base-a", version="2.0.0", rng=rng)
+    newer["provenance"]["created_at"] = "2999-01-01T00:00:00Z"
+    pivot = ranking.pivot_by_regime([*records, newer], "binary_all", "base-a")
+    assert list(pivot.columns) == ["Explainer", "OLA", "CE", "Note"]
+    assert pivot.loc[0, "CE"] == round(newer["metrics"]["mass_accuracy"]["value"], 3)
+    assert "CE: 2 records" in pivot.loc[0, "Note"]
+
+
+def test_chance_level_is_uniform_random(cell_records):
+    value, label = ranking.chance_level(cell_records)
+    assert value == 0.95 and "Uniform Random" in label
+    assert math.isnan(ranking.chance_level(cell_records[:3])[0])
+
+
+def _side(tmp_path: Path, record_id: str, scores: list[float]) -> None:
+    folder = tmp_path / "sentence_scores"
+    folder.mkdir(parents=True, exist_ok=True)
+    document = {"format_version": 1, "record_id": record_id, "explainer": "x", "sentences": [
+        {"sentence_id": 3, "label": 1, "words": ["He", "runs", "fast"], "ground_truth": [1, 0, 0],
+         "attributions": scores, "mass_accuracy": abs(scores[0]) / sum(abs(s) for s in scores)},
+        {"sentence_id": 4, "label": 0, "words": ["She", "sings"], "ground_truth": [1, 0],
+         "attributions": [0.5, 0.5], "mass_accuracy": 0.5}]}
+    (folder / f"{record_id}.json.gz").write_bytes(gzip.compress(json.dumps(document).encode()))
+
+
+def test_drilldown_searches_words_and_shows_every_explainer(cell_records, tmp_path):
+    for record, scores in zip(cell_records[:2], ([0.2, 0.6, 0.2], [0.9, 0.05, 0.05])):
+        _side(tmp_path, record["record_id"], scores)
+    side = drilldown.SideFiles(str(tmp_path))
+    documents = [side.get(r["record_id"]) for r in cell_records[:2]]
+    options = drilldown.sentence_options(documents, "SINGS")
+    assert options == [("#4 (female): She sings", "4:0")]
+    rows = drilldown.sentence_rows(cell_records, side, "3:1")
+    assert [r["explainer"] for r in rows] == ["integrated_gradients", "saliency"]  # best per-sentence MA first
+    html = drilldown.heatmap_html(rows)
+    assert html.count('class="gt"') == 1 and ">He</th>" in html
+    assert "0.900" in html and "0.200" in html
+    assert side.get("no_such_record") is None
+
+
+def test_spanish_table_ordered_by_overall_bias_two_decimals_and_radar_choices():
+    records = [make_bias_record(f"model/{i}", rng=random.Random(i)) for i in range(3)]
+    records.append(make_bias_record("model/top29", rng=random.Random(9), schemes=("supersenses_top29",)))
+    table = spanish_view.scheme_table(records, "supersenses_top10", "bpi")
+    assert len(table) == 3
+    overall = table["Overall |m−f|"].tolist()
+    assert overall == sorted(overall, reverse=True)
+    numbers = table.drop(columns=["Model"]).to_numpy(dtype=float)
+    assert np.allclose(numbers, np.round(numbers, 2))
+    html = spanish_view.scheme_table_html(table, "supersenses_top10", "bpi")
+    assert "overflow-x: auto" in html and html.count("<tr>") == 4
+    assert [r["masked_lm"]["model_id"] for r in spanish_view.records_with_scheme(records, "supersenses_top29")] == [
+        "model/top29"]
+    assert spanish_view.category_label("Cuerpo") == "BODY" and "Cuerpo → BODY" in spanish_view.legend_markdown(
+        "supersenses_top29")
+    figure = spanish_view.radar_plot(records[3], "supersenses_top29", "bpi")
+    assert len(figure.data) == 2 and all(len(trace.r) > 2 for trace in figure.data)
+
+
+def test_published_values_beside_the_recomputation(tmp_path, spanish_dir):
+    from gecobench.spanish import import_recorded_predictions
+    from gecobench.store import LocalStore
+
+    store = LocalStore(tmp_path / "r")
+    import_recorded_predictions(spanish_dir / "predictions", store, k=10, progress=False)
+    records = store.read_all("model_bias").documents
+    table = spanish_view.published_comparison(records, spanish_dir / "published", "bpi")
+    assert set(table["Category"]) == {"BODY", "FEELING", "MIND", "BEHAVIOR", "SOCIAL"}
+    assert len(table) == 5 * 20
+    # the recorded predictions are the authors': the recomputation reproduces their table to its two decimals
+    assert (table["Difference"].abs() < 0.01).all()
+
+
+def test_submit_form_lists_every_problem_at_once():
+    problems = submit_seam.form_problems("code", {"name": "Bad Name", "version": "one", "authors": "",
+                                                  "description": "", "license": "", "contact": ""}, "x.jsonl")
+    text = "\n".join(problems)
+    for expected in ("**authors** is required", "**description** is required", "**license** is required",
+                     "**contact** is required", "**name** 'Bad Name'", "**version** 'one'", "must end with .py"):
+        assert expected in text, expected
+    assert submit_seam.form_problems("precomputed", {"name": "ok_name", "version": "1.0.0", "authors": "A",
+                                                     "description": "d", "license": "MIT", "contact": "a@b"},
+                                     "x.jsonl") == []
+
+
+def test_queue_shows_the_score_of_a_finished_request(tmp_path):
+    from submissions.requests import RequestStore
+    from submissions.submit import submit_file
+
+    store = RequestStore(tmp_path / "requests")
+    code = tmp_path / "y_explainer.py"
+    code.write_text("class Y:\n    name = 'y_explainer'\n    def explain(self, model, tokenizer, words, targets):\n"
+                    "        return []\n")
+    metadata = {"name": "y_explainer", "version": "1.0.0", "authors": "A", "description": "d", "license": "MIT",
+                "contact": "a@b"}
+    view = submit_file(store, "code", metadata, code)
+    asked = []
+
+    def score_of(record_ids):
+        asked.append(list(record_ids))
+        return "MA 0.512"
+
+    table, _ = submit_seam.queue_frame(str(tmp_path / "requests"), score_of)
+    assert table.loc[0, "score"] == "" and asked == []  # pending: no score, nothing looked up
+    store.transition(view.request_id, "RUNNING")
+    store.transition(view.request_id, "FINISHED", result_record_ids=["abc", "def"])
+    table, _ = submit_seam.queue_frame(str(tmp_path / "requests"), score_of)
+    assert table.loc[0, "score"] == "MA 0.512" and asked == [["abc", "def"]]
+    assert list(table.columns[:2]) == ["status", "score"]
+
+
+def test_every_ranking_row_carries_its_provenance(cell_records):
+    record = cell_records[1]
+    record["model"].update(name="CE-binary_all-s0", checkpoint_sha256="ab" * 32, hub_id="owner/gecobench-ce")
+    record["explainer"]["params"] = {"n_steps": 16}
+    row = ranking.model_ranking(cell_records, lambda r: f"explainer_score/{r['record_id']}.json").iloc[1]
+    assert row["Explainer"] == "integrated_gradients"
+    assert row["Parameters"] == '{"n_steps": 16}' and row["Version"] == record["explainer"]["version"]
+    assert row["Seed"] == "0" and row["Sentences scored"] == record["counts"]["n_scored"]
+    assert row["Model"] == f"CE-binary_all-s0 sha256:{'ab' * 6} (https://huggingface.co/owner/gecobench-ce)"
+    assert row["Dataset"].startswith("geco/binary_all/test")
+    assert row["Record"] == f"explainer_score/{record['record_id']}.json"
+
+
+def test_figures_download_as_pages_that_save_svg(cell_records, tmp_path):
+    from leaderboard_space import plots
+    from leaderboard_space.downloads import figure_files
+
+    figure = plots.ma_by_group_plot(cell_records, "binary_all · base-a · CE · seed 0")
+    assert any(shape.line.dash == "dash" for shape in figure.layout.shapes)  # the chance line
+    [path] = figure_files({"ma by group": figure}, folder=tmp_path)
+    page = Path(path).read_text(encoding="utf-8")
+    assert Path(path).name == "ma_by_group.html"
+    assert '"format": "svg"' in page and "binary_all · base-a · CE · seed 0" in page
