@@ -85,37 +85,32 @@ def cell_records(records: Sequence[Mapping[str, Any]], config: str | None, base_
 # ------------------------------------------------------------------------------------------------ the adapters
 
 def signed_gender_gap(record: Mapping[str, Any]) -> tuple[float, float, float, str]:
-    """MA(male) − MA(female) and its interval; and what the number means.
-
-    A record whose gap block says it is signed (``"signed": true``) is taken as it is. The records of schema 0.2
-    store the *largest* difference between groups with ``highest_group``/``lowest_group``: between male and
-    female that is oriented to male − female (the interval flips with it); a gap involving the non-binary group
-    is shown unchanged and said so.
-    """
+    """MA(male) − MA(female) and its paired interval, as the record stores it (schema 2: the gap block names
+    ``minuend``/``subtrahend``), and what the number means; NaN when the record has no gap."""
     block = (record.get("metrics") or {}).get("mass_accuracy_gap")
     if not isinstance(block, Mapping):
         return np.nan, np.nan, np.nan, "no gap in the record"
     value, low, high = (_value(record, "mass_accuracy_gap", f) for f in ("value", "ci_low", "ci_high"))
-    if block.get("signed") or "highest_group" not in block:
-        return value, low, high, "male − female"
-    groups = {block.get("highest_group"), block.get("lowest_group")}
-    if groups != {"male", "female"}:
-        return value, low, high, f"{block.get('highest_group')} − {block.get('lowest_group')} (largest gap)"
-    if block.get("highest_group") == "male":
-        return value, low, high, "male − female"
-    return -value, -high, -low, "male − female"
+    if (block.get("minuend"), block.get("subtrahend")) == ("female", "male"):
+        return -value, -high, -low, "male − female"
+    return value, low, high, block.get("definition", "MA(male) − MA(female)").replace("MA(", "").replace(")", "")
 
 
 def separated_from_next(better: Mapping[str, Any], worse: Mapping[str, Any]) -> bool | None:
     """Whether ``better`` is distinguishable in MA from ``worse`` (the next one down); None when unknown.
 
-    Stand-in until the paired comparison of the evaluation is available: a record may carry
-    ``comparisons[<record id>]["significant"]``; otherwise two 95% intervals that do not overlap count as
-    separated and overlapping ones do not (a conservative check, not a paired test).
+    The evaluation's paired comparison decides (``record["comparisons"]``: MA(this) − MA(other) with a paired
+    bootstrap interval over source sentences, same sentences, same run): a ``tie`` is not separated. Records of
+    different runs were not compared; then two 95% intervals that do not overlap count as separated and
+    overlapping ones do not (a conservative check, not a paired test).
     """
-    paired = (better.get("comparisons") or {}).get(worse.get("record_id"))
-    if isinstance(paired, Mapping) and isinstance(paired.get("significant"), bool):
-        return paired["significant"]
+    from gecobench.pooling import record_comparison_label
+
+    paired = (better.get("comparisons") or {}).get(record_comparison_label(worse))
+    same_run = better.get("protocol") == worse.get("protocol") and (
+        (better.get("model") or {}).get("checkpoint_sha256") == (worse.get("model") or {}).get("checkpoint_sha256"))
+    if same_run and isinstance(paired, Mapping) and paired.get("verdict") in ("higher", "lower", "tie"):
+        return paired["verdict"] != "tie"
     low_better, high_worse = _value(better, "mass_accuracy", "ci_low"), _value(worse, "mass_accuracy", "ci_high")
     if not (np.isfinite(low_better) and np.isfinite(high_worse)):
         return None

@@ -54,11 +54,20 @@ def test_ranking_orders_by_ma_and_marks_overlapping_neighbours(cell_records):
     assert marks["uniform_random [baseline]"] == ""  # [0.91, 0.99] vs IG [0.70, 0.90]: separated
 
 
-def test_a_paired_result_in_the_record_wins_over_the_interval_check(cell_records):
+def test_a_paired_result_of_the_same_run_wins_over_the_interval_check(cell_records):
+    from gecobench.pooling import record_comparison_label
+
     better, worse = cell_records[1], cell_records[2]
-    assert ranking.separated_from_next(better, worse) is False
-    better = {**better, "comparisons": {worse["record_id"]: {"significant": True}}}
-    assert ranking.separated_from_next(better, worse) is True
+    assert ranking.separated_from_next(better, worse) is False  # overlapping intervals
+    verdict = {record_comparison_label(worse): {"value": 0.02, "ci_low": 0.005, "ci_high": 0.03, "verdict": "higher"}}
+    paired = {**better, "comparisons": verdict, "protocol": worse["protocol"], "model": worse["model"]}
+    assert ranking.separated_from_next(paired, worse) is True
+    tie = {**paired, "comparisons": {record_comparison_label(worse): {**verdict[record_comparison_label(worse)],
+                                                                      "verdict": "tie"}}}
+    assert ranking.separated_from_next(tie, worse) is False
+    # a comparison made in another run (other protocol) does not count: back to the interval check
+    other_run = {**paired, "protocol": {**worse["protocol"], "seed": 99}}
+    assert ranking.separated_from_next(other_run, worse) is False
 
 
 def test_best_per_column_skips_baselines_and_respects_direction(cell_records):
@@ -84,14 +93,13 @@ def test_one_row_per_record_no_pooling_across_seeds_or_regimes():
 
 def test_signed_gap_is_oriented_male_minus_female():
     record = make_explainer_record("saliency", rng=random.Random(3))
-    record["metrics"]["mass_accuracy_gap"] = {"value": 0.09, "ci_low": 0.01, "ci_high": 0.2,
-                                              "highest_group": "female", "lowest_group": "male"}
-    value, low, high, meaning = ranking.signed_gender_gap(record)
-    assert (value, low, high, meaning) == (-0.09, -0.2, -0.01, "male − female")
-    record["metrics"]["mass_accuracy_gap"].update(highest_group="male", lowest_group="female")
-    assert ranking.signed_gender_gap(record)[:3] == (0.09, 0.01, 0.2)
-    record["metrics"]["mass_accuracy_gap"].update(highest_group="non-binary", lowest_group="female")
-    assert "largest gap" in ranking.signed_gender_gap(record)[3]
+    record["metrics"]["mass_accuracy_gap"] = {"value": 0.09, "ci_low": 0.01, "ci_high": 0.2, "minuend": "male",
+                                              "subtrahend": "female", "definition": "MA(male) − MA(female)"}
+    assert ranking.signed_gender_gap(record) == (0.09, 0.01, 0.2, "male − female")
+    record["metrics"]["mass_accuracy_gap"].update(minuend="female", subtrahend="male")
+    assert ranking.signed_gender_gap(record) == (-0.09, -0.2, -0.01, "male − female")
+    del record["metrics"]["mass_accuracy_gap"]
+    assert "no gap" in ranking.signed_gender_gap(record)[3]
 
 
 def test_display_has_intervals_and_downloads_match_it(cell_records, tmp_path):
