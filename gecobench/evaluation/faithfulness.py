@@ -8,8 +8,9 @@ word dropped, the sentence closing up, exactly as LIME and Kernel SHAP see it) a
 through the model together, sorted by length and packed into forward passes
 (:func:`~gecobench.explainers.inputs.pack_by_length`); a row needed twice for a sentence is evaluated once.
 
-The whole-sentence probability and the leave-one-out effects do not depend on the explainer, so a probe keeps
-them per (sentence, class): in an evaluation of ten explainers they are computed once per model.
+A probe keeps every probability it computed per (sentence, class, perturbed sentence): the whole sentence and the
+leave-one-out rows do not depend on the explainer, and explainers often agree on the top words, so in an
+evaluation of ten explainers each distinct perturbed sentence goes through the model once.
 
 :func:`score_faithfulness` turns a run's per-sentence values into the record's metric blocks.
 """
@@ -77,8 +78,9 @@ class FaithfulnessProbe:
         self.fractions = tuple(float(f) for f in faith.check_fractions(fractions))
         self.tokens_per_forward = int(tokens_per_forward)
         self.max_length = int(max_length)
-        # (words, class) -> (p(x), leave-one-out drops): explainer-independent, shared by every explainer
-        self._sentence_cache: dict[tuple[tuple[str, ...], int], tuple[float, np.ndarray]] = {}
+        # (words, class) -> {keep-row bytes: probability}: a perturbed sentence is evaluated once per model, whichever
+        # explainer asks for it (every explainer needs p(x) and the leave-one-out rows; rationales often coincide)
+        self._row_cache: dict[tuple[tuple[str, ...], int], dict[bytes, float]] = {}
 
     def evaluate(self, words: Sequence[Sequence[str]], targets: Sequence[int],
                  scores: Sequence[Sequence[float]]) -> list[SentenceFaithfulness]:
@@ -113,45 +115,49 @@ class FaithfulnessProbe:
 
     def _evaluate_batch(self, words: list[list[str]], targets: list[int], scores: list[np.ndarray]
                         ) -> list[SentenceFaithfulness]:
-        batch = encode_batch(self.tokenizer, words, model_device(self.model), self.max_length)
+        # Every row a sentence needs: the whole sentence, each word left out, each rationale removed, each
+        # rationale alone. Rows already evaluated for this sentence (by an earlier explainer) come from the cache.
         plans, pairs = [], []
         for i, (sentence, target, row) in enumerate(zip(words, targets, scores)):
             n_words = len(sentence)
-            cached = self._sentence_cache.get((tuple(sentence), target))
             sizes = faith.rationale_sizes(row, self.fractions)
-            defined = sizes > 0
-            without, only = faith.removal_keep_masks(row, sizes[defined])
-            blocks = [] if cached else [np.ones((1, n_words), dtype=np.int64), faith.leave_one_out_keep_masks(n_words)]
-            blocks += [without, only]
-            pairs.append((i, np.vstack(blocks)))
-            plans.append((cached, sizes, defined))
-        outputs = outputs_without_words(
-            EmbeddingForward(self.model, "probability"), self.model, batch, pairs, self.tokenizer.pad_token_id,
-            tokens_per_forward=self.tokens_per_forward)
+            without, only = faith.removal_keep_masks(row, sizes[sizes > 0])
+            needed = np.vstack([np.ones((1, n_words), dtype=np.int64), faith.leave_one_out_keep_masks(n_words),
+                                without, only]).astype(np.uint8)
+            known = self._row_cache.setdefault((tuple(sentence), target), {})
+            keys = [r.tobytes() for r in needed]
+            missing = sorted({key: r for key, r in zip(keys, needed) if key not in known}.items())
+            if missing:
+                pairs.append((i, np.stack([r for _, r in missing]).astype(np.int64)))
+            plans.append((keys, [key for key, _ in missing], sizes, known))
+        if pairs:
+            batch = encode_batch(self.tokenizer, words, model_device(self.model), self.max_length)
+            outputs = outputs_without_words(
+                EmbeddingForward(self.model, "probability"), self.model, batch, pairs, self.tokenizer.pad_token_id,
+                tokens_per_forward=self.tokens_per_forward)
+            for (i, _), out in zip(pairs, outputs):
+                _, missing_keys, _, known = plans[i]
+                known.update(zip(missing_keys, out[:, targets[i]].tolist()))
         results = []
-        for i, (out, (cached, sizes, defined)) in enumerate(zip(outputs, plans)):
-            probability = out[:, targets[i]]
+        for i, (keys, _, sizes, known) in enumerate(plans):
             n_words = len(words[i])
-            if cached is None:
-                full = float(probability[0])
-                leave_one_out = full - probability[1 : 1 + n_words]
-                self._sentence_cache[(tuple(words[i]), targets[i])] = (full, leave_one_out)
-                probability = probability[1 + n_words :]
-            else:
-                full, leave_one_out = cached
+            probability = np.array([known[key] for key in keys])
+            full = float(probability[0])
+            leave_one_out = full - probability[1 : 1 + n_words]
+            removed = probability[1 + n_words :]
+            defined = sizes > 0
             n_defined = int(defined.sum())
             comprehensiveness = np.full(len(self.fractions), np.nan)
             sufficiency = np.full(len(self.fractions), np.nan)
-            comprehensiveness[defined] = full - probability[:n_defined]
-            sufficiency[defined] = full - probability[n_defined : 2 * n_defined]
+            comprehensiveness[defined] = full - removed[:n_defined]
+            sufficiency[defined] = full - removed[n_defined : 2 * n_defined]
             counted = faith.counted_in_aopc(sizes)
             aopc = lambda curve: float(curve[counted].mean()) if counted.any() else float("nan")
             tau = faith.leave_one_out_tau_per_sentence([scores[i]], [leave_one_out])[0]
             results.append(SentenceFaithfulness(
                 full_probability=full, comprehensiveness_curve=comprehensiveness, sufficiency_curve=sufficiency,
-                counted=counted, leave_one_out=np.asarray(leave_one_out, dtype=np.float64),
-                comprehensiveness=aopc(comprehensiveness), sufficiency=aopc(sufficiency),
-                leave_one_out_tau=float(tau)))
+                counted=counted, leave_one_out=leave_one_out, comprehensiveness=aopc(comprehensiveness),
+                sufficiency=aopc(sufficiency), leave_one_out_tau=float(tau)))
         return results
 
     def protocol(self) -> dict[str, Any]:
