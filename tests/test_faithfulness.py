@@ -278,3 +278,19 @@ def test_evaluation_writes_faithfulness_blocks_and_the_flag_turns_them_off(tmp_p
         assert not {"comprehensiveness", "sufficiency", "leave_one_out_tau"} & set(off["metrics"])
         # the rest of the record is untouched by the faithfulness evaluators
         assert off["metrics"]["mass_accuracy"] == records[True][name]["metrics"]["mass_accuracy"]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_probe_on_the_gpu_equals_the_cpu(bert_tokenizer):
+    import copy
+
+    cpu_model = make_tiny_bert_classifier(seed=3).double()  # float64 on both devices: equal up to rounding
+    gpu_model = copy.deepcopy(cpu_model).to("cuda")
+    scores = [np.arange(len(w), dtype=float) + 1 for w in SENTENCES]
+    on_cpu = FaithfulnessProbe(cpu_model, bert_tokenizer).evaluate(SENTENCES, TARGETS, scores)
+    on_gpu = FaithfulnessProbe(gpu_model, bert_tokenizer).evaluate(SENTENCES, TARGETS, scores)
+    tolerance = 1e6 * float(np.finfo(np.float64).eps)
+    for a, b in zip(on_gpu, on_cpu):
+        np.testing.assert_allclose(a.comprehensiveness_curve, b.comprehensiveness_curve, atol=tolerance)
+        np.testing.assert_allclose(a.sufficiency_curve, b.sufficiency_curve, atol=tolerance)
+        np.testing.assert_allclose(a.leave_one_out, b.leave_one_out, atol=tolerance)
