@@ -211,6 +211,8 @@ def test_probe_rejects_bad_scores_naming_the_sentence(tiny_model, bert_tokenizer
         probe.evaluate(SENTENCES[:2], TARGETS[:2], [np.ones(11), np.ones(2)])
     with pytest.raises(ValueError, match="scores: sentence 0 has a NaN"):
         probe.evaluate(SENTENCES[:1], TARGETS[:1], [np.full(11, np.nan)])
+    with pytest.raises(ValueError, match="targets: entry 1 is class 2 but the model has 2 classes"):
+        probe.evaluate(SENTENCES[:2], [0, 2], [np.ones(11), np.ones(3)])
 
 
 def test_record_blocks_from_checkpoint_columns(tiny_model, bert_tokenizer):

@@ -136,6 +136,8 @@ class FaithfulnessProbe:
                 EmbeddingForward(self.model, "probability"), self.model, batch, pairs, self.tokenizer.pad_token_id,
                 tokens_per_forward=self.tokens_per_forward)
             for (i, _), out in zip(pairs, outputs):
+                if targets[i] >= out.shape[1]:
+                    raise ValueError(f"targets: entry {i} is class {targets[i]} but the model has {out.shape[1]} classes")
                 _, missing_keys, _, known = plans[i]
                 known.update(zip(missing_keys, out[:, targets[i]].tolist()))
         results = []
@@ -159,6 +161,10 @@ class FaithfulnessProbe:
                 counted=counted, leave_one_out=leave_one_out, comprehensiveness=aopc(comprehensiveness),
                 sufficiency=aopc(sufficiency), leave_one_out_tau=float(tau)))
         return results
+
+    def forget(self) -> None:
+        """Drop the remembered probabilities (the runner calls it per chunk: later chunks hold other sentences)."""
+        self._row_cache.clear()
 
     def protocol(self) -> dict[str, Any]:
         """What a record says about how faithfulness was measured (part of its protocol)."""

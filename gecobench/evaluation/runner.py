@@ -372,6 +372,8 @@ def run_evaluation(
                                     batch_size=max(settings.batch_size, 16))
                     predictions = {i: int(p) for i, p in zip(chunk_rows, preds)}
                     kept, malformed = _kept_rows(split, chunk, predictions, settings.filter_correct)
+                    if probe is not None:
+                        probe.forget()  # its cache serves the explainers of one chunk; the next holds other sentences
                     per_explainer = {}
                     for spec, explainer in zip(specs, explainers_now):
                         if isinstance(explainer, PrecomputedExplainer):
