@@ -5,7 +5,8 @@ Times are process CPU seconds (``time.process_time``, all threads of the process
 comparable when other jobs share the cores; ``sent/CPU-s`` = sentences per CPU second. Both sides explain the
 same fine-tuned classifier on the same GECO test sentences for the true class. ferret
 (``ferret-xai``) runs in its own environment (``--ferret-python``; the hub never imports it) through
-``bench/ferret_side.py``; its token scores are folded to words with the hub's rule (``|score|`` per token,
+``bench/ferret_side.py``, in its own process while the hub side runs (``--ferret-results`` keeps its raw output
+for a rerun); its token scores are folded to words with the hub's rule (``|score|`` per token,
 summed per word) so both sides get the same Mass Accuracy. The hub side runs every built-in explainer of the
 registry (whatever it holds when the bench runs) at its defaults plus the ``--extra`` settings matched to
 ferret's (Integrated Gradients at ferret's 50 steps, Kernel SHAP at 500 samples). The faithfulness rows time
@@ -30,6 +31,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -118,6 +120,8 @@ def main() -> int:
     parser.add_argument("--extra", nargs="*", default=DEFAULT_EXTRA, help="more hub specs (name:key=value)")
     parser.add_argument("--evaluators-on", default="input_x_gradient",
                         help="hub explainer whose scores the faithfulness evaluators are timed on")
+    parser.add_argument("--ferret-results", default=None,
+                        help="JSON of ferret's side: reused when the file exists, else written there")
     parser.add_argument("--output", default=None, help="also write all figures as JSON here")
     args = parser.parse_args()
 
@@ -137,23 +141,19 @@ def main() -> int:
                                 f"torch {torch.__version__}", "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                      "threads": args.threads, "n_sentences": len(words), "model": args.model, "rows": []}
 
+    # ferret runs in its own process while the hub side runs here: CPU times do not mix, the wall clock is shared
     ferret: dict = {}
-    if args.ferret_python:
-        with tempfile.TemporaryDirectory() as tmp:
-            sentences, output = Path(tmp) / "sentences.json", Path(tmp) / "ferret.json"
-            sentences.write_text(json.dumps({"words": words, "targets": targets}))
-            command = [args.ferret_python, str(REPO_ROOT / "bench" / "ferret_side.py"), "--model", args.model,
-                       "--sentences", str(sentences), "--output", str(output), "--threads", str(args.threads),
-                       "--evaluator-sentences", str(len(words))]
-            if args.ferret_explainers is not None:
-                command += ["--explainers", *args.ferret_explainers]
-            subprocess.run(command, check=True, env={**os.environ, "OMP_NUM_THREADS": str(args.threads)})
-            ferret = json.loads(output.read_text())
-        results["ferret_version"] = ferret.get("ferret_version")
-        for name, side in ferret["explainers"].items():
-            folded, mismatched = fold_ferret(tokenizer, words, side)
-            results["rows"].append({"side": "ferret", "method": name, "sps": len(words) / side["seconds"],
-                                    "ma": mass_accuracy(folded, truth), "tokenization_mismatches": mismatched})
+    ferret_process, workdir = None, Path(tempfile.mkdtemp(prefix="bench_vs_ferret_"))
+    ferret_output = Path(args.ferret_results) if args.ferret_results else workdir / "ferret.json"
+    if args.ferret_python and not (args.ferret_results and ferret_output.is_file()):
+        sentences = workdir / "sentences.json"
+        sentences.write_text(json.dumps({"words": words, "targets": targets}))
+        command = [args.ferret_python, str(REPO_ROOT / "bench" / "ferret_side.py"), "--model", args.model,
+                   "--sentences", str(sentences), "--output", str(ferret_output), "--threads", str(args.threads),
+                   "--evaluator-sentences", str(len(words))]
+        if args.ferret_explainers is not None:
+            command += ["--explainers", *args.ferret_explainers]
+        ferret_process = subprocess.Popen(command, env={**os.environ, "OMP_NUM_THREADS": str(args.threads)})
 
     hub_scores = {}
     for spec in (args.hub if args.hub is not None else builtin_specs()) + list(args.extra):
@@ -166,6 +166,18 @@ def main() -> int:
         results["rows"].append({"side": "hub", "method": spec, "sps": len(words) / seconds,
                                 "ma": mass_accuracy(scores, truth)})
         print(f"hub {spec}: {len(words) / seconds:.2f} sentences/CPU-s", flush=True)
+        if args.output:  # partial figures survive an interrupted run
+            Path(args.output).write_text(json.dumps(results, indent=1))
+
+    if ferret_process is not None and ferret_process.wait() != 0:
+        raise SystemExit(f"the ferret side failed (exit code {ferret_process.returncode})")
+    if ferret_output.is_file():
+        ferret = json.loads(ferret_output.read_text())
+        results["ferret_version"] = ferret.get("ferret_version")
+        for name, side in ferret["explainers"].items():
+            folded, mismatched = fold_ferret(tokenizer, words, side)
+            results["rows"].append({"side": "ferret", "method": name, "sps": len(words) / side["seconds"],
+                                    "ma": mass_accuracy(folded, truth), "tokenization_mismatches": mismatched})
 
     if args.evaluators_on in hub_scores:
         probe_scores = hub_scores[args.evaluators_on]
@@ -208,6 +220,7 @@ def main() -> int:
                   + f"; all three {len(words) / total:.2f} sentences/CPU-s")
     if args.output:
         Path(args.output).write_text(json.dumps(results, indent=1))
+    shutil.rmtree(workdir, ignore_errors=True)
     return 0
 
 
