@@ -47,7 +47,8 @@ def main() -> int:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     torch.set_num_threads(args.threads)
-    data = json.loads(open(args.sentences, encoding="utf-8").read())
+    with open(args.sentences, encoding="utf-8") as handle:
+        data = json.load(handle)
     texts = [" ".join(words) for words in data["words"]]
     targets = [int(t) for t in data["targets"]]
     model = AutoModelForSequenceClassification.from_pretrained(args.model).eval()

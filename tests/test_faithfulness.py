@@ -11,7 +11,11 @@ import torch
 from conftest import make_tiny_bert_classifier
 
 from gecobench.evaluation import EvaluationSettings, run_evaluation
-from gecobench.evaluation.faithfulness import FaithfulnessProbe, score_faithfulness, to_checkpoint
+from gecobench.evaluation.faithfulness import (
+    FaithfulnessProbe,
+    score_faithfulness,
+    to_checkpoint,
+)
 from gecobench.metrics import faithfulness as faith
 from gecobench.store import LocalStore
 from gecobench.words import tokenize_words
@@ -257,8 +261,8 @@ def test_evaluation_writes_faithfulness_blocks_and_the_flag_turns_them_off(tmp_p
     (folder / "gecobench_model.json").write_text(json.dumps({
         "regime": "CE", "base_model": "tiny-bert", "base_revision": None, "geco_config": "binary_all",
         "seed": 0, "num_labels": 2}))
-    common = dict(data_dir=str(geco_dir), filter_correct=False, properties=False, max_groups=2, chunk_size=1,
-                  bootstrap=10, batch_size=4)
+    common = {"data_dir": str(geco_dir), "filter_correct": False, "properties": False, "max_groups": 2,
+              "chunk_size": 1, "bootstrap": 10, "batch_size": 4}
     records = {}
     for on in (True, False):
         store = tmp_path / f"store-{on}"

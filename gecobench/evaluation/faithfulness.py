@@ -154,12 +154,11 @@ class FaithfulnessProbe:
             comprehensiveness[defined] = full - removed[:n_defined]
             sufficiency[defined] = full - removed[n_defined : 2 * n_defined]
             counted = faith.counted_in_aopc(sizes)
-            aopc = lambda curve: float(curve[counted].mean()) if counted.any() else float("nan")
             tau = faith.leave_one_out_tau_per_sentence([scores[i]], [leave_one_out])[0]
             results.append(SentenceFaithfulness(
                 full_probability=full, comprehensiveness_curve=comprehensiveness, sufficiency_curve=sufficiency,
-                counted=counted, leave_one_out=leave_one_out, comprehensiveness=aopc(comprehensiveness),
-                sufficiency=aopc(sufficiency), leave_one_out_tau=float(tau)))
+                counted=counted, leave_one_out=leave_one_out, comprehensiveness=_aopc(comprehensiveness, counted),
+                sufficiency=_aopc(sufficiency, counted), leave_one_out_tau=float(tau)))
         return results
 
     def forget(self) -> None:
@@ -180,6 +179,11 @@ def faithfulness_protocol(fractions: Sequence[float] = faith.DEFAULT_REMOVAL_FRA
         "removal": "whole words dropped, the sentence closing up (special tokens kept), as LIME/Kernel SHAP",
         "output": "softmax probability of the explained class",
     }
+
+
+def _aopc(curve: np.ndarray, counted: np.ndarray) -> float:
+    """Mean of the curve over the counted fractions; NaN when none is counted (no rationale)."""
+    return float(curve[counted].mean()) if counted.any() else float("nan")
 
 
 def _nan_to_none(values: Any) -> Any:

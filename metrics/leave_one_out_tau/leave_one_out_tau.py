@@ -3,7 +3,10 @@
 import datasets
 import evaluate
 
-from gecobench.metrics.faithfulness import FAITHFULNESS_META, leave_one_out_tau_per_sentence
+from gecobench.metrics.faithfulness import (
+    FAITHFULNESS_META,
+    leave_one_out_tau_per_sentence,
+)
 from gecobench.metrics.mass_accuracy import module_result
 
 METRIC_META = FAITHFULNESS_META["leave_one_out_tau"]
