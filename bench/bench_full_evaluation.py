@@ -14,7 +14,8 @@ the runner's stage clock to it) and where they went, read from the run's per-chu
 * ``rest``: loading, predictions, filtering, scoring with bootstrap CIs, records (the total minus the above).
 
 With ``--processes 1 2`` the same evaluation also runs through the command line under ``torchrun`` with each
-process count (wall clock, fresh checkpoints), for the scaling figure.
+process count (wall clock including start-up, fresh checkpoints, one sentence group per chunk so that every
+process gets work), for the scaling figure.
 
     python bench/bench_full_evaluation.py --model runs/bench/binary_all/CEfAf/seed0 --groups 8 --threads 1
 """
@@ -62,6 +63,8 @@ def run_cli(processes: int, args: argparse.Namespace, specs: list[str], workdir:
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}",
                str(REPO_ROOT / "scripts" / "evaluate_explainers.py"), "--explainers", *specs, "--models", args.model,
                "--configs", args.config, "--max-groups", str(args.groups), "--results", str(workdir / f"r{processes}"),
+               # one group per chunk: chunks are what processes share, so every process gets work
+               "--chunk-size", "1",
                "--checkpoint-dir", str(workdir / f"ck{processes}"), "--quiet"]
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "PYTHONPATH": str(REPO_ROOT)}
     start = time.perf_counter()
