@@ -42,6 +42,7 @@ def main() -> int:
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu", help="process CPU time or wall clock")
     args = parser.parse_args()
     now = time.process_time if args.clock == "cpu" else time.perf_counter
+    unit = "sentences/CPU-s" if args.clock == "cpu" else "sentences/s"
 
     import ferret
     import numpy as np
@@ -71,7 +72,7 @@ def main() -> int:
         for text in texts:
             token_ids.append(tokenizer(text)["input_ids"])
         out["explainers"][name] = {"seconds": seconds, "token_ids": token_ids, "scores": scores}
-        print(f"ferret {name}: {len(texts) / seconds:.2f} sentences/CPU-s", flush=True)
+        print(f"ferret {name}: {len(texts) / seconds:.2f} {unit}", flush=True)
 
     if args.evaluators_on in out["explainers"]:
         from ferret.evaluators.faithfulness_measures import (
@@ -94,8 +95,8 @@ def main() -> int:
             values = [float(evaluator.compute_evaluation(item, target=targets[i]).score) for i, item in enumerate(items)]
             out["evaluators"][evaluator_class.SHORT_NAME] = {
                 "seconds": now() - start, "n": n, "values": values}
-            print(f"ferret {evaluator_class.SHORT_NAME}: {n / out['evaluators'][evaluator_class.SHORT_NAME]['seconds']:.2f} "
-                  "sentences/CPU-s", flush=True)
+            rate = n / out["evaluators"][evaluator_class.SHORT_NAME]["seconds"]
+            print(f"ferret {evaluator_class.SHORT_NAME}: {rate:.2f} {unit}", flush=True)
     with open(args.output, "w", encoding="utf-8") as handle:
         json.dump(out, handle)
     return 0
