@@ -50,6 +50,10 @@ METRIC_LABELS: dict[str, str] = {
     "covariate_complexity": "CVR",
     "relevance_rank_accuracy": "Rank acc.",
     "auprc": "AUPRC",
+    # faithfulness to the model (gecobench.evaluation.faithfulness; absent from records run with --no-faithfulness)
+    "comprehensiveness": "Compr.",
+    "sufficiency": "Suff.",
+    "leave_one_out_tau": "LOO tau",
 }
 PROPERTY_KEYS = [
     "model_randomisation_check", "small_noise_check", "label_difference", "methods_agreement", "sparsity",

@@ -57,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--properties", action=argparse.BooleanOptionalAction, default=True,
                         help="compute the property and ranking metrics (MRC, SNC, LD, DMA, SP, CVR, rank accuracy, AUPRC); "
                              "with --no-properties a record holds MA, RMA and the gender gap only")
+    parser.add_argument("--faithfulness", action=argparse.BooleanOptionalAction, default=True,
+                        help="compute comprehensiveness, sufficiency (AOPC) and leave-one-out tau on the model")
     parser.add_argument("--import", dest="imports", nargs="*", default=[],
                         help="Python modules to import first (they may register extra explainers)")
     parser.add_argument("--show-leaderboard", action="store_true", help="print the leaderboard table at the end")
@@ -79,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = EvaluationSettings(
         split=args.split, seed=args.seed, filter_correct=args.filter_correct, properties=args.properties,
         bootstrap=args.bootstrap, batch_size=args.batch_size, chunk_size=args.chunk_size, max_groups=args.max_groups,
-        noise_std=args.noise_std, data_dir=args.data_dir,
+        noise_std=args.noise_std, data_dir=args.data_dir, faithfulness=args.faithfulness,
     )
     summary = run_evaluation([ExplainerSpec.parse(e) for e in args.explainers], args.models, args.configs,
                              settings, store_location=args.results, checkpoint_dir=args.checkpoint_dir,

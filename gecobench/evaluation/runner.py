@@ -37,6 +37,12 @@ from gecobench.evaluation.attribution import (
 )
 from gecobench.evaluation.checkpoints import CheckpointStore
 from gecobench.evaluation.data import GecoSplit, load_split, scorable
+from gecobench.evaluation.faithfulness import (
+    FaithfulnessProbe,
+    faithfulness_protocol,
+    score_faithfulness,
+    to_checkpoint,
+)
 from gecobench.evaluation.modelling import (
     LoadedModel,
     load_model,
@@ -67,7 +73,8 @@ from gecobench.store import open_results_store
 log = logging.getLogger("gecobench.evaluation")
 
 ZERO_SHOT_REGIME = "ZS"
-SCORE_KINDS = ("main", "reference", "randomised", "noisy", "other_target")
+FAITHFULNESS_PROTOCOL = faithfulness_protocol()
+SCORE_KINDS = ("main", "reference", "randomised", "noisy", "other_target", "faithfulness")
 
 
 @dataclass
@@ -111,10 +118,12 @@ class EvaluationSettings:
     noise_std: float = 0.01
     randomisation_seed: int = 1234
     data_dir: str | None = None
+    #: comprehensiveness, sufficiency and leave-one-out tau (gecobench.evaluation.faithfulness); off: --no-faithfulness
+    faithfulness: bool = True
 
     def protocol(self) -> dict[str, Any]:
         """The protocol block of a record (part of its identity; process count and paths are not)."""
-        return {
+        protocol = {
             "split": self.split, "seed": self.seed,
             "filter": "all_gender_variants_correct" if self.filter_correct else "none",
             "properties": self.properties, "bootstrap_resamples": self.bootstrap, "ci_level": 0.95,
@@ -127,6 +136,10 @@ class EvaluationSettings:
             "random_streams": "common: the model, its zero-shot reference and its randomised and noisy copies "
                               "share each sentence's random stream",
         }
+        if self.faithfulness:
+            # Only when on, so records of runs without faithfulness keep the identity they had before it existed.
+            protocol["faithfulness"] = FAITHFULNESS_PROTOCOL
+        return protocol
 
 
 @dataclass
@@ -289,6 +302,17 @@ def _precomputed_chunk(explainer: PrecomputedExplainer, split: GecoSplit, kept: 
     return {"scores": scores, "seconds": {"total": seconds, "main": seconds}}
 
 
+def _add_faithfulness(scores: dict[str, Any], probe: FaithfulnessProbe | None, split: GecoSplit,
+                      kept: list[int]) -> None:
+    """Put the chunk's comprehensiveness/sufficiency/LOO-tau columns into ``scores`` (None when switched off)."""
+    if probe is None or scores.get("main") is None:
+        scores["faithfulness"] = None
+        return
+    results = probe.evaluate([list(split.rows[i].words) for i in kept], [split.rows[i].label for i in kept],
+                             scores["main"]) if kept else []
+    scores["faithfulness"] = to_checkpoint(results)
+
+
 def _per_sentence_seconds(explainer: Explainer, main_seconds: float, n_kept: int) -> float | None:
     if not n_kept or (isinstance(explainer, PrecomputedExplainer) and explainer.seconds_per_row is None):
         return None  # self-reported attributions: their cost is unknown
@@ -399,6 +423,7 @@ def run_evaluation(
                 log.info("records for %s on %s already in the store; skipped", model_path, config)
                 continue
             perturbed = _Perturbed(lm.model, settings)
+            probe = FaithfulnessProbe(lm.model, lm.tokenizer) if settings.faithfulness else None
             # Checkpointed chunk scores depend on the explainer alone, not on which others run beside it: a run
             # with another explainer set reuses them (only the records' comparisons are recomputed).
             chunk_protocol = {k: v for k, v in unit_protocol.items() if k != "compared_explainers"}
@@ -416,10 +441,13 @@ def run_evaluation(
                                     batch_size=max(settings.batch_size, 16))
                     predictions = {i: int(p) for i, p in zip(chunk_rows, preds)}
                     kept, malformed = _kept_rows(split, chunk, predictions, settings.filter_correct)
+                    if probe is not None:
+                        probe.forget()  # its cache serves the explainers of one chunk; the next holds other sentences
                     per_explainer = {}
                     for spec, explainer in zip(specs, explainers_now):
                         if isinstance(explainer, PrecomputedExplainer):
                             cached = _precomputed_chunk(explainer, split, kept, settings, reference is not None)
+                            _add_faithfulness(cached["scores"], probe, split, kept)
                             per_explainer[spec.key()] = cached
                             bar.update(1)
                             continue
@@ -434,7 +462,10 @@ def run_evaluation(
                                 by_row = _reference_scores(explainer, spec, reference, split, chunk, chunk_id,
                                                            settings, checkpoints, protocol)
                                 scores["reference"] = [by_row[i] for i in kept]
-                            seconds = {"total": time.perf_counter() - start, "main": main_seconds}
+                            faithfulness_start = time.perf_counter()
+                            _add_faithfulness(scores, probe, split, kept)
+                            seconds = {"total": time.perf_counter() - start, "main": main_seconds,
+                                       "faithfulness": time.perf_counter() - faithfulness_start}
                             checkpoints.save(unit, spec.key(), chunk_id, kept, scores, seconds)
                             cached = {"scores": scores, "seconds": seconds}
                         per_explainer[spec.key()] = cached
@@ -515,6 +546,10 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
                     scores, ground_truth, collect(key, "randomised"), collect(key, "noisy"),
                     collect(key, "other_target"), settings, missing_reason=precomputed_gap))
                 metrics["methods_agreement"] = agreement.get(key, {"value": None, "reason": "not computed"})
+            if settings.faithfulness:
+                metrics.update(score_faithfulness(
+                    [c["explainers"][key]["scores"].get("faithfulness") for c in chunks],
+                    FAITHFULNESS_PROTOCOL["removal_fractions"], settings.bootstrap, settings.seed))
         record = {
             "schema_version": SCHEMA_VERSION,
             "record_type": "explainer_score",

@@ -10,6 +10,7 @@ from typing import Any
 
 from gecobench.metrics.bias_indices import METRIC_META as _BIAS_INDICES_META
 from gecobench.metrics.cooccurrence import METRIC_META as _COOCCURRENCE_META
+from gecobench.metrics.faithfulness import FAITHFULNESS_META
 from gecobench.metrics.mass_accuracy import METRIC_META as _MASS_ACCURACY_META
 from gecobench.metrics.module_paths import available_modules, module_path
 from gecobench.metrics.properties import PROPERTY_META
@@ -23,6 +24,7 @@ METRICS_META: dict[str, dict[str, Any]] = {
         _RMA_META,
         *RANKING_META.values(),
         *PROPERTY_META.values(),
+        *FAITHFULNESS_META.values(),
         _COOCCURRENCE_META,
         _BIAS_INDICES_META,
     )

@@ -1,0 +1,235 @@
+#!/usr/bin/env python
+"""The hub's explainers and faithfulness evaluators against ferret's, side by side: sentences/CPU-s and Mass Accuracy.
+
+Times are process CPU seconds (``time.process_time``, all threads of the process), so the figures stay
+comparable when other jobs share the cores; ``sent/CPU-s`` = sentences per CPU second. ``--clock wall`` times
+the wall clock instead and runs the two sides one after the other (for "both cores" figures on a free machine). Both sides explain the
+same fine-tuned classifier on the same GECO test sentences for the true class. ferret
+(``ferret-xai``) runs in its own environment (``--ferret-python``; the hub never imports it) through
+``bench/ferret_side.py``, in its own process while the hub side runs (``--ferret-results`` keeps its raw output
+for a rerun); its token scores are folded to words with the hub's rule (``|score|`` per token,
+summed per word) so both sides get the same Mass Accuracy. The hub side runs every built-in explainer of the
+registry (whatever it holds when the bench runs) at its defaults plus the ``--extra`` settings matched to
+ferret's (Integrated Gradients at ferret's 50 steps, Kernel SHAP at 500 samples). The faithfulness rows time
+ferret's ``aopc_compr``/``aopc_suff``/``taucorr_loo`` and the hub's
+:class:`~gecobench.evaluation.faithfulness.FaithfulnessProbe` (all three together) on the same explanations.
+
+Set up ferret once (its own venv reusing the hub venv's torch, so torch is not downloaded again):
+
+    python3 -m venv /work/ferret-venv
+    echo /work/main/.venv/lib/python3.11/site-packages > /work/ferret-venv/lib/python3.11/site-packages/hub.pth
+    /work/ferret-venv/bin/pip install ferret-xai pyarrow==17.0.0
+
+Then (a fine-tuned model: ``scripts/train_models.py --regime CEfAf --config binary_all --schedule demo``):
+
+    python bench/bench_vs_ferret.py --model runs/bench/binary_all/CEfAf/seed0 --n-sentences 16 \\
+        --ferret-python /work/ferret-venv/bin/python --threads 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+warnings.filterwarnings("ignore")
+
+import numpy as np
+import torch
+
+#: hub explainer spec -> the ferret explainer it is compared with
+PAIRS = {
+    "saliency": "Gradient",
+    "input_x_gradient": "Gradient (x Input)",
+    "integrated_gradients": "Integrated Gradient (x Input)",
+    "integrated_gradients:n_steps=50": "Integrated Gradient (x Input)",
+    "lime": "LIME",
+    "kernel_shap": "Partition SHAP",
+    "kernel_shap:n_samples=500": "Partition SHAP",
+    "partition_shap": "Partition SHAP",
+}
+DEFAULT_EXTRA = ["integrated_gradients:n_steps=50", "kernel_shap:n_samples=500"]
+
+
+def builtin_specs() -> list[str]:
+    """Every built-in explainer the registry holds now (plug-ins excluded)."""
+    from gecobench.explainers.base import available_explainers, get_explainer_class
+
+    return [name for name in available_explainers()
+            if get_explainer_class(name).__module__.startswith("gecobench.explainers")]
+
+
+def make_explainer(spec: str, config: str, data_dir: str | None):
+    from gecobench.evaluation.data import load_split, scorable
+    from gecobench.evaluation.runner import ExplainerSpec
+    from gecobench.explainers import get_explainer
+    from gecobench.explainers.base import Explainer
+
+    parsed = ExplainerSpec.parse(spec)
+    explainer = get_explainer(parsed.name, **parsed.params)
+    if type(explainer).fit is not Explainer.fit:  # learns from the train split (pattern_variant)
+        rows = [r for r in load_split(config, "train", data_dir).rows if scorable(r)]
+        explainer.fit([list(r.words) for r in rows], [r.label for r in rows])
+    return explainer
+
+
+def fold_ferret(tokenizer, words: list[list[str]], side: dict) -> tuple[list[np.ndarray | None], int]:
+    """ferret's token scores as word scores (the hub's rule); None where ferret tokenized differently."""
+    from gecobench.words import fold_token_scores_to_words, tokenize_words
+
+    encoding, word_ids = tokenize_words(tokenizer, words, padding=False, return_tensors=None)
+    folded, mismatched = [], 0
+    for i, sentence in enumerate(words):
+        scores = np.asarray(side["scores"][i], dtype=np.float64)
+        if list(encoding["input_ids"][i]) != list(side["token_ids"][i]) or scores.size != len(word_ids[i]):
+            folded.append(None)
+            mismatched += 1
+            continue
+        folded.append(fold_token_scores_to_words(scores, word_ids[i], len(sentence)))
+    return folded, mismatched
+
+
+def mass_accuracy(scores: list[np.ndarray | None], truth: list[list[int]]) -> float:
+    from gecobench.metrics.mass_accuracy import mass_accuracy_per_sentence
+
+    pairs = [(s, t) for s, t in zip(scores, truth) if s is not None]
+    return float(np.nanmean(mass_accuracy_per_sentence([p[0] for p in pairs], [p[1] for p in pairs])))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", required=True, help="fine-tuned checkpoint folder (model zoo layout)")
+    parser.add_argument("--config", default="binary_all", help="GECO config whose test split is used")
+    parser.add_argument("--data-dir", default=None, help="GECO release folder (default ../shared/data/geco)")
+    parser.add_argument("--n-sentences", type=int, default=16, help="first N test sentences")
+    parser.add_argument("--threads", type=int, default=2, help="torch threads on both sides")
+    parser.add_argument("--ferret-python", default=None, help="Python of an environment with ferret-xai")
+    parser.add_argument("--ferret-explainers", nargs="*", default=None, help="ferret explainers (default: all six)")
+    parser.add_argument("--hub", nargs="*", default=None, help="hub explainer specs (default: every built-in)")
+    parser.add_argument("--extra", nargs="*", default=DEFAULT_EXTRA, help="more hub specs (name:key=value)")
+    parser.add_argument("--evaluators-on", default="input_x_gradient",
+                        help="hub explainer whose scores the faithfulness evaluators are timed on")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="process CPU time (default; robust on shared cores) or wall clock (the two sides then "
+                             "run one after the other)")
+    parser.add_argument("--ferret-results", default=None,
+                        help="JSON of ferret's side: reused when the file exists, else written there")
+    parser.add_argument("--output", default=None, help="also write all figures as JSON here")
+    args = parser.parse_args()
+    now = time.process_time if args.clock == "cpu" else time.perf_counter
+
+    from gecobench.evaluation.data import load_split
+    from gecobench.evaluation.faithfulness import FaithfulnessProbe
+    from gecobench.explainers.engine import attribute
+    from gecobench.models import load_zoo_model
+
+    torch.set_num_threads(args.threads)
+    model, tokenizer, _ = load_zoo_model(args.model)
+    model.eval()
+    rows = load_split(args.config, "test", args.data_dir).rows[: args.n_sentences]
+    words = [list(r.words) for r in rows]
+    targets = [int(r.label) for r in rows]
+    truth = [list(r.ground_truth) for r in rows]
+    results: dict = {"machine": f"{platform.machine()} {os.cpu_count()} CPUs, {platform.python_version()}, "
+                                f"torch {torch.__version__}", "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                     "threads": args.threads, "clock": args.clock, "n_sentences": len(words), "model": args.model, "rows": []}
+
+    # ferret runs in its own process while the hub side runs here: CPU times do not mix, the wall clock is shared
+    ferret: dict = {}
+    ferret_process, workdir = None, Path(tempfile.mkdtemp(prefix="bench_vs_ferret_"))
+    ferret_output = Path(args.ferret_results) if args.ferret_results else workdir / "ferret.json"
+    if args.ferret_python and not (args.ferret_results and ferret_output.is_file()):
+        sentences = workdir / "sentences.json"
+        sentences.write_text(json.dumps({"words": words, "targets": targets}))
+        command = [args.ferret_python, str(REPO_ROOT / "bench" / "ferret_side.py"), "--model", args.model,
+                   "--sentences", str(sentences), "--output", str(ferret_output), "--threads", str(args.threads),
+                   "--evaluator-sentences", str(len(words)), "--clock", args.clock]
+        if args.ferret_explainers is not None:
+            command += ["--explainers", *args.ferret_explainers]
+        ferret_process = subprocess.Popen(command, env={**os.environ, "OMP_NUM_THREADS": str(args.threads)})
+        if args.clock == "wall":  # wall-clock figures need the machine to themselves: one side at a time
+            ferret_process.wait()
+
+    hub_scores = {}
+    for spec in (args.hub if args.hub is not None else builtin_specs()) + list(args.extra):
+        explainer = make_explainer(spec, args.config, args.data_dir)
+        attribute(explainer, model, tokenizer, words[:2], targets[:2])  # warm-up: first imports
+        start = now()
+        scores = attribute(explainer, model, tokenizer, words, targets)
+        seconds = now() - start
+        hub_scores[spec] = scores
+        results["rows"].append({"side": "hub", "method": spec, "sps": len(words) / seconds,
+                                "ma": mass_accuracy(scores, truth)})
+        print(f"hub {spec}: {len(words) / seconds:.2f} sentences/CPU-s", flush=True)
+        if args.output:  # partial figures survive an interrupted run
+            Path(args.output).write_text(json.dumps(results, indent=1))
+
+    if ferret_process is not None and ferret_process.wait() != 0:
+        raise SystemExit(f"the ferret side failed (exit code {ferret_process.returncode})")
+    if ferret_output.is_file():
+        ferret = json.loads(ferret_output.read_text())
+        results["ferret_version"] = ferret.get("ferret_version")
+        for name, side in ferret["explainers"].items():
+            folded, mismatched = fold_ferret(tokenizer, words, side)
+            results["rows"].append({"side": "ferret", "method": name, "sps": len(words) / side["seconds"],
+                                    "ma": mass_accuracy(folded, truth), "tokenization_mismatches": mismatched})
+
+    if args.evaluators_on in hub_scores:
+        probe_scores = hub_scores[args.evaluators_on]
+        FaithfulnessProbe(model, tokenizer).evaluate(words[:2], targets[:2], probe_scores[:2])  # warm-up
+        start = now()
+        faithful = FaithfulnessProbe(model, tokenizer).evaluate(words, targets, probe_scores)
+        seconds = now() - start
+        results["faithfulness"] = {
+            "hub": {"sps": len(words) / seconds, "explainer": args.evaluators_on,
+                    "comprehensiveness": float(np.nanmean([f.comprehensiveness for f in faithful])),
+                    "sufficiency": float(np.nanmean([f.sufficiency for f in faithful])),
+                    "leave_one_out_tau": float(np.nanmean([f.leave_one_out_tau for f in faithful]))},
+            "ferret": {name: {"sps": e["n"] / e["seconds"], "mean": float(np.nanmean(e["values"]))}
+                       for name, e in ferret.get("evaluators", {}).items()},
+        }
+
+    print(f"\n{results['machine']}; {results['date']}; {args.threads} thread(s); {len(words)} sentences "
+          f"({args.config} test); model {args.model}")
+    print(f"{'side':<7} {'method':<34} {'sent/CPU-s' if args.clock == 'cpu' else 'sent/s':>10} {'MA':>6}")
+    for row in results["rows"]:
+        note = f"  ({row['tokenization_mismatches']} sentences tokenized differently, left out)" \
+            if row.get("tokenization_mismatches") else ""
+        print(f"{row['side']:<7} {row['method']:<34} {row['sps']:>10.2f} {row['ma']:>6.3f}{note}")
+    by = {(r["side"], r["method"]): r for r in results["rows"]}
+    pairs = [(h, f) for h, f in PAIRS.items() if ("hub", h) in by and ("ferret", f) in by]
+    if pairs:
+        print(f"\n{'hub':<34} {'ferret':<30} {'speed-up':>8} {'MA hub':>7} {'MA ferret':>9}")
+        for hub, other in pairs:
+            a, b = by[("hub", hub)], by[("ferret", other)]
+            print(f"{hub:<34} {other:<30} {a['sps'] / b['sps']:>7.1f}x {a['ma']:>7.3f} {b['ma']:>9.3f}")
+    if "faithfulness" in results:
+        f = results["faithfulness"]
+        print(f"\nfaithfulness on {f['hub']['explainer']}: hub (comprehensiveness + sufficiency + LOO tau together) "
+              f"{f['hub']['sps']:.2f} sentences/CPU-s; comprehensiveness {f['hub']['comprehensiveness']:.3f}, "
+              f"sufficiency {f['hub']['sufficiency']:.3f}, LOO tau {f['hub']['leave_one_out_tau']:.3f}")
+        if f["ferret"]:
+            total = sum(len(words) / e["sps"] for e in f["ferret"].values())
+            print("ferret: " + ", ".join(f"{k} {e['sps']:.2f} sentences/CPU-s (mean {e['mean']:.3f})"
+                                         for k, e in f["ferret"].items())
+                  + f"; all three {len(words) / total:.2f} sentences/CPU-s")
+    if args.output:
+        Path(args.output).write_text(json.dumps(results, indent=1))
+    shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,106 @@
+"""The ferret half of ``bench/bench_vs_ferret.py``; runs with the Python of an environment that has ferret-xai.
+
+Not part of the hub (which never imports ferret): ``bench_vs_ferret.py`` starts this file with
+``--ferret-python`` and reads one JSON document from its output file. For every ferret explainer it explains
+each sentence (``" ".join(words)``, the explained class = the label) and records the process CPU seconds, ferret's token ids
+and token scores; it then times ferret's three faithfulness evaluators on one explainer's explanations.
+
+    /work/ferret-venv/bin/python bench/ferret_side.py --model runs/bench/binary_all/CEfAf/seed0 \\
+        --sentences sentences.json --output ferret.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+
+warnings.filterwarnings("ignore")
+
+#: ferret's explainers (the six its Benchmark runs by default), constructor keyword arguments, call arguments
+FERRET_EXPLAINERS = {
+    "Gradient": ("GradientExplainer", {"multiply_by_inputs": False}, {}),
+    "Gradient (x Input)": ("GradientExplainer", {"multiply_by_inputs": True}, {}),
+    "Integrated Gradient (x Input)": ("IntegratedGradientExplainer", {"multiply_by_inputs": True}, {}),
+    "Integrated Gradient": ("IntegratedGradientExplainer", {"multiply_by_inputs": False}, {}),
+    "LIME": ("LIMEExplainer", {}, {}),
+    "Partition SHAP": ("SHAPExplainer", {}, {}),
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", required=True, help="checkpoint folder (transformers layout)")
+    parser.add_argument("--sentences", required=True, help="JSON file: {'words': [[...]], 'targets': [...]}")
+    parser.add_argument("--output", required=True, help="where the JSON results go")
+    parser.add_argument("--explainers", nargs="*", default=list(FERRET_EXPLAINERS), help="ferret explainer names")
+    parser.add_argument("--evaluators-on", default="Gradient (x Input)",
+                        help="explainer whose explanations ferret's faithfulness evaluators are timed on")
+    parser.add_argument("--evaluator-sentences", type=int, default=16, help="sentences the evaluators are timed on")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu", help="process CPU time or wall clock")
+    args = parser.parse_args()
+    now = time.process_time if args.clock == "cpu" else time.perf_counter
+    unit = "sentences/CPU-s" if args.clock == "cpu" else "sentences/s"
+
+    import ferret
+    import numpy as np
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    torch.set_num_threads(args.threads)
+    with open(args.sentences, encoding="utf-8") as handle:
+        data = json.load(handle)
+    texts = [" ".join(words) for words in data["words"]]
+    targets = [int(t) for t in data["targets"]]
+    model = AutoModelForSequenceClassification.from_pretrained(args.model).eval()
+    tokenizer = AutoTokenizer.from_pretrained(args.model)
+
+    out = {"ferret_version": getattr(ferret, "__version__", "unknown"), "torch": torch.__version__,
+           "threads": args.threads, "explainers": {}, "evaluators": {}}
+    for name in args.explainers:
+        class_name, init, call = FERRET_EXPLAINERS[name]
+        explainer = getattr(ferret, class_name)(model, tokenizer, **init)
+        explainer(texts[0], target=targets[0], **call)  # warm-up: first imports (shap, lime, captum)
+        token_ids, scores = [], []
+        start = now()
+        for text, target in zip(texts, targets):
+            explanation = explainer(text, target=target, **call)
+            scores.append([float(s) for s in explanation.scores])
+        seconds = now() - start
+        for text in texts:
+            token_ids.append(tokenizer(text)["input_ids"])
+        out["explainers"][name] = {"seconds": seconds, "token_ids": token_ids, "scores": scores}
+        print(f"ferret {name}: {len(texts) / seconds:.2f} {unit}", flush=True)
+
+    if args.evaluators_on in out["explainers"]:
+        from ferret.evaluators.faithfulness_measures import (
+            AOPC_Comprehensiveness_Evaluation,
+            AOPC_Sufficiency_Evaluation,
+            TauLOO_Evaluation,
+        )
+        from ferret.explainers.explanation import Explanation
+        from ferret.model_utils import ModelHelper
+
+        helper = ModelHelper(model, tokenizer)
+        n = min(args.evaluator_sentences, len(texts))
+        chosen = out["explainers"][args.evaluators_on]["scores"][:n]
+        items = [Explanation(texts[i], helper.get_tokens(texts[i]), np.array(chosen[i]), args.evaluators_on, targets[i])
+                 for i in range(n)]
+        for evaluator_class in (AOPC_Comprehensiveness_Evaluation, AOPC_Sufficiency_Evaluation, TauLOO_Evaluation):
+            evaluator = evaluator_class(model, tokenizer)
+            evaluator.compute_evaluation(items[0], target=targets[0])  # warm-up
+            start = now()
+            values = [float(evaluator.compute_evaluation(item, target=targets[i]).score) for i, item in enumerate(items)]
+            out["evaluators"][evaluator_class.SHORT_NAME] = {
+                "seconds": now() - start, "n": n, "values": values}
+            rate = n / out["evaluators"][evaluator_class.SHORT_NAME]["seconds"]
+            print(f"ferret {evaluator_class.SHORT_NAME}: {rate:.2f} {unit}", flush=True)
+    with open(args.output, "w", encoding="utf-8") as handle:
+        json.dump(out, handle)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

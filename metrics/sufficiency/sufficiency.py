@@ -1,0 +1,79 @@
+"""Sufficiency (AOPC): how much the model's probability drops when only the explanation's top words are kept."""
+
+import datasets
+import evaluate
+
+from gecobench.metrics.faithfulness import FAITHFULNESS_META, sufficiency_per_sentence  # From: gecobench-hub
+from gecobench.metrics.mass_accuracy import module_result  # From: gecobench-hub
+
+METRIC_META = FAITHFULNESS_META["sufficiency"]
+
+_CITATION = """\
+@inproceedings{deyoung2020eraser,
+  title     = {{ERASER}: A Benchmark to Evaluate Rationalized {NLP} Models},
+  author    = {DeYoung, Jay and Jain, Sarthak and Rajani, Nazneen Fatema and Lehman, Eric and Xiong, Caiming and Socher, Richard and Wallace, Byron C.},
+  booktitle = {Proceedings of the 58th Annual Meeting of the Association for Computational Linguistics},
+  year      = {2020}
+}
+@inproceedings{attanasio2023ferret,
+  title     = {ferret: a Framework for Benchmarking Explainers on Transformers},
+  author    = {Attanasio, Giuseppe and Pastor, Eliana and Di Bonaventura, Chiara and Nozza, Debora},
+  booktitle = {Proceedings of the 17th Conference of the European Chapter of the Association for Computational Linguistics: System Demonstrations},
+  year      = {2023}
+}
+"""
+
+_DESCRIPTION = """\
+Sufficiency (ERASER, ferret's aopc_suff) of one sentence is the mean, over its rationales, of
+p(x) - p(only the rationale): the drop of the model's probability of the explained class when only the
+explanation's top words are kept. The rationales are the top 10 %, 20 %, ..., 100 % of the words by
+|attribution| (repeats and empty ones not counted); gecobench.evaluation.faithfulness computes the
+probabilities. Range [-1, 1], lower is better (the top words alone suffice). A sentence without any
+rationale is undefined.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    full_probability (`float`): per sentence, the model's probability of the explained class on the whole sentence.
+    probability_rationale_only (`list` of `float`): per sentence, that probability with only a rationale's words
+        kept (one value per counted rationale; an empty list marks a sentence without a rationale).
+    return_per_sentence (`bool`, default False): also return `per_sentence` (None where undefined).
+    bootstrap (`int`, default 0): bootstrap resamples for a 95% interval of the mean; `seed` seeds it.
+Returns:
+    sufficiency (`float`): mean AOPC over defined sentences, in [-1, 1], lower is better.
+    median (`float`), n_scored (`int`), n_undefined (`int`); per_sentence; ci_low, ci_high (with `bootstrap`).
+Examples:
+    >>> import evaluate
+    >>> metric = evaluate.load("metrics/sufficiency")
+    >>> out = metric.compute(full_probability=[0.9, 0.8, 0.7], probability_rationale_only=[[0.7, 0.1], [0.9], []],
+    ...                      return_per_sentence=True)
+    >>> [round(v, 6) for v in out["per_sentence"][:2]], out["per_sentence"][2], out["n_undefined"]
+    ([0.5, -0.1], None, 1)
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Sufficiency(evaluate.Metric):
+    """Sufficiency (AOPC): the probability drop when only the explanation's top words are kept."""
+
+    meta = METRIC_META
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features(
+                {
+                    "full_probability": datasets.Value("float64"),
+                    "probability_rationale_only": datasets.Sequence(datasets.Value("float64")),
+                }
+            ),
+            reference_urls=["https://github.com/jayded/eraserbenchmark", "https://github.com/g8a9/ferret"],
+        )
+
+    def _compute(self, full_probability, probability_rationale_only, return_per_sentence=False, bootstrap=0,
+                 seed=0):
+        per_sentence = sufficiency_per_sentence(full_probability, probability_rationale_only)
+        return module_result("sufficiency", per_sentence, return_per_sentence, bootstrap, seed)
