@@ -1,3 +1,3 @@
 """GECOBench Hub core: models, explainers, the attribution engine, records and the results store."""
 
-__version__ = "0.2.1"
+__version__ = "0.3.0"

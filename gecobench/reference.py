@@ -286,7 +286,7 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
             raise FileNotFoundError(f"{unit.key}: checkpoints missing ({', '.join(missing)}); run the zoo stage first")
         settings = EvaluationSettings(seed=unit.seed, filter_correct=unit.filter_correct, properties=True,
                                       bootstrap=plan.bootstrap, max_groups=plan.max_groups,
-                                      **_properties_subsample(plan))
+                                      properties_max_groups=plan.properties_groups)
         start = time.perf_counter()
         summary = run_evaluation(list(plan.explainers), models, [unit.config], settings,
                                  store_location=str(plan.store),
@@ -296,16 +296,6 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
             timings.record(unit.key, time.perf_counter() - start, records=len(summary.written))
         done.append(unit)
     return done
-
-
-def _properties_subsample(plan: ReferencePlan) -> dict[str, Any]:
-    """The runner's properties-subsample setting, when this version of the runner has one."""
-    from gecobench.evaluation.runner import EvaluationSettings
-
-    names = {f.name for f in dataclasses.fields(EvaluationSettings)}
-    if plan.properties_groups is not None and "properties_max_groups" in names:
-        return {"properties_max_groups": plan.properties_groups}
-    return {}
 
 
 def coverage(plan: ReferencePlan, records: Iterable[dict[str, Any]]) -> dict[str, list[tuple[str, ...]]]:

@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--properties", action=argparse.BooleanOptionalAction, default=True,
                         help="compute the property and ranking metrics (MRC, SNC, LD, DMA, SP, CVR, rank accuracy, AUPRC); "
                              "with --no-properties a record holds MA, RMA and the gender gap only")
+    parser.add_argument("--properties-max-groups", type=int, default=None, metavar="N",
+                        help="compute the property metrics on the first N source sentences only (a multiple of "
+                             "--chunk-size; stated in each record's protocol); default: every scored sentence")
     parser.add_argument("--faithfulness", action=argparse.BooleanOptionalAction, default=True,
                         help="compute comprehensiveness, sufficiency (AOPC) and leave-one-out tau on the model")
     parser.add_argument("--import", dest="imports", nargs="*", default=[],
@@ -82,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         split=args.split, seed=args.seed, filter_correct=args.filter_correct, properties=args.properties,
         bootstrap=args.bootstrap, batch_size=args.batch_size, chunk_size=args.chunk_size, max_groups=args.max_groups,
         noise_std=args.noise_std, data_dir=args.data_dir, faithfulness=args.faithfulness,
+        properties_max_groups=args.properties_max_groups,
     )
     summary = run_evaluation([ExplainerSpec.parse(e) for e in args.explainers], args.models, args.configs,
                              settings, store_location=args.results, checkpoint_dir=args.checkpoint_dir,

@@ -399,3 +399,24 @@ def test_the_text_leaderboard_names_versions_only_when_a_store_holds_two() -> No
     assert [row[3] for row in both] == ["lime 1.0.0", "lime 2.0.0", "saliency"]
     # the two versions are two rows, each naming what tells it apart; saliency is set apart by nothing
     assert [row[-1] for row in both] == ["explainer.version=1.0.0", "explainer.version=2.0.0", ""]
+
+
+def test_properties_on_a_subsample_of_whole_chunks(tiny_models, plugin_dir, geco_dir, tmp_path) -> None:
+    """MA on every scored sentence; the property metrics on the first N source sentences, stated in the protocol."""
+    with pytest.raises(ValueError, match="multiple of chunk_size"):
+        EvaluationSettings(chunk_size=2, properties_max_groups=3)
+    fast = {**FAST, "chunk_size": 2, "max_groups": 4}
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter_correct=False, properties_max_groups=2, **fast)
+    run_evaluation(["eval_test_gradient"], [tiny_models["CE"]], ["binary_all"], settings,
+                   store_location=str(tmp_path / "r"), checkpoint_dir=tmp_path / "ck", progress=False)
+    (record,) = _records(tmp_path / "r").values()
+    assert record["protocol"]["properties_max_sentence_groups"] == 2
+    assert record["metrics"]["mass_accuracy"]["n_scored"] == 8  # 4 source sentences × 2 variants
+    for name in ("model_randomisation_check", "small_noise_check", "label_difference", "sparsity"):
+        assert record["metrics"][name]["n_scored"] == 4, name  # the first 2 source sentences × 2 variants
+    everywhere = EvaluationSettings(data_dir=str(geco_dir), filter_correct=False, **fast)
+    run_evaluation(["eval_test_gradient"], [tiny_models["CE"]], ["binary_all"], everywhere,
+                   store_location=str(tmp_path / "all"), checkpoint_dir=tmp_path / "ck", progress=False)
+    (full,) = _records(tmp_path / "all").values()
+    assert full["record_id"] != record["record_id"]
+    assert full["metrics"]["model_randomisation_check"]["n_scored"] == 8

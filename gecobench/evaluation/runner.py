@@ -120,6 +120,20 @@ class EvaluationSettings:
     data_dir: str | None = None
     #: comprehensiveness, sufficiency and leave-one-out tau (gecobench.evaluation.faithfulness); off: --no-faithfulness
     faithfulness: bool = True
+    #: the property metrics' extra attributions (MRC, SNC, LD) and SP/CVR/RRA/AUPRC on the first N source
+    #: sentences only (whole chunks: N must be a multiple of chunk_size); None = every scored sentence
+    properties_max_groups: int | None = None
+
+    def __post_init__(self) -> None:
+        limit = self.properties_max_groups
+        if limit is not None and (limit < 1 or limit % self.chunk_size):
+            raise ValueError(f"properties_max_groups must be a positive multiple of chunk_size ({self.chunk_size}), "
+                             f"got {limit}")
+
+    def properties_in_chunk(self, chunk_id: int) -> bool:
+        """Whether the property metrics are computed on this chunk (the subsample is the first chunks)."""
+        limit = self.properties_max_groups
+        return self.properties and (limit is None or chunk_id * self.chunk_size < limit)
 
     def protocol(self) -> dict[str, Any]:
         """The protocol block of a record (part of its identity; process count and paths are not)."""
@@ -136,6 +150,8 @@ class EvaluationSettings:
             "random_streams": "common: the model, its zero-shot reference and its randomised and noisy copies "
                               "share each sentence's random stream",
         }
+        if self.properties and self.properties_max_groups is not None:
+            protocol["properties_max_sentence_groups"] = self.properties_max_groups
         if self.faithfulness:
             # Only when on, so records of runs without faithfulness keep the identity they had before it existed.
             protocol["faithfulness"] = FAITHFULNESS_PROTOCOL
@@ -255,7 +271,7 @@ def _explain_chunk(explainer: Explainer, spec: ExplainerSpec, lm: LoadedModel, p
     # per-sentence explainer diagnostics (IG: steps used, completeness error), summarised in the record
     scores["diagnostics"] = {key: values.tolist() for key, values in main.diagnostics.items()}
     main_seconds = time.perf_counter() - start
-    if settings.properties:
+    if settings.properties_in_chunk(chunk_id):
         scores["randomised"] = run(perturbed.randomised, lm.tokenizer, targets)
         scores["noisy"] = run(perturbed.noisy, lm.tokenizer, targets)
         scores["other_target"] = mean_over_other_targets(
@@ -292,9 +308,9 @@ def _reference_scores(explainer: Explainer, spec: ExplainerSpec, reference: Load
 
 
 def _precomputed_chunk(explainer: PrecomputedExplainer, split: GecoSplit, kept: list[int],
-                       settings: EvaluationSettings, with_reference: bool) -> dict[str, Any]:
+                       settings: EvaluationSettings, with_reference: bool, chunk_id: int) -> dict[str, Any]:
     """A chunk's scores read from a precomputed explainer (no model is run; nothing to checkpoint)."""
-    wanted = ["main"] + (["randomised", "noisy", "other_target"] if settings.properties else [])
+    wanted = ["main"] + (["randomised", "noisy", "other_target"] if settings.properties_in_chunk(chunk_id) else [])
     wanted += ["reference"] if with_reference else []
     scores: dict[str, Any] = {kind: None for kind in SCORE_KINDS}
     scores.update(explainer.chunk_scores([split.rows[i] for i in kept], wanted))
@@ -446,7 +462,8 @@ def run_evaluation(
                     per_explainer = {}
                     for spec, explainer in zip(specs, explainers_now):
                         if isinstance(explainer, PrecomputedExplainer):
-                            cached = _precomputed_chunk(explainer, split, kept, settings, reference is not None)
+                            cached = _precomputed_chunk(explainer, split, kept, settings, reference is not None,
+                                                        chunk_id)
                             _add_faithfulness(cached["scores"], probe, split, kept)
                             per_explainer[spec.key()] = cached
                             bar.update(1)
@@ -542,9 +559,15 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
                 scores, ground_truth, labels, reference_scores, reason, settings.bootstrap, settings.seed,
                 source_sentences=sources)
             if settings.properties:
+                # on the properties subsample: the chunks whose extra attributions were computed
+                sub = [c for c in chunks if c["explainers"][key]["scores"].get("randomised") is not None]
+                sub_rows = [i for c in sub for i in c["kept"]]
+                extra = {kind: [np.asarray(s, dtype=np.float64) for c in sub for s in c["explainers"][key]["scores"][kind]]
+                         for kind in ("main", "randomised", "noisy", "other_target")} if sub else {}
                 metrics.update(score_properties(
-                    scores, ground_truth, collect(key, "randomised"), collect(key, "noisy"),
-                    collect(key, "other_target"), settings, missing_reason=precomputed_gap))
+                    extra.get("main", scores), [list(split.rows[i].ground_truth) for i in sub_rows] if sub else ground_truth,
+                    extra.get("randomised"), extra.get("noisy"), extra.get("other_target"), settings,
+                    missing_reason=precomputed_gap))
                 metrics["methods_agreement"] = agreement.get(key, {"value": None, "reason": "not computed"})
             if settings.faithfulness:
                 metrics.update(score_faithfulness(
