@@ -267,6 +267,12 @@ def write_zoo_summary(plan: ReferencePlan) -> list[dict[str, Any]]:
             "meets_80_percent": info["test_accuracy"] >= 0.80, "package_version": info.get("package_version"),
             "git_commit": (info.get("provenance") or {}).get("git_commit"),
         })
+    timings = Timings(plan.timings)
+    for row in rows:  # a checkpoint made before this plan's timings existed: its own recorded training time
+        key = ZooUnit(row["config"], row["regime"], row["seed"]).key
+        if key not in timings.entries and row["training_time_s"] is not None:
+            timings.entries[key] = {"seconds": round(row["training_time_s"], 1), "from": "gecobench_model.json"}
+    timings.save()
     plan.zoo_summary.parent.mkdir(parents=True, exist_ok=True)
     plan.zoo_summary.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return rows
