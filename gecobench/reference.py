@@ -61,7 +61,7 @@ SCHEDULE_EXCEPTIONS: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {
 #: Every built-in explainer at the protocol defaults (their own defaults are the reference protocol).
 REFERENCE_EXPLAINERS = (
     "saliency", "input_x_gradient", "deeplift", "guided_backprop", "integrated_gradients", "gradient_shap",
-    "lime", "kernel_shap", "uniform_random", "pattern_variant",
+    "lime", "kernel_shap", "partition_shap", "uniform_random", "pattern_variant",
 )
 
 #: The Co-12 properties need four extra attribution passes per sentence; they run on this many source
