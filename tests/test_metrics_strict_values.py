@@ -36,6 +36,9 @@ VALID_CALLS: dict[str, dict] = {
     "label_difference": dict(predictions=[[0.9, 0.1], [0.2, 0.3]], references=[[0.1, 0.9], [0.3, 0.2]]),
     "relative_mass_accuracy": dict(predictions=[0.5, 0.7], references=[0.4, 0.7]),
     "cooccurrence_bias": dict(words=[["he", "ran"], ["she", "sat"]], group=["male", "female"]),
+    "comprehensiveness": dict(full_probability=[0.9, 0.8], probability_without_rationale=[[0.7, 0.1], [0.9]]),
+    "sufficiency": dict(full_probability=[0.9, 0.8], probability_rationale_only=[[0.7, 0.1], [0.9]]),
+    "leave_one_out_tau": dict(attributions=[[0.1, 0.9, 0.5], [0.2, 0.3]], leave_one_out=[[0.0, 0.6, 0.2], [0.3, 0.1]]),
     "bias_indices": dict(group=["male", "female"], word=["alto", "alta"], probability=[0.3, 0.2], rank=[1, 1],
                          is_adjective=[True, True], lexicon={"alto": "BODY", "alta": "BODY"}, k=1),
 }

@@ -174,8 +174,8 @@ def test_an_edited_record_no_longer_matches_its_id() -> None:
     assert identity_mismatch(record) is None
     edited = copy.deepcopy(record)
     edited["explainer"]["params"] = {"n_steps": 64}
-    assert "not the hash of its identity" in identity_mismatch(edited)
-    assert "cannot be computed" in identity_mismatch({"record_id": "x"})
+    assert "not the hash of the record's identity" in identity_mismatch(edited)
+    assert "cannot compute its identity" in identity_mismatch({"record_id": "x"})
 
 
 def test_training_fingerprint_tracks_the_schedule_not_the_seed() -> None:

@@ -44,8 +44,10 @@ def test_a_read_only_space_refuses_submissions_before_touching_the_store(monkeyp
     monkeypatch.setattr(submit_seam, "_store", no_store)
     upload = tmp_path / "explainer.py"
     upload.write_text("x = 1\n")
-    message = submit_seam.submit_form(None, "code", {"name": "n", "version": "1"}, str(upload))
+    metadata = {"name": "my_explainer", "version": "1.0.0", "authors": "A. Author", "description": "test",
+                "license": "MIT", "contact": "a@example.org"}
+    message = submit_seam.submit_form(None, "code", metadata, str(upload))
     assert message == READ_ONLY_MESSAGE
     monkeypatch.setenv("HF_TOKEN", "hf_secret")
     with pytest.raises(AssertionError, match="must not open"):  # with a token it goes on to the store
-        submit_seam.submit_form(None, "code", {"name": "n", "version": "1"}, str(upload))
+        submit_seam.submit_form(None, "code", metadata, str(upload))

@@ -8,6 +8,7 @@ from gecobench.metrics.faithfulness import (  # From: gecobench-hub
     comprehensiveness_per_sentence,
 )
 from gecobench.metrics.mass_accuracy import module_result  # From: gecobench-hub
+from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 
 METRIC_META = FAITHFULNESS_META["comprehensiveness"]
 
@@ -55,7 +56,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Comprehensiveness(evaluate.Metric):
+class Comprehensiveness(StrictInputs, evaluate.Metric):
     """Comprehensiveness (AOPC): the probability drop when the explanation's top words are removed."""
 
     meta = METRIC_META

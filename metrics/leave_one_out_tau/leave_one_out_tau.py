@@ -8,6 +8,7 @@ from gecobench.metrics.faithfulness import (  # From: gecobench-hub
     leave_one_out_tau_per_sentence,
 )
 from gecobench.metrics.mass_accuracy import module_result  # From: gecobench-hub
+from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 
 METRIC_META = FAITHFULNESS_META["leave_one_out_tau"]
 
@@ -47,7 +48,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class LeaveOneOutTau(evaluate.Metric):
+class LeaveOneOutTau(StrictInputs, evaluate.Metric):
     """Leave-one-out tau: Kendall's tau-b between |attribution| and each word's leave-one-out effect."""
 
     meta = METRIC_META

@@ -5,6 +5,7 @@ import evaluate
 
 from gecobench.metrics.faithfulness import FAITHFULNESS_META, sufficiency_per_sentence  # From: gecobench-hub
 from gecobench.metrics.mass_accuracy import module_result  # From: gecobench-hub
+from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 
 METRIC_META = FAITHFULNESS_META["sufficiency"]
 
@@ -53,7 +54,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Sufficiency(evaluate.Metric):
+class Sufficiency(StrictInputs, evaluate.Metric):
     """Sufficiency (AOPC): the probability drop when only the explanation's top words are kept."""
 
     meta = METRIC_META
