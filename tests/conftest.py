@@ -66,3 +66,18 @@ def make_tiny_bert_classifier(num_labels: int = 2, seed: int = 0, vocab_size: in
 @pytest.fixture
 def tiny_bert_classifier():
     return make_tiny_bert_classifier()
+
+
+@pytest.fixture(scope="session")
+def tokenizer(bert_tokenizer):
+    """The explainer tests' tokenizer: the real bert-base-uncased WordPiece vocabulary."""
+    return bert_tokenizer
+
+
+@pytest.fixture(scope="module")
+def model64():
+    """A tiny BERT classifier in float64, one torch thread: the explainer tests' exactness reference model."""
+    import torch
+
+    torch.set_num_threads(1)
+    return make_tiny_bert_classifier(seed=3).double()

