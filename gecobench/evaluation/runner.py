@@ -561,13 +561,13 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
             if settings.properties:
                 # on the properties subsample: the chunks whose extra attributions were computed
                 sub = [c for c in chunks if c["explainers"][key]["scores"].get("randomised") is not None]
-                sub_rows = [i for c in sub for i in c["kept"]]
-                extra = {kind: [np.asarray(s, dtype=np.float64) for c in sub for s in c["explainers"][key]["scores"][kind]]
+                extra = {kind: [np.asarray(s, dtype=np.float64)
+                                for c in sub for s in c["explainers"][key]["scores"][kind]]
                          for kind in ("main", "randomised", "noisy", "other_target")} if sub else {}
+                sub_truth = [list(split.rows[i].ground_truth) for c in sub for i in c["kept"]] if sub else ground_truth
                 metrics.update(score_properties(
-                    extra.get("main", scores), [list(split.rows[i].ground_truth) for i in sub_rows] if sub else ground_truth,
-                    extra.get("randomised"), extra.get("noisy"), extra.get("other_target"), settings,
-                    missing_reason=precomputed_gap))
+                    extra.get("main", scores), sub_truth, extra.get("randomised"), extra.get("noisy"),
+                    extra.get("other_target"), settings, missing_reason=precomputed_gap))
                 metrics["methods_agreement"] = agreement.get(key, {"value": None, "reason": "not computed"})
             if settings.faithfulness:
                 metrics.update(score_faithfulness(
