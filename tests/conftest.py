@@ -81,3 +81,20 @@ def model64():
 
     torch.set_num_threads(1)
     return make_tiny_bert_classifier(seed=3).double()
+
+
+def write_tiny_zoo(root: Path, tokenizer, **info) -> dict[str, str]:
+    """Two tiny BERT checkpoints of one base in zoo layout, a 'CE' model and its 'ZS' reference; ``info`` adds
+    fields to their ``gecobench_model.json``. Returns regime → folder."""
+    import json
+
+    out = {}
+    for regime, seed in (("CE", 0), ("ZS", 1)):
+        folder = Path(root) / regime
+        make_tiny_bert_classifier(seed=seed).save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+        (folder / "gecobench_model.json").write_text(json.dumps({
+            "regime": regime, "base_model": "tiny-bert", "base_revision": None, "geco_config": "binary_all",
+            "seed": seed, "num_labels": 2, **info}))
+        out[regime] = str(folder)
+    return out

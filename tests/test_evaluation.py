@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import REPO_ROOT, make_tiny_bert_classifier
+from conftest import REPO_ROOT, make_tiny_bert_classifier, write_tiny_zoo
 from tolerances import ulp_tolerance
 
 from gecobench.evaluation import (
@@ -78,17 +78,7 @@ def plugin_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_models(tmp_path_factory, bert_tokenizer) -> dict[str, str]:
     """Two tiny checkpoints of one base in zoo layout: a 'CE' model and its 'ZS' reference."""
-    root = tmp_path_factory.mktemp("models")
-    out = {}
-    for regime, seed in (("CE", 0), ("ZS", 1)):
-        folder = root / regime
-        make_tiny_bert_classifier(seed=seed).save_pretrained(folder)
-        bert_tokenizer.save_pretrained(folder)
-        (folder / "gecobench_model.json").write_text(json.dumps({
-            "regime": regime, "base_model": "tiny-bert", "base_revision": None, "geco_config": "binary_all",
-            "seed": seed, "num_labels": 2}))
-        out[regime] = str(folder)
-    return out
+    return write_tiny_zoo(tmp_path_factory.mktemp("models"), bert_tokenizer)
 
 
 def _metrics_without_time(record: dict) -> dict:

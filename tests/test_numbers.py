@@ -4,14 +4,13 @@ comparisons, common random numbers for the zero-shot reference, record identity,
 from __future__ import annotations
 
 import copy
-import json
 import random
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from conftest import make_tiny_bert_classifier
+from conftest import write_tiny_zoo
 
 from gecobench.evaluation import EvaluationSettings, run_evaluation
 from gecobench.evaluation.leaderboard import explainer_rows, leaderboard_text
@@ -252,17 +251,7 @@ def test_vs_best_marks_ties_from_the_recorded_paired_comparison() -> None:
 @pytest.fixture(scope="module")
 def zoo(tmp_path_factory, bert_tokenizer) -> dict[str, str]:
     """A tiny 'CE' model and its 'ZS' reference of one base, in zoo layout."""
-    root = tmp_path_factory.mktemp("crn_models")
-    out = {}
-    for regime, seed in (("CE", 0), ("ZS", 1)):
-        folder = root / regime
-        make_tiny_bert_classifier(seed=seed).save_pretrained(folder)
-        bert_tokenizer.save_pretrained(folder)
-        (folder / "gecobench_model.json").write_text(json.dumps({
-            "regime": regime, "base_model": "tiny-bert", "base_revision": None, "geco_config": "binary_all",
-            "seed": seed, "num_labels": 2, "schedule": {"epochs": 1}}))
-        out[regime] = str(folder)
-    return out
+    return write_tiny_zoo(tmp_path_factory.mktemp("crn_models"), bert_tokenizer, schedule={"epochs": 1})
 
 
 def test_model_independent_explainers_get_rma_exactly_zero_and_signed_gaps(zoo, geco_dir, tmp_path: Path) -> None:
