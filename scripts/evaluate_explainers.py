@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--noise-std", type=float, default=0.01, help="std of the small-noise-check embedding noise")
     parser.add_argument("--filter", dest="filter_correct", action=argparse.BooleanOptionalAction, default=True,
                         help="score only sentences whose every gender variant is classified correctly (the paper's filter)")
+    parser.add_argument("--both-filters", action="store_true",
+                        help="write records with and without the paper's filter from one attribution pass "
+                             "(overrides --filter/--no-filter)")
     parser.add_argument("--properties", action=argparse.BooleanOptionalAction, default=True,
                         help="compute the property and ranking metrics (MRC, SNC, LD, DMA, SP, CVR, rank accuracy, AUPRC); "
                              "with --no-properties a record holds MA, RMA and the gender gap only")
@@ -62,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "--chunk-size; stated in each record's protocol); default: every scored sentence")
     parser.add_argument("--faithfulness", action=argparse.BooleanOptionalAction, default=True,
                         help="compute comprehensiveness, sufficiency (AOPC) and leave-one-out tau on the model")
+    parser.add_argument("--faithfulness-max-groups", type=int, default=None, metavar="N",
+                        help="compute the faithfulness metrics on the first N source sentences only (a multiple of "
+                             "--chunk-size; stated in each record's protocol); default: every scored sentence")
     parser.add_argument("--import", dest="imports", nargs="*", default=[],
                         help="Python modules to import first (they may register extra explainers)")
     parser.add_argument("--show-leaderboard", action="store_true", help="print the leaderboard table at the end")
@@ -81,15 +87,18 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     for module in args.imports:
         importlib.import_module(module)
-    settings = EvaluationSettings(
-        split=args.split, seed=args.seed, filter_correct=args.filter_correct, properties=args.properties,
-        bootstrap=args.bootstrap, batch_size=args.batch_size, chunk_size=args.chunk_size, max_groups=args.max_groups,
-        noise_std=args.noise_std, data_dir=args.data_dir, faithfulness=args.faithfulness,
-        properties_max_groups=args.properties_max_groups,
-    )
+    try:
+        settings = EvaluationSettings(
+            split=args.split, seed=args.seed, filter_correct=args.filter_correct, properties=args.properties,
+            bootstrap=args.bootstrap, batch_size=args.batch_size, chunk_size=args.chunk_size, max_groups=args.max_groups,
+            noise_std=args.noise_std, data_dir=args.data_dir, faithfulness=args.faithfulness,
+            properties_max_groups=args.properties_max_groups, faithfulness_max_groups=args.faithfulness_max_groups,
+        )
+    except ValueError as err:  # e.g. a subsample size that is not a multiple of --chunk-size
+        build_parser().error(str(err))
     summary = run_evaluation([ExplainerSpec.parse(e) for e in args.explainers], args.models, args.configs,
                              settings, store_location=args.results, checkpoint_dir=args.checkpoint_dir,
-                             progress=not args.quiet)
+                             progress=not args.quiet, filters=(True, False) if args.both_filters else None)
     from accelerate import PartialState
 
     if PartialState().is_main_process:

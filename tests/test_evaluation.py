@@ -410,3 +410,61 @@ def test_properties_on_a_subsample_of_whole_chunks(tiny_models, plugin_dir, geco
     (full,) = _records(tmp_path / "all").values()
     assert full["record_id"] != record["record_id"]
     assert full["metrics"]["model_randomisation_check"]["n_scored"] == 8
+
+
+def test_both_filters_from_one_pass_equal_two_separate_runs(tiny_models, plugin_dir, geco_dir, tmp_path,
+                                                            monkeypatch) -> None:
+    """filters=(True, False) computes every attribution once; its records are those of a filtered run and an
+    unfiltered run made separately (same ids, same numbers). The models come in the other order there, so the
+    zero-shot model's own attributions serving as CE's RMA reference are checked against a separate pass."""
+    from gecobench.evaluation import runner
+    from gecobench.evaluation.data import load_split
+
+    # Untrained tiny models classify every group's variants alike (one right, one wrong), so the filter would
+    # keep nothing: predictions right on every other source sentence exercise a real subset.
+    split = load_split("binary_all", "test", str(geco_dir))
+    answer = {tuple(split.rows[i].words): split.rows[i].label if g % 2 == 1 else 1 - split.rows[i].label
+              for g, group in enumerate(split.groups) for i in group}
+    monkeypatch.setattr(runner, "predict", lambda model, tokenizer, words, batch_size=16: np.array(
+        [answer[tuple(w)] for w in words]))
+    explainers = ["eval_test_gradient", "uniform_random"]  # deterministic, and random with per-sentence streams
+    fast = {**FAST, "properties_max_groups": 2, "faithfulness_max_groups": 2}
+    one_pass = run_evaluation(explainers, [tiny_models["ZS"], tiny_models["CE"]], ["binary_all"],
+                              EvaluationSettings(data_dir=str(geco_dir), **fast), store_location=str(tmp_path / "one"),
+                              checkpoint_dir=tmp_path / "ck1", progress=False, filters=(True, False))
+    for flag in (True, False):
+        run_evaluation(explainers, [tiny_models["CE"], tiny_models["ZS"]], ["binary_all"],
+                       EvaluationSettings(data_dir=str(geco_dir), filter_correct=flag, **fast),
+                       store_location=str(tmp_path / "two"), checkpoint_dir=tmp_path / "ck2", progress=False)
+    shared, separate = _records(tmp_path / "one"), _records(tmp_path / "two")
+    assert len(one_pass.written) == 8 and set(shared) == set(separate)
+    filtered = [r for r in shared.values() if r["protocol"]["filter"] != "none"]
+    assert any(0 < r["counts"]["n_filtered_out"] < r["counts"]["n_sentences"] for r in filtered), \
+        "the tiny models must leave some groups out, or the filtered subset is not exercised"
+
+    def numbers(value):
+        if isinstance(value, dict):
+            return {k: numbers(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [numbers(v) for v in value]
+        # float32 attributions summed over a few words, then averaged: a few float32 ulps of values <= 1
+        return pytest.approx(value, rel=0, abs=64 * float(np.finfo(np.float32).eps)) if isinstance(value, float) else value
+
+    for record_id, record in shared.items():
+        other = separate[record_id]
+        assert record["counts"] == other["counts"] and record["groups"].keys() == other["groups"].keys()
+        assert _metrics_without_time(record)["metrics"] == numbers(_metrics_without_time(other)["metrics"]), record_id
+        assert record["metrics"]["comprehensiveness"]["n_scored"] <= 4  # faithfulness: first 2 groups only
+    ce = [r for r in filtered if r["model"]["regime"] == "CE" and r["explainer"]["name"] == "eval_test_gradient"]
+    assert ce and ce[0]["protocol"]["faithfulness_max_sentence_groups"] == 2
+    if ce[0]["counts"]["n_scored"]:
+        assert ce[0]["metrics"]["relative_mass_accuracy"]["value"] is not None
+
+
+def test_filters_must_name_at_least_one(tiny_models, plugin_dir, geco_dir, tmp_path) -> None:
+    with pytest.raises(ValueError, match="one filter"):
+        run_evaluation(["eval_test_gradient"], [tiny_models["CE"]], ["binary_all"],
+                       EvaluationSettings(data_dir=str(geco_dir), **FAST), store_location=str(tmp_path / "r"),
+                       checkpoint_dir=tmp_path / "ck", progress=False, filters=())
+    with pytest.raises(ValueError, match="faithfulness_max_groups"):
+        EvaluationSettings(chunk_size=2, faithfulness_max_groups=3)

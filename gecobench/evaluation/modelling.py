@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,7 +83,15 @@ def load_model(path: str | Path) -> LoadedModel:
         raise FileNotFoundError(f"model folder not found: {folder}")
     model, tokenizer, info = load_zoo_model(str(folder))
     model.eval()
-    return LoadedModel(model, tokenizer, dict(info), str(folder), fingerprint_directory(folder), folder.name)
+    return LoadedModel(model, tokenizer, dict(info), str(folder), fingerprint_directory(folder), model_name(folder))
+
+
+def model_name(folder: Path) -> str:
+    """A readable name for a checkpoint folder: its name, or in the zoo layout ``<config>/<regime>/seed<N>``
+    the last three parts (every zoo checkpoint is called ``seed0``, which names nothing)."""
+    if re.fullmatch(r"seed\d+", folder.name) and len(folder.parts) >= 3:
+        return "/".join(folder.parts[-3:])
+    return folder.name
 
 
 @torch.no_grad()

@@ -20,10 +20,12 @@ Flow for one (GECO config, model):
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,17 +125,26 @@ class EvaluationSettings:
     #: the property metrics' extra attributions (MRC, SNC, LD) and SP/CVR/RRA/AUPRC on the first N source
     #: sentences only (whole chunks: N must be a multiple of chunk_size); None = every scored sentence
     properties_max_groups: int | None = None
+    #: comprehensiveness, sufficiency and leave-one-out tau on the first N source sentences only (whole chunks,
+    #: as ``properties_max_groups``); None = every scored sentence
+    faithfulness_max_groups: int | None = None
 
     def __post_init__(self) -> None:
-        limit = self.properties_max_groups
-        if limit is not None and (limit < 1 or limit % self.chunk_size):
-            raise ValueError(f"properties_max_groups must be a positive multiple of chunk_size ({self.chunk_size}), "
-                             f"got {limit}")
+        for name in ("properties_max_groups", "faithfulness_max_groups"):
+            limit = getattr(self, name)
+            if limit is not None and (limit < 1 or limit % self.chunk_size):
+                raise ValueError(f"{name} must be a positive multiple of chunk_size ({self.chunk_size}), "
+                                 f"got {limit}")
 
     def properties_in_chunk(self, chunk_id: int) -> bool:
         """Whether the property metrics are computed on this chunk (the subsample is the first chunks)."""
         limit = self.properties_max_groups
         return self.properties and (limit is None or chunk_id * self.chunk_size < limit)
+
+    def faithfulness_in_chunk(self, chunk_id: int) -> bool:
+        """Whether comprehensiveness, sufficiency and LOO tau are computed on this chunk (first chunks only)."""
+        limit = self.faithfulness_max_groups
+        return self.faithfulness and (limit is None or chunk_id * self.chunk_size < limit)
 
     def protocol(self) -> dict[str, Any]:
         """The protocol block of a record (part of its identity; process count and paths are not)."""
@@ -155,6 +166,8 @@ class EvaluationSettings:
         if self.faithfulness:
             # Only when on, so records of runs without faithfulness keep the identity they had before it existed.
             protocol["faithfulness"] = FAITHFULNESS_PROTOCOL
+            if self.faithfulness_max_groups is not None:
+                protocol["faithfulness_max_sentence_groups"] = self.faithfulness_max_groups
         return protocol
 
 
@@ -279,13 +292,24 @@ def _explain_chunk(explainer: Explainer, spec: ExplainerSpec, lm: LoadedModel, p
     return scores, main_seconds
 
 
+def _reference_unit(reference: LoadedModel, split: GecoSplit, reference_protocol: dict[str, Any]) -> str:
+    """Checkpoint unit of a zero-shot reference's scores (every scorable row, so no filter in the key)."""
+    return "reference-" + hashlib.sha256(json.dumps(
+        [reference.checkpoint_sha256, split.fingerprint, reference_protocol], sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _scorable_rows(split: GecoSplit, chunk: list[list[int]]) -> list[int]:
+    return [i for group in chunk if all(scorable(split.rows[j]) for j in group) for i in group]
+
+
 def _reference_scores(explainer: Explainer, spec: ExplainerSpec, reference: LoadedModel, split: GecoSplit,
                       chunk: list[list[int]], chunk_id: int, settings: EvaluationSettings,
-                      checkpoints: CheckpointStore, protocol: dict[str, Any]) -> dict[int, list[float]]:
+                      checkpoints: CheckpointStore, reference_protocol: dict[str, Any]) -> dict[int, list[float]]:
     """The zero-shot reference's word scores on every scorable row of a chunk (before any model's filter).
 
     Computed once per (reference, explainer, chunk) and checkpointed, then shared by every model of that base:
-    each model picks the rows it kept.
+    each model picks the rows it kept. When the run evaluates the zero-shot model itself on every scorable row,
+    its own attributions are this checkpoint (:func:`run_evaluation` saves them), so nothing is computed twice.
 
     Common random numbers: the reference is explained with the *same* run seed as the model's own attributions
     (:func:`_explain_chunk`), so an explainer that draws one stream per sentence from its run seed (the
@@ -293,9 +317,8 @@ def _reference_scores(explainer: Explainer, spec: ExplainerSpec, reference: Load
     log RMA of a stochastic explainer then measures the models' difference, not resampling noise: a
     model-independent explainer (Uniform Random, Pattern Variant) gets exactly 0.
     """
-    rows = [i for group in chunk if all(scorable(split.rows[j]) for j in group) for i in group]
-    unit = "reference-" + hashlib.sha256(json.dumps(
-        [reference.checkpoint_sha256, split.fingerprint, protocol], sort_keys=True).encode()).hexdigest()[:16]
+    rows = _scorable_rows(split, chunk)
+    unit = _reference_unit(reference, split, reference_protocol)
     cached = checkpoints.load(unit, spec.key(), chunk_id, rows)
     if cached is None:
         seed = _attribution_seed(settings, spec, chunk_id)
@@ -320,7 +343,8 @@ def _precomputed_chunk(explainer: PrecomputedExplainer, split: GecoSplit, kept: 
 
 def _add_faithfulness(scores: dict[str, Any], probe: FaithfulnessProbe | None, split: GecoSplit,
                       kept: list[int]) -> None:
-    """Put the chunk's comprehensiveness/sufficiency/LOO-tau columns into ``scores`` (None when switched off)."""
+    """Put the chunk's comprehensiveness/sufficiency/LOO-tau columns into ``scores`` (None when switched off or
+    outside the faithfulness subsample: the caller passes no probe then)."""
     if probe is None or scores.get("main") is None:
         scores["faithfulness"] = None
         return
@@ -381,13 +405,17 @@ def run_evaluation(
     explainers: list[ExplainerSpec | str], models: list[str], configs: list[str],
     settings: EvaluationSettings | None = None, store_location: str | None = None,
     checkpoint_dir: str | Path = "runs/eval_checkpoints", progress: bool = True,
-    instances: list[Explainer] | None = None,
+    instances: list[Explainer] | None = None, filters: Sequence[bool] | None = None,
 ) -> RunSummary:
     """Evaluate every explainer × model × config; append one record each to the results store.
 
     ``instances`` (one per spec) replaces the registry lookup: the submission worker passes
     :class:`~gecobench.evaluation.precomputed.PrecomputedExplainer` objects here, so sandboxed and self-reported
     attributions are scored by exactly this path.
+
+    ``filters`` are the correctness filters to write records for (default: ``settings.filter_correct`` alone).
+    With ``(True, False)`` every attribution is computed once, on every scorable sentence, and the filtered
+    records score the sentences that pass the filter: the numbers of two separate runs for the cost of one.
 
     Safe to run under ``accelerate launch`` / ``torchrun`` with any number of processes: only the main process
     writes records. Returns a :class:`RunSummary` (meaningful on the main process).
@@ -396,16 +424,22 @@ def run_evaluation(
     from tqdm.auto import tqdm
 
     settings = settings or EvaluationSettings()
+    filters = tuple(dict.fromkeys(bool(f) for f in filters)) if filters is not None else (settings.filter_correct,)
     specs = [ExplainerSpec.parse(e) if isinstance(e, str) else e for e in explainers]
-    if not specs or not models or not configs:
-        raise ValueError("need at least one explainer, one model and one config")
+    if not specs or not models or not configs or not filters:
+        raise ValueError("need at least one explainer, one model, one config and one filter")
     if instances is not None and len(instances) != len(specs):
         raise ValueError(f"{len(instances)} explainer instances for {len(specs)} explainer specs")
+    # The rows attributions are computed on: the filtered ones only when every record is filtered.
+    compute_filtered = all(filters)
+    variants = {f: dataclasses.replace(settings, filter_correct=f) for f in filters}
+    computed = dataclasses.replace(settings, filter_correct=compute_filtered)
     accelerator = _accelerator()
     store = open_results_store(store_location)
     checkpoints = CheckpointStore(checkpoint_dir)
     summary = RunSummary()
-    protocol = settings.protocol()
+    # A zero-shot reference's scores cover every scorable row whatever the filter, so the filter is not in their key.
+    reference_protocol = {k: v for k, v in computed.protocol().items() if k != "filter"}
     reference_cache: dict[str, LoadedModel] = {}
 
     for config in configs:
@@ -430,21 +464,28 @@ def run_evaluation(
                 reference_cache[ref_path] = reference
             # The RMA reference and the explainers compared with (DMA, paired MA differences) change a record's
             # numbers, so they are part of the protocol (and of the identity).
-            unit_protocol = {**protocol, "rma_reference_sha256": reference.checkpoint_sha256 if reference else None,
-                             "compared_explainers": compared_explainers(specs, explainers_now)}
-            identities = [_identity_record(s, e, lm, split, unit_protocol) for s, e in zip(specs, explainers_now)]
-            record_ids = [record_id_for(explainer_score_identity(i)) for i in identities]
-            if all(store.exists("explainer_score", rid) for rid in record_ids):
-                summary.existing.extend(record_ids)
+            extra_protocol = {"rma_reference_sha256": reference.checkpoint_sha256 if reference else None,
+                              "compared_explainers": compared_explainers(specs, explainers_now)}
+            units: dict[bool, tuple[dict[str, Any], list[dict[str, Any]], list[str]]] = {}
+            for flag, variant in variants.items():
+                unit_protocol = {**variant.protocol(), **extra_protocol}
+                identities = [_identity_record(s, e, lm, split, unit_protocol) for s, e in zip(specs, explainers_now)]
+                units[flag] = (unit_protocol, identities,
+                               [record_id_for(explainer_score_identity(i)) for i in identities])
+            if all(store.exists("explainer_score", rid) for _, _, ids in units.values() for rid in ids):
+                summary.existing.extend(rid for _, _, ids in units.values() for rid in ids)
                 log.info("records for %s on %s already in the store; skipped", model_path, config)
                 continue
             perturbed = _Perturbed(lm.model, settings)
             probe = FaithfulnessProbe(lm.model, lm.tokenizer) if settings.faithfulness else None
             # Checkpointed chunk scores depend on the explainer alone, not on which others run beside it: a run
             # with another explainer set reuses them (only the records' comparisons are recomputed).
-            chunk_protocol = {k: v for k, v in unit_protocol.items() if k != "compared_explainers"}
+            chunk_protocol = {**computed.protocol(), "rma_reference_sha256": extra_protocol["rma_reference_sha256"]}
             unit = hashlib.sha256(json.dumps([lm.checkpoint_sha256, split.fingerprint, chunk_protocol],
                                              sort_keys=True).encode()).hexdigest()[:16]
+            # The zero-shot model's own attributions on every scorable row are the RMA reference of the others.
+            own_reference_unit = (_reference_unit(lm, split, reference_protocol)
+                                  if lm.regime == ZERO_SHOT_REGIME and not compute_filtered else None)
 
             local_results = []
             with accelerator.split_between_processes(list(range(len(chunks)))) as my_chunks:
@@ -456,15 +497,16 @@ def run_evaluation(
                     preds = predict(lm.model, lm.tokenizer, [list(split.rows[i].words) for i in chunk_rows],
                                     batch_size=max(settings.batch_size, 16))
                     predictions = {i: int(p) for i, p in zip(chunk_rows, preds)}
-                    kept, malformed = _kept_rows(split, chunk, predictions, settings.filter_correct)
-                    if probe is not None:
-                        probe.forget()  # its cache serves the explainers of one chunk; the next holds other sentences
+                    kept, malformed = _kept_rows(split, chunk, predictions, compute_filtered)
+                    chunk_probe = probe if settings.faithfulness_in_chunk(chunk_id) else None
+                    if chunk_probe is not None:
+                        chunk_probe.forget()  # its cache serves the explainers of one chunk; the next holds others
                     per_explainer = {}
                     for spec, explainer in zip(specs, explainers_now):
                         if isinstance(explainer, PrecomputedExplainer):
                             cached = _precomputed_chunk(explainer, split, kept, settings, reference is not None,
                                                         chunk_id)
-                            _add_faithfulness(cached["scores"], probe, split, kept)
+                            _add_faithfulness(cached["scores"], chunk_probe, split, kept)
                             per_explainer[spec.key()] = cached
                             bar.update(1)
                             continue
@@ -477,19 +519,24 @@ def run_evaluation(
                                 scores["reference"] = []
                             elif reference is not None:
                                 by_row = _reference_scores(explainer, spec, reference, split, chunk, chunk_id,
-                                                           settings, checkpoints, protocol)
+                                                           settings, checkpoints, reference_protocol)
                                 scores["reference"] = [by_row[i] for i in kept]
                             faithfulness_start = time.perf_counter()
-                            _add_faithfulness(scores, probe, split, kept)
+                            _add_faithfulness(scores, chunk_probe, split, kept)
                             seconds = {"total": time.perf_counter() - start, "main": main_seconds,
                                        "faithfulness": time.perf_counter() - faithfulness_start}
                             checkpoints.save(unit, spec.key(), chunk_id, kept, scores, seconds)
                             cached = {"scores": scores, "seconds": seconds}
+                        if own_reference_unit is not None and kept and checkpoints.load(
+                                own_reference_unit, spec.key(), chunk_id, kept) is None:
+                            checkpoints.save(own_reference_unit, spec.key(), chunk_id, kept,
+                                             {"reference": cached["scores"]["main"]}, 0.0)
                         per_explainer[spec.key()] = cached
                         bar.set_postfix_str(spec.name)
                         bar.update(1)
-                    local_results.append({"chunk": chunk_id, "rows": chunk_rows, "predictions": predictions,
-                                          "kept": kept, "malformed": malformed, "explainers": per_explainer})
+                    local_results.append({"chunk": chunk_id, "groups": chunk, "rows": chunk_rows,
+                                          "predictions": predictions, "kept": kept, "malformed": malformed,
+                                          "explainers": per_explainer})
                 bar.close()
             gathered = gather_object(local_results)
             if accelerator.is_main_process:
@@ -497,20 +544,51 @@ def run_evaluation(
                 if sorted(by_chunk) != list(range(len(chunks))):
                     raise RuntimeError(f"gathered chunks {sorted(by_chunk)} do not cover 0..{len(chunks) - 1}")
                 ordered = [by_chunk[c] for c in range(len(chunks))]
-                side_documents: dict[str, dict[str, Any]] = {}
-                records = _build_records(specs, explainers_now, identities, record_ids, lm, split, ordered, settings,
-                                         unit_protocol, reference, ref_reason, accelerator.num_processes,
-                                         side_documents)
-                for record in records:
-                    if store.exists("explainer_score", record["record_id"]):
-                        summary.existing.append(record["record_id"])
+                for flag, (unit_protocol, identities, record_ids) in units.items():
+                    if all(store.exists("explainer_score", rid) for rid in record_ids):
+                        summary.existing.extend(record_ids)
                         continue
-                    store.append(record)
-                    summary.written.append(record["record_id"])
-                    if record["record_id"] in side_documents:  # the Space's per-sentence drill-down
-                        write_sentence_scores(store, side_documents[record["record_id"]])
+                    scored = ordered if flag == compute_filtered else [_filtered_chunk(split, c) for c in ordered]
+                    side_documents: dict[str, dict[str, Any]] = {}
+                    records = _build_records(specs, explainers_now, identities, record_ids, lm, split, scored,
+                                             variants[flag], unit_protocol, reference, ref_reason,
+                                             accelerator.num_processes, side_documents)
+                    for record in records:
+                        if store.exists("explainer_score", record["record_id"]):
+                            summary.existing.append(record["record_id"])
+                            continue
+                        store.append(record)
+                        summary.written.append(record["record_id"])
+                        if record["record_id"] in side_documents:  # the Space's per-sentence drill-down
+                            write_sentence_scores(store, side_documents[record["record_id"]])
             accelerator.wait_for_everyone()
     return summary
+
+
+def _filtered_chunk(split: GecoSplit, chunk: dict[str, Any]) -> dict[str, Any]:
+    """A gathered chunk computed on every scorable row, cut down to the groups the correctness filter keeps.
+
+    Every per-row column (scores of each kind, faithfulness, diagnostics) keeps the kept rows' entries; the
+    chunk's seconds shrink in proportion, so seconds per sentence stay those of the attributions themselves.
+    """
+    kept, _ = _kept_rows(split, chunk["groups"], chunk["predictions"], True)
+    position = {row: p for p, row in enumerate(chunk["kept"])}
+    picks = [position[row] for row in kept]
+    share = len(kept) / len(chunk["kept"]) if chunk["kept"] else 0.0
+
+    def pick(column: Any) -> Any:
+        if column is None:
+            return None
+        if isinstance(column, dict):  # faithfulness or diagnostics: a dict of per-row columns
+            return {name: pick(values) for name, values in column.items()}
+        return [column[p] for p in picks]
+
+    explainers = {}
+    for key, result in chunk["explainers"].items():
+        explainers[key] = {**result,
+                           "scores": {kind: pick(column) for kind, column in result["scores"].items()},
+                           "seconds": {name: value * share for name, value in result["seconds"].items()}}
+    return {**chunk, "kept": kept, "explainers": explainers}
 
 
 def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], identities: list[dict[str, Any]],
@@ -571,7 +649,8 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
                 metrics["methods_agreement"] = agreement.get(key, {"value": None, "reason": "not computed"})
             if settings.faithfulness:
                 metrics.update(score_faithfulness(
-                    [c["explainers"][key]["scores"].get("faithfulness") for c in chunks],
+                    [c["explainers"][key]["scores"].get("faithfulness") for c in chunks
+                     if settings.faithfulness_in_chunk(c["chunk"])],
                     FAITHFULNESS_PROTOCOL["removal_fractions"], settings.bootstrap, settings.seed))
         record = {
             "schema_version": SCHEMA_VERSION,
