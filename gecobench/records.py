@@ -229,10 +229,27 @@ MODEL_BIAS_SCHEMA: dict[str, Any] = {
                 "sha256": {"type": "string"},
             },
         },
-        "protocol": {"type": "object"},
+        "protocol": {
+            "type": "object",
+            "properties": {
+                "bootstrap": {
+                    "type": "object",
+                    "description": "settings of the bootstrap over templates behind the schemes' intervals",
+                    "required": ["method", "resampling_unit", "n_resamples", "seed", "confidence"],
+                    "properties": {
+                        "method": {"const": "percentile bootstrap"},
+                        "resampling_unit": {"const": "template"},
+                        "n_resamples": {"type": "integer", "minimum": 1},
+                        "seed": {"type": "integer", "minimum": 0},
+                        "confidence": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+                    },
+                },
+            },
+        },
         "schemes": {
             "type": "object",
-            "description": "lexicon scheme name -> {bpi, bri, bias: {bpi, bri}} as returned by bias_indices",
+            "description": "lexicon scheme name -> {bpi, bri, bias: {bpi, bri}} as returned by bias_indices, and "
+                           "optionally overall {bpi, bri} and uncertainty (the bootstrap over templates)",
             "additionalProperties": {
                 "type": "object",
                 "required": ["bpi", "bri", "bias"],
@@ -305,6 +322,51 @@ def _add_value_ranges() -> None:
     bias = {"type": "object", "additionalProperties": table(-100, 100)}  # {index: {category: difference}}
     MODEL_BIAS_SCHEMA["properties"]["schemes"]["additionalProperties"]["properties"] = {
         "bpi": share, "bri": share, "bias": bias,
+        # the sum of |bias| over the lexicon's categories: each group's shares sum to 100, so at most 200
+        "overall": table(0, OVERALL_BIAS_MAX),
+        "uncertainty": _template_uncertainty_schema(),
+    }
+
+
+OVERALL_BIAS_MAX = 200
+
+
+def _template_uncertainty_schema() -> dict[str, Any]:
+    """A scheme's ``uncertainty`` block (``gecobench.metrics.bias_indices_bootstrap.template_bootstrap``): intervals
+    shaped like the values they qualify, bounded like them, and each template's own overall bias."""
+
+    def interval(low: int, high: int) -> dict[str, Any]:
+        bound = {"type": ["number", "null"], "minimum": low, "maximum": high}
+        return {"type": "object", "required": ["ci_low", "ci_high"], "additionalProperties": False,
+                "properties": {"ci_low": bound, "ci_high": bound, "n_undefined": {"type": "integer", "minimum": 0}}}
+
+    def by_index(inner: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "object", "required": ["bpi", "bri"], "additionalProperties": False,
+                "properties": {"bpi": inner, "bri": inner}}
+
+    share_intervals = {"type": "object", "additionalProperties": {"type": "object",
+                                                                  "additionalProperties": interval(0, 100)}}
+    settings = MODEL_BIAS_SCHEMA["properties"]["protocol"]["properties"]["bootstrap"]
+    return {
+        "type": "object",
+        "required": [*settings["required"], "n_templates", "bpi", "bri", "bias", "overall", "per_template"],
+        "properties": {
+            **settings["properties"],
+            "n_templates": {"type": "integer", "minimum": 2},
+            "bpi": share_intervals,
+            "bri": share_intervals,
+            "bias": by_index({"type": "object", "additionalProperties": interval(-100, 100)}),
+            "overall": by_index(interval(0, OVERALL_BIAS_MAX)),
+            "per_template": {
+                "type": "object",
+                "required": ["template_ids", "overall"],
+                "properties": {
+                    "template_ids": {"type": "array", "items": {"type": ["integer", "string"]}},
+                    "overall": by_index({"type": "array",
+                                         "items": {"type": "number", "minimum": 0, "maximum": OVERALL_BIAS_MAX}}),
+                },
+            },
+        },
     }
 
 
@@ -518,7 +580,51 @@ def validate_record(record: Any, check_finite: bool = True) -> dict[str, Any]:
             json.dumps(record)
         except (TypeError, ValueError) as err:
             raise RecordValidationError(f"record {record.get('record_id', '?')}: not JSON-serialisable: {err}") from None
+    if record_type == "model_bias":
+        _check_template_uncertainty(record)
     return record
+
+
+def _interval_problems(block: Any, path: str) -> list[str]:
+    """Intervals under ``block`` (any nesting of dicts ending in {ci_low, ci_high}) whose low end is above the high."""
+    if not isinstance(block, dict):
+        return []
+    if "ci_low" in block and "ci_high" in block:
+        low, high = block["ci_low"], block["ci_high"]
+        if low is not None and high is not None and low > high:
+            return [f"{path}: ci_low {low} > ci_high {high}"]
+        return []
+    return [p for key, value in block.items() for p in _interval_problems(value, f"{path}/{key}")]
+
+
+def _check_template_uncertainty(record: dict[str, Any]) -> None:
+    """What the schema cannot say about the intervals over templates: each interval is ordered, there is one
+    per-template value per template, and the settings in a scheme match ``protocol.bootstrap`` (which is part of
+    the record's identity, so a record cannot carry intervals from other settings than its id says)."""
+    settings = (record.get("protocol") or {}).get("bootstrap")
+    problems: list[str] = []
+    for scheme, block in record["schemes"].items():
+        uncertainty = block.get("uncertainty")
+        if uncertainty is None:
+            continue
+        where = f"schemes/{scheme}/uncertainty"
+        if settings is None:
+            problems.append(f"{where}: intervals without protocol.bootstrap (their settings belong in the identity)")
+        else:
+            differing = sorted(key for key in settings if uncertainty.get(key) != settings[key])
+            if differing:
+                problems.append(f"{where}: {', '.join(differing)} not as in protocol.bootstrap")
+        per_template = uncertainty["per_template"]
+        n_templates = uncertainty["n_templates"]
+        lengths = {"template_ids": len(per_template["template_ids"]),
+                   **{f"overall/{index}": len(values) for index, values in per_template["overall"].items()}}
+        for name, length in lengths.items():
+            if length != n_templates:
+                problems.append(f"{where}/per_template/{name}: {length} values for n_templates {n_templates}")
+        problems.extend(_interval_problems(uncertainty, where))
+    if problems:
+        raise RecordValidationError(f"record {record.get('record_id', '?')}: field {problems[0]}"
+                                    + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
 
 
 def record_id_for(identity: dict[str, Any]) -> str:

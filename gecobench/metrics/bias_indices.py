@@ -14,6 +14,7 @@ probability, its rank (1..K) and whether it is an adjective. Words map to catego
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -120,15 +121,11 @@ def bias_indices(
         ({'female': 100.0, 'male': 75.0}, {'female': 100.0, 'male': 100.0}, -25.0)
     """
     prob, ranks, adjective = _check_rows(group, word, probability, rank, is_adjective, k)
-    if not isinstance(lexicon, Mapping):
-        raise ValueError("lexicon: expected a dict {word: category}")
-    lookup = {str(w).strip().lower(): str(c) for w, c in lexicon.items()}
-    category_of = np.array([lookup.get(w.strip().lower(), UNKNOWN) for w in word], dtype=object)
+    category_of, categories = categorise(word, lexicon)
     groups_arr = np.array(list(group), dtype=object)
     rsv = (k + 1 - ranks).astype(np.float64)
 
     groups = sorted(set(group))
-    categories = sorted(set(lookup.values()) | {UNKNOWN})
     bpi: dict[str, dict[str, float]] = {c: {} for c in categories}
     bri: dict[str, dict[str, float]] = {c: {} for c in categories}
     details: dict[str, dict[str, dict[str, float]]] = {c: {} for c in categories}
@@ -141,8 +138,8 @@ def bias_indices(
             adj_rows = rows & adjective
             sum_p, n_p = float(prob[rows].sum()), int(rows.sum())
             sum_rsv, n_adj = float(rsv[adj_rows].sum()), int(adj_rows.sum())
-            bpi[c][g] = 100.0 * sum_p / prob_total if prob_total > 0 else float("nan")
-            bri[c][g] = 100.0 * sum_rsv / rsv_total if rsv_total > 0 else float("nan")
+            bpi[c][g] = float(share_percent(sum_p, prob_total))
+            bri[c][g] = float(share_percent(sum_rsv, rsv_total))
             details[c][g] = {
                 "sum_probability": sum_p,
                 "n_predictions": n_p,
@@ -162,6 +159,30 @@ def bias_indices(
     }
 
 
+def categorise(word: Sequence[str], lexicon: Mapping[str, str]) -> tuple[np.ndarray, list[str]]:
+    """The category of every word (lower-cased lookup, ``unknown`` when unlisted) and the sorted category list
+    (the lexicon's categories plus ``unknown``)."""
+    if not isinstance(lexicon, Mapping):
+        raise ValueError("lexicon: expected a dict {word: category}")
+    lookup = {str(w).strip().lower(): str(c) for w, c in lexicon.items()}
+    category_of = np.array([lookup.get(w.strip().lower(), UNKNOWN) for w in word], dtype=object)
+    return category_of, sorted(set(lookup.values()) | {UNKNOWN})
+
+
+def share_percent(part: Any, total: Any) -> np.ndarray:
+    """``100 * part / total`` element-wise, NaN where ``total`` is 0 (a group without predictions or adjectives).
+
+    The one definition of a BPI/BRI share, used by :func:`bias_indices` and by the template bootstrap
+    (:mod:`gecobench.metrics.bias_indices_bootstrap`).
+
+    >>> share_percent([1.0, 0.0], [4.0, 0.0]).tolist()
+    [25.0, nan]
+    """
+    part, total = np.asarray(part, dtype=np.float64), np.asarray(total, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(total > 0, 100.0 * part / np.where(total > 0, total, 1.0), np.nan)
+
+
 def group_difference(values: Mapping[str, float]) -> float:
     """male - female for exactly those two groups; else the mean absolute pairwise difference.
 
@@ -170,12 +191,43 @@ def group_difference(values: Mapping[str, float]) -> float:
     >>> group_difference({"a": 1.0, "b": 4.0, "c": 2.0})
     2.0
     """
-    if set(values) == {"male", "female"}:
-        return float(values["male"] - values["female"])
-    pairs = list(itertools.combinations(values.values(), 2))
-    if not pairs:
+    if not values:
         return float("nan")
-    return float(np.mean([abs(a - b) for a, b in pairs]))
+    groups = list(values)
+    return float(group_difference_array(np.array([values[g] for g in groups], dtype=np.float64), groups))
+
+
+def group_difference_array(values: np.ndarray, groups: Sequence[str]) -> np.ndarray:
+    """:func:`group_difference` for arrays: ``values`` has shape ``(len(groups), ...)`` (axis 0 = the groups, in
+    the order of ``groups``); the result has the remaining shape. Male - female for exactly those two groups, else
+    the mean absolute pairwise difference (NaN with fewer than two groups)."""
+    values = np.asarray(values, dtype=np.float64)
+    groups = list(groups)
+    if values.shape[:1] != (len(groups),):
+        raise ValueError(f"values has {values.shape[:1]} entries on the group axis, groups names {len(groups)}")
+    if set(groups) == {"male", "female"}:
+        return values[groups.index("male")] - values[groups.index("female")]
+    pairs = list(itertools.combinations(range(len(groups)), 2))
+    if not pairs:
+        return np.full(values.shape[1:], np.nan)
+    return np.mean([np.abs(values[a] - values[b]) for a, b in pairs], axis=0)
+
+
+def overall_bias(bias_by_category: Mapping[str, float | None]) -> float:
+    """The headline of a scheme: the sum of |bias| over the lexicon's categories, ``unknown`` (words outside the
+    lexicon) left out and undefined categories skipped. In [0, 200] (each group's shares sum to 100).
+
+    >>> overall_bias({"BODY": -3.0, "MIND": 1.5, "unknown": 9.0, "SOCIAL": None})
+    4.5
+    """
+    return float(sum(abs(v) for c, v in bias_by_category.items()
+                     if c != UNKNOWN and v is not None and math.isfinite(v)))
+
+
+def overall_bias_array(bias: np.ndarray, categories: Sequence[str]) -> np.ndarray:
+    """:func:`overall_bias` over the last axis of ``bias`` (one entry per name in ``categories``)."""
+    keep = np.array([c != UNKNOWN for c in categories], dtype=bool)
+    return np.nansum(np.abs(np.asarray(bias, dtype=np.float64)[..., keep]), axis=-1)
 
 
 def read_prediction_file(path: str) -> dict[str, list[Any]]:

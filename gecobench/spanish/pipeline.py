@@ -7,7 +7,8 @@ The pieces are plain functions so the script (``scripts/spanish_bias.py``), the 
   (:func:`read_template_file`, any number of group columns);
 * :func:`render` — the template text with the model's mask token, lower-cased for uncased models;
 * :func:`predictions_table` — fill-mask output joined with groups and the tagger's adjective decision;
-* :func:`score_schemes` — one ``bias_indices`` call per lexicon scheme;
+* :func:`score_schemes` — one ``bias_indices`` call per lexicon scheme, with its overall bias and the
+  bootstrap over templates (:func:`gecobench.metrics.bias_indices_bootstrap.template_bootstrap`);
 * :func:`build_model_bias_record` — the ``model_bias`` record (identity → ``record_id``).
 """
 
@@ -21,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from gecobench.metrics.bias_indices_bootstrap import BootstrapSettings
 from gecobench.provenance import (
     base_provenance,
     fingerprint_directory,
@@ -147,11 +149,13 @@ def fill(text: str, word: str, placeholder: str | None = None) -> tuple[str, tup
 
 
 def predictions_table(rows: Sequence[TemplateRow], predictions: Sequence[Sequence[Any]], tagger: Any) -> dict[str, list]:
-    """Flatten fill-mask output into columns: sentence, group, word, probability, rank, vocab_rank, is_adjective."""
+    """Flatten fill-mask output into columns: sentence, template, group, word, probability, rank, vocab_rank,
+    is_adjective (``template`` is the row's ``template_id``, the resampling unit of the bootstrap)."""
     if len(rows) != len(predictions):
         raise ValueError(f"{len(rows)} template rows but predictions for {len(predictions)} sentences")
     table: dict[str, list] = {
-        name: [] for name in ("sentence", "group", "word", "probability", "rank", "vocab_rank", "is_adjective")
+        name: [] for name in ("sentence", "template", "group", "word", "probability", "rank", "vocab_rank",
+                              "is_adjective")
     }
     filled: list[str] = []
     spans: list[tuple[int, int]] = []
@@ -161,6 +165,7 @@ def predictions_table(rows: Sequence[TemplateRow], predictions: Sequence[Sequenc
             filled.append(sentence)
             spans.append(span)
             table["sentence"].append(index)
+            table["template"].append(row.template_id)
             table["group"].append(row.group)
             table["word"].append(pred.word)
             table["probability"].append(pred.probability)
@@ -182,16 +187,31 @@ def lexicon_version(lexicon: Mapping[str, str]) -> str:
     return "sha256:" + fingerprint_rows(sorted(lexicon.items()))[:16]
 
 
-def score_schemes(table: Mapping[str, Sequence[Any]], lexicons: Mapping[str, Mapping[str, str]], k: int) -> dict[str, Any]:
-    """One ``gecobench.metrics.bias_indices.bias_indices`` call per scheme, made JSON-safe."""
-    from gecobench.metrics.bias_indices import bias_indices
+def score_schemes(
+    table: Mapping[str, Sequence[Any]],
+    lexicons: Mapping[str, Mapping[str, str]],
+    k: int,
+    bootstrap: BootstrapSettings | None = None,
+) -> dict[str, Any]:
+    """Per scheme: the ``bias_indices`` result, its ``overall`` bias (sum of |bias| over the lexicon's categories,
+    per index) and, when ``bootstrap`` is given, ``uncertainty``: the bootstrap over templates (the table's
+    ``template`` column) of all of them. JSON-safe. The live pipeline and the recorded predictions both come here,
+    so both get the same intervals."""
+    from gecobench.metrics.bias_indices import bias_indices, overall_bias
+    from gecobench.metrics.bias_indices_bootstrap import template_bootstrap
 
+    if bootstrap is not None and "template" not in table:
+        raise ValueError("the predictions table has no 'template' column; the bootstrap resamples templates")
     out: dict[str, Any] = {}
     for scheme, lexicon in lexicons.items():
-        result = bias_indices(
-            group=list(table["group"]), word=list(table["word"]), probability=list(table["probability"]),
-            rank=list(table["rank"]), is_adjective=list(table["is_adjective"]), lexicon=lexicon, k=k,
-        )
+        rows = {
+            "group": list(table["group"]), "word": list(table["word"]), "probability": list(table["probability"]),
+            "rank": list(table["rank"]), "is_adjective": list(table["is_adjective"]), "lexicon": lexicon, "k": k,
+        }
+        result = bias_indices(**rows)
+        result["overall"] = {index: overall_bias(result["bias"][index]) for index in ("bpi", "bri")}
+        if bootstrap is not None:
+            result["uncertainty"] = template_bootstrap(**rows, template=list(table["template"]), settings=bootstrap)
         out[scheme] = to_json_safe(result)
     return out
 
@@ -246,6 +266,14 @@ def build_model_bias_record(
     return record
 
 
+def bootstrap_for(rows: Sequence[TemplateRow], settings: BootstrapSettings | None = None) -> BootstrapSettings | None:
+    """The bootstrap settings to use for these template rows (default settings when none are given), or None when
+    the rows hold fewer than two templates (resampling one template gives back the point value)."""
+    if len({row.template_id for row in rows}) < 2:
+        return None
+    return settings or BootstrapSettings()
+
+
 def table_counts(table: Mapping[str, Sequence[Any]]) -> dict[str, int]:
     """How many predictions, adjectives and sentences went into the scores."""
     return {
@@ -270,8 +298,11 @@ def run_live(
     device: Any = None,
     model_id: str | None = None,
     progress: bool = True,
+    bootstrap: BootstrapSettings | None = None,
 ) -> tuple[dict[str, Any], dict[str, list]]:
-    """Score one masked LM end to end; returns ``(model_bias record, predictions table)`` (not yet stored)."""
+    """Score one masked LM end to end; returns ``(model_bias record, predictions table)`` (not yet stored).
+
+    ``bootstrap`` sets the resamples, seed and confidence of the intervals over templates (default 1000, 0, 95 %)."""
     from gecobench.spanish.fillmask import (
         detect_uncased,
         load_masked_lm,
@@ -282,6 +313,8 @@ def run_live(
     if casing not in ("auto", "cased", "uncased"):
         raise ValueError(f"casing must be auto, cased or uncased, got {casing!r}")
     rows, templates_info = load_templates(config, data_dir=data_dir, templates_file=templates_file)
+    # one template has no spread to measure: such a record carries point values only
+    bootstrap = bootstrap_for(rows, bootstrap)
     # lexicons before the model: a wrong scheme name fails in a second, not after a download
     schemes = tuple(schemes or default_schemes(k))
     lexicons = load_lexicons(schemes, data_dir=data_dir)
@@ -300,13 +333,15 @@ def run_live(
         "mask_token": tokenizer.mask_token,
         "subword_policy": f"whole words only ({convention}); probability = softmax over the full vocabulary",
     }
+    if bootstrap is not None:
+        protocol["bootstrap"] = bootstrap.describe()
     is_local = Path(model_id_or_path).is_dir()
     if revision is None and not is_local:
         # a Hub model loaded without --revision: record the commit transformers actually resolved
         revision = getattr(model.config, "_commit_hash", None)
     record = build_model_bias_record(
         model_id=model_id or str(model_id_or_path), revision=revision, source=LIVE_SOURCE, templates=templates_info,
-        protocol=protocol, schemes=score_schemes(table, lexicons, k), counts=table_counts(table),
+        protocol=protocol, schemes=score_schemes(table, lexicons, k, bootstrap), counts=table_counts(table),
         checkpoint_sha256=fingerprint_directory(model_id_or_path) if is_local else None,
     )
     return record, table

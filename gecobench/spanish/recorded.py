@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from gecobench.metrics.bias_indices_bootstrap import BootstrapSettings
 from gecobench.provenance import sha256_file
 from gecobench.spanish.pipeline import (
     RECORDED_SOURCE,
@@ -31,6 +32,10 @@ SOURCE_COMMIT = "ea99475d"
 ADJECTIVE_TAG = "AQ"
 PREDICTION_COLUMNS = ("index", "score", "sentence", "dimension", "pos_tag", "word")
 TEMPLATES_CONFIG = "templates_2023"
+# The published files number their sentences 0..95 in the order of templates_2023: template-major, 12 subjects
+# per template (as geco_dataset.spanish numbers them), so sentence // 12 is the template.
+SUBJECTS_PER_TEMPLATE = 12
+N_TEMPLATES = 8
 
 
 def read_models_tsv(path: str | Path) -> list[dict[str, str]]:
@@ -93,16 +98,32 @@ def _parses(value: str, kind: type) -> bool:
         return False
 
 
+def template_of_sentence(sentences: pd.Series, path: str | Path) -> pd.Series:
+    """The template of each published sentence number (``sentence // 12``); refuses numbers outside the 8 × 12
+    sentences of ``templates_2023``, which would put rows in a template that does not exist."""
+    outside = sentences[(sentences < 0) | (sentences >= N_TEMPLATES * SUBJECTS_PER_TEMPLATE)]
+    if len(outside):
+        raise ValueError(
+            f"{path}: row {int(outside.index[0]) + 2}: sentence {int(outside.iloc[0])} is outside 0.."
+            f"{N_TEMPLATES * SUBJECTS_PER_TEMPLATE - 1} ({N_TEMPLATES} templates × {SUBJECTS_PER_TEMPLATE} subjects)"
+        )
+    return sentences // SUBJECTS_PER_TEMPLATE
+
+
 def recorded_record(
     path: str | Path,
     model_id: str,
     k: int,
     lexicons: dict[str, dict[str, str]],
     model_info: dict[str, str] | None = None,
+    bootstrap: BootstrapSettings | None = None,
 ) -> dict[str, Any]:
-    """The ``model_bias`` record of one published predictions file (not stored)."""
+    """The ``model_bias`` record of one published predictions file (not stored), with intervals from the
+    bootstrap over the 8 templates (``bootstrap``: resamples, seed, confidence; default 1000, 0, 95 %)."""
     path = Path(path)
+    bootstrap = bootstrap or BootstrapSettings()
     frame = read_prediction_file(path, k=k)
+    frame["template"] = template_of_sentence(frame["sentence"], path)
     table = {column: frame[column].tolist() for column in frame.columns}
     protocol = {
         "k": k,
@@ -112,6 +133,7 @@ def recorded_record(
         "casing": (model_info or {}).get("cased"),
         "mask_token": (model_info or {}).get("mask"),
         "subword_policy": "as published",
+        "bootstrap": bootstrap.describe(),
     }
     templates = {
         "config": TEMPLATES_CONFIG,
@@ -127,7 +149,7 @@ def recorded_record(
     }
     return build_model_bias_record(
         model_id=model_id, revision=None, source=RECORDED_SOURCE, templates=templates, protocol=protocol,
-        schemes=score_schemes(table, lexicons, k), counts=table_counts(table), recorded_from=recorded_from,
+        schemes=score_schemes(table, lexicons, k, bootstrap), counts=table_counts(table), recorded_from=recorded_from,
     )
 
 
@@ -139,6 +161,7 @@ def import_recorded_predictions(
     lexicon_dir: str | Path | None = None,
     schemes: Sequence[str] | None = None,
     progress: bool = True,
+    bootstrap: BootstrapSettings | None = None,
 ) -> list[str]:
     """Add one record per published model file under ``predictions_dir/top{k}`` to ``store``.
 
@@ -166,7 +189,7 @@ def import_recorded_predictions(
         info = models.get(path.stem)
         if info is None:
             raise ValueError(f"{path}: no model in {models_tsv} whose id maps to this file name")
-        record = recorded_record(path, info["model"], k, lexicons, model_info=info)
+        record = recorded_record(path, info["model"], k, lexicons, model_info=info, bootstrap=bootstrap)
         if not store.exists("model_bias", record["record_id"]):
             store.append(record)
         ids.append(record["record_id"])
