@@ -1,5 +1,8 @@
 """The Spanish model-bias tab: models × categories tables, a radar per model and scheme, and the authors'
-published values beside this package's recomputation. No Gradio here."""
+published values beside this package's recomputation. No Gradio here.
+
+Every value whose record carries an interval (the bootstrap over templates, ``schemes/<scheme>/uncertainty``) is
+shown with it, ``0.12 [0.05, 0.20]``; older records without one show the value alone."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from gecobench.metrics.bias_indices import overall_bias
 from gecobench.spanish.plots import (
     FEMALE_RGB,
     MALE_RGB,
@@ -34,6 +38,9 @@ PUBLISHED_FILE = "supersenses_top10_bpi_bri_MF.csv"
 PUBLISHED_COLUMN = {"bpi": "score_prop_overall", "bri": "rsv_prop_overall"}
 ORDER_TEXT = ("Rows: models ordered by overall bias — the sum of |male − female| over the lexicon's categories "
               "(`unknown`, words outside the lexicon, not counted) — largest first.")
+OVERALL = "Overall |m−f|"
+#: Suffixes of the columns holding an interval's ends (the downloaded table keeps them as numbers).
+CI_LOW, CI_HIGH = " CI low", " CI high"
 
 
 def category_label(category: str) -> str:
@@ -54,23 +61,103 @@ def records_with_scheme(records: Sequence[Mapping[str, Any]], scheme: str | None
     return [r for r in records if scheme in (r.get("schemes") or {})]
 
 
-def _overall(values: Mapping[str, float | None]) -> float:
-    return float(sum(abs(v) for c, v in values.items() if c != UNKNOWN and v is not None and math.isfinite(v)))
+def format_with_interval(value: float | None, low: float | None = None, high: float | None = None,
+                         signed: bool = False) -> str:
+    """``0.12 [0.05, 0.20]`` (two decimals; ``signed`` puts + on positive numbers); the value alone when the
+    interval is missing, ``–`` when the value is.
+
+    >>> format_with_interval(0.123, 0.05, 0.2)
+    '0.12 [0.05, 0.20]'
+    >>> format_with_interval(-1.5, None, None, signed=True)
+    '-1.50'
+    """
+    spec = "+.2f" if signed else ".2f"
+    if not _finite(value):
+        return "–"
+    text = format(float(value), spec)
+    if _finite(low) and _finite(high):
+        text += f" [{format(float(low), spec)}, {format(float(high), spec)}]"
+    return text
+
+
+def _finite(value: Any) -> bool:
+    return value is not None and isinstance(value, (int, float, np.number)) and math.isfinite(float(value))
+
+
+def scheme_uncertainty(record: Mapping[str, Any], scheme: str) -> Mapping[str, Any]:
+    """The scheme's bootstrap block (``{}`` for records written before intervals were stored)."""
+    return ((record.get("schemes") or {}).get(scheme) or {}).get("uncertainty") or {}
+
+
+def _ends(interval: Any) -> tuple[float, float]:
+    if not isinstance(interval, Mapping):
+        return np.nan, np.nan
+    low, high = interval.get("ci_low"), interval.get("ci_high")
+    return (float(low) if _finite(low) else np.nan), (float(high) if _finite(high) else np.nan)
+
+
+def _rounded(value: float | None) -> float:
+    return round(float(value), 2) if _finite(value) else np.nan
 
 
 def scheme_table(records: Sequence[Mapping[str, Any]], scheme: str, index: str) -> pd.DataFrame:
-    """Models × categories (male − female of ``index``), ordered by overall bias, largest first; two decimals."""
+    """Models × categories (male − female of ``index``), ordered by overall bias, largest first; two decimals.
+
+    Beside every value its interval's ends (``<column> CI low`` / ``<column> CI high``, NaN for records without
+    intervals; left out when no record has them). ``attrs["interval_note"]`` says how the intervals were made; ``attrs["per_template"]`` maps each
+    model to its templates' own overall bias (the spread behind the overall interval)."""
     usable = records_with_scheme(records, scheme)
     rows = []
+    settings: set[tuple[Any, ...]] = set()
+    per_template: dict[str, list[float]] = {}
     for record in usable:
         values = bias_by_category(record, scheme, index)
-        row: dict[str, Any] = {"Model": model_label(record), "Overall |m−f|": round(_overall(values), 2)}
-        row.update({category_label(c): (round(v, 2) if v is not None else np.nan) for c, v in values.items()})
+        uncertainty = scheme_uncertainty(record, scheme)
+        label = model_label(record)
+        low, high = _ends((uncertainty.get("overall") or {}).get(index))
+        row: dict[str, Any] = {"Model": label, OVERALL: round(overall_bias(values), 2),
+                               OVERALL + CI_LOW: _rounded(low), OVERALL + CI_HIGH: _rounded(high)}
+        intervals = (uncertainty.get("bias") or {}).get(index) or {}
+        for category, value in values.items():
+            column = category_label(category)
+            low, high = _ends(intervals.get(category))
+            row.update({column: _rounded(value), column + CI_LOW: _rounded(low), column + CI_HIGH: _rounded(high)})
         rows.append(row)
+        if uncertainty:
+            settings.add((uncertainty.get("n_templates"), uncertainty.get("n_resamples"), uncertainty.get("confidence")))
+            spread = ((uncertainty.get("per_template") or {}).get("overall") or {}).get(index)
+            if spread:
+                per_template[label] = [float(v) for v in spread]
     if not rows:
         return pd.DataFrame(columns=["Model"])
-    table = pd.DataFrame(rows).sort_values(["Overall |m−f|", "Model"], ascending=[False, True], kind="stable")
-    return table.reset_index(drop=True)
+    table = pd.DataFrame(rows).sort_values([OVERALL, "Model"], ascending=[False, True], kind="stable")
+    # records without intervals only (older stores): no empty interval columns in the table or its download
+    empty_ends = [c for c in table.columns if c.endswith((CI_LOW, CI_HIGH)) and table[c].isna().all()]
+    table = table.drop(columns=empty_ends).reset_index(drop=True)
+    table.attrs["interval_note"] = interval_note(settings, n_without=len(rows) - sum(1 for r in usable
+                                                                                       if scheme_uncertainty(r, scheme)))
+    table.attrs["per_template"] = per_template
+    return table
+
+
+def interval_note(settings: set[tuple[Any, ...]], n_without: int = 0) -> str:
+    """What the brackets mean, from the settings the shown records used (``(n_templates, n_resamples,
+    confidence)``); '' when no record has intervals."""
+    if not settings:
+        return ""
+    templates = "/".join(str(t) for t in sorted({s[0] for s in settings}, key=str))
+    resamples = "/".join(str(r) for r in sorted({s[1] for s in settings}, key=str))
+    levels = "/".join(f"{100 * float(c):g} %" for c in sorted({s[2] for s in settings}, key=str))
+    note = (f"[low, high]: {levels} interval, a percentile bootstrap over the {templates} templates (resampling "
+            f"unit: template — a drawn template brings all its subjects and both genders; {resamples} resamples).")
+    if n_without:
+        note += f" {n_without} older record(s) without intervals show the value alone."
+    return note
+
+
+def value_columns(table: pd.DataFrame) -> list[str]:
+    """The value columns of a scheme table (the interval-end columns left out)."""
+    return [c for c in table.columns if c != "Model" and not c.endswith((CI_LOW, CI_HIGH))]
 
 
 def _css(value: float, scale: float) -> str:
@@ -80,28 +167,41 @@ def _css(value: float, scale: float) -> str:
     return f"background-color: rgba({rgb[0]}, {rgb[1]}, {rgb[2]}, {min(1.0, abs(value) / scale):.2f})"
 
 
+def _interval_cell(row: pd.Series, column: str, signed: bool) -> str:
+    low, high = row.get(column + CI_LOW, np.nan), row.get(column + CI_HIGH, np.nan)
+    return html.escape(format_with_interval(row[column], low, high, signed=signed))
+
+
 def scheme_table_html(table: pd.DataFrame, scheme: str, index: str) -> str:
-    """The table as HTML in a sideways-scrolling box (every column reachable), blue = male, red = female."""
+    """The table as HTML in a sideways-scrolling box (every column reachable), blue = male, red = female; each
+    value with its interval in brackets where the record has one."""
     if table.empty:
         return f"<p>No record scores the scheme {html.escape(str(scheme))}.</p>"
-    categories = [c for c in table.columns if c not in ("Model", "Overall |m−f|")]
+    categories = [c for c in value_columns(table) if c != OVERALL]
     values = table[categories].to_numpy(dtype=float)
     scale = float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 0.0
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in ["Model", "Overall |m−f|", *categories])
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in ["Model", OVERALL, *categories])
+    spread = table.attrs.get("per_template", {})
     body = []
     for _, row in table.iterrows():
+        per_template = spread.get(row["Model"])
+        title = (f' title="each template alone: {", ".join(f"{v:.2f}" for v in per_template)}"'
+                 if per_template else "")
         cells = [f'<th style="text-align: left">{html.escape(str(row["Model"]))}</th>',
-                 f'<td style="text-align: right">{row["Overall |m−f|"]:.2f}</td>']
+                 f'<td style="text-align: right"{title}>{_interval_cell(row, OVERALL, signed=False)}</td>']
         for category in categories:
             value = float(row[category])
-            text = f"{value:+.2f}" if np.isfinite(value) else "–"
-            cells.append(f'<td style="{_css(value, scale)}; text-align: right">{text}</td>')
+            cells.append(f'<td style="{_css(value, scale)}; text-align: right">'
+                         f"{_interval_cell(row, category, signed=True)}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
+    note = table.attrs.get("interval_note", "")
+    caption = (f"{html.escape(scheme)} — {index.upper()}, male − female (blue = towards male, red = towards female)"
+               + (f"<br><small>{html.escape(note)} Hover an overall value for each template's own.</small>"
+                  if note else ""))
     return (
         '<div class="spanish-scroll" style="overflow-x: auto; max-width: 100%">'
         '<style>.gecobench-heat td, .gecobench-heat th {padding: 3px 6px; white-space: nowrap}</style>'
-        f'<table class="gecobench-heat"><caption>{html.escape(scheme)} — {index.upper()}, male − female '
-        "(blue = towards male, red = towards female)</caption>"
+        f'<table class="gecobench-heat"><caption>{caption}</caption>'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
     )
 
