@@ -387,7 +387,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
 
     # ------------------------------------------------------------------ Spanish
     def spanish_view(scheme, index, model):
-        records = state.loaded.bias_records
+        records = spanish_tab.current_records(state.loaded.bias_records)  # one per unit (issue #21)
         index = index or "bpi"
         if not records or not scheme:
             source = html.escape(state.loaded.source)

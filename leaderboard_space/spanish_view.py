@@ -21,7 +21,6 @@ from gecobench.metrics.bias_indices import overall_bias
 from gecobench.spanish.plots import (
     FEMALE_RGB,
     MALE_RGB,
-    UNKNOWN,
     bias_by_category,
     group_shares,
     model_label,
@@ -54,6 +53,30 @@ def legend_markdown(scheme: str) -> str:
         return ""
     pairs = ", ".join(f"{spanish} → {english}" for spanish, english in TOP29_ENGLISH.items())
     return f"Category names of `{scheme}` are Spanish in the lexicon and shown in English: {pairs}."
+
+
+def current_records(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """One record per scored unit: records that differ only in their bootstrap settings (``protocol.bootstrap``,
+    part of the id since intervals were added) are the same masked LM, templates and protocol, so the tab shows
+    one of them — the one with intervals, then the newest. Without this an older store re-imported after the
+    change would list every model twice. Order of first appearance is kept."""
+    from gecobench.records import model_bias_identity, record_id_for
+
+    chosen: dict[str, Mapping[str, Any]] = {}
+    for record in records:
+        identity = model_bias_identity(record)
+        identity["protocol"] = {k: v for k, v in (identity.get("protocol") or {}).items() if k != "bootstrap"}
+        key = record_id_for(identity)
+        if key not in chosen or _preference(record) > _preference(chosen[key]):
+            chosen[key] = record
+    keep = {id(r) for r in chosen.values()}
+    return [r for r in records if id(r) in keep]
+
+
+def _preference(record: Mapping[str, Any]) -> tuple[bool, str]:
+    has_intervals = any(isinstance(block, Mapping) and block.get("uncertainty")
+                        for block in (record.get("schemes") or {}).values())
+    return has_intervals, str((record.get("provenance") or {}).get("created_at", ""))
 
 
 def records_with_scheme(records: Sequence[Mapping[str, Any]], scheme: str | None) -> list[Mapping[str, Any]]:
@@ -104,8 +127,9 @@ def scheme_table(records: Sequence[Mapping[str, Any]], scheme: str, index: str) 
     """Models × categories (male − female of ``index``), ordered by overall bias, largest first; two decimals.
 
     Beside every value its interval's ends (``<column> CI low`` / ``<column> CI high``, NaN for records without
-    intervals; left out when no record has them). ``attrs["interval_note"]`` says how the intervals were made; ``attrs["per_template"]`` maps each
-    model to its templates' own overall bias (the spread behind the overall interval)."""
+    intervals; left out when no record has them). ``attrs["interval_note"]`` says how the intervals were made;
+    ``attrs["per_template"]`` maps each model to its templates' own overall bias (the spread behind the overall
+    interval)."""
     usable = records_with_scheme(records, scheme)
     rows = []
     settings: set[tuple[Any, ...]] = set()
@@ -124,7 +148,7 @@ def scheme_table(records: Sequence[Mapping[str, Any]], scheme: str, index: str) 
             row.update({column: _rounded(value), column + CI_LOW: _rounded(low), column + CI_HIGH: _rounded(high)})
         rows.append(row)
         if uncertainty:
-            settings.add((uncertainty.get("n_templates"), uncertainty.get("n_resamples"), uncertainty.get("confidence")))
+            settings.add(tuple(uncertainty.get(key) for key in ("n_templates", "n_resamples", "confidence")))
             spread = ((uncertainty.get("per_template") or {}).get("overall") or {}).get(index)
             if spread:
                 per_template[label] = [float(v) for v in spread]
@@ -134,8 +158,8 @@ def scheme_table(records: Sequence[Mapping[str, Any]], scheme: str, index: str) 
     # records without intervals only (older stores): no empty interval columns in the table or its download
     empty_ends = [c for c in table.columns if c.endswith((CI_LOW, CI_HIGH)) and table[c].isna().all()]
     table = table.drop(columns=empty_ends).reset_index(drop=True)
-    table.attrs["interval_note"] = interval_note(settings, n_without=len(rows) - sum(1 for r in usable
-                                                                                       if scheme_uncertainty(r, scheme)))
+    n_without = sum(1 for record in usable if not scheme_uncertainty(record, scheme))
+    table.attrs["interval_note"] = interval_note(settings, n_without=n_without)
     table.attrs["per_template"] = per_template
     return table
 

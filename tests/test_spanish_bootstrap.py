@@ -18,7 +18,11 @@ from gecobench.metrics.bias_indices_bootstrap import (
     template_bootstrap,
     template_sums,
 )
-from gecobench.records import RecordValidationError, validate_record, validate_stored_record
+from gecobench.records import (
+    RecordValidationError,
+    validate_record,
+    validate_stored_record,
+)
 from gecobench.spanish.pipeline import default_schemes, load_lexicons
 from gecobench.spanish.recorded import recorded_record, template_of_sentence
 from leaderboard_space import spanish_view
@@ -221,14 +225,13 @@ def test_recorded_record_carries_the_bootstrap_of_its_rows(recorded):
         assert intervals(stored["uncertainty"]) == pytest.approx(intervals(direct), nan_ok=True)
         for index in ("bpi", "bri"):
             assert stored["overall"][index] == pytest.approx(overall_bias(stored["bias"][index]))
-            low, high = stored["uncertainty"]["overall"][index]["ci_low"], stored["uncertainty"]["overall"][index]["ci_high"]
-            assert low < high and len(stored["uncertainty"]["per_template"]["overall"][index]) == 8
+            interval = stored["uncertainty"]["overall"][index]
+            assert interval["ci_low"] < interval["ci_high"] and len(stored["uncertainty"]["per_template"]["overall"][index]) == 8
 
 
 def test_live_record_carries_the_bootstrap_of_its_table(tmp_path, spanish_dir):
-    from tests.spanish_helpers import make_tiny_bert_mlm
-
     from gecobench.spanish import get_tagger, run_live
+    from tests.spanish_helpers import make_tiny_bert_mlm
 
     model = make_tiny_bert_mlm(tmp_path / "bert")
     settings = BootstrapSettings(n_resamples=200, seed=3)
@@ -294,7 +297,8 @@ def test_spanish_tab_shows_each_value_with_its_interval(recorded):
     assert f">{expected}</td>" in html
     body = record["schemes"]["supersenses_top10"]["bias"]["bpi"]["BODY"]
     body_interval = uncertainty["bias"]["bpi"]["BODY"]
-    assert spanish_view.format_with_interval(body, body_interval["ci_low"], body_interval["ci_high"], signed=True) in html
+    body_text = spanish_view.format_with_interval(body, body_interval["ci_low"], body_interval["ci_high"], signed=True)
+    assert f">{body_text}</td>" in html
     assert "bootstrap over the 8 templates" in html and "1 older record(s) without intervals" in html
     # the older record's row: values alone, no brackets
     old_row = html.split("old/model")[1].split("</tr>")[0]
@@ -310,3 +314,21 @@ def test_spanish_tab_without_any_interval_renders_as_before():
     assert not [c for c in table.columns if c.endswith((spanish_view.CI_LOW, spanish_view.CI_HIGH))]
     html = spanish_view.scheme_table_html(table, "supersenses_top10", "bpi")
     assert "[" not in html.split("<tbody>")[1] and "bootstrap" not in html
+
+
+def test_spanish_tab_shows_one_record_per_unit_preferring_intervals(recorded):
+    from gecobench.records import model_bias_identity, record_id_for
+
+    with_intervals = recorded[0]
+    before = copy.deepcopy(with_intervals)  # the same unit as stored before intervals existed
+    before["protocol"].pop("bootstrap")
+    for block in before["schemes"].values():
+        block.pop("uncertainty")
+        block.pop("overall")
+    before["record_id"] = record_id_for(model_bias_identity(before))
+    validate_stored_record(before)
+    assert before["record_id"] != with_intervals["record_id"]
+    other = make_bias_record("other/model")
+    shown = spanish_view.current_records([before, other, with_intervals])
+    assert [r["record_id"] for r in shown] == [other["record_id"], with_intervals["record_id"]]
+    assert spanish_view.current_records([before, other]) == [before, other]

@@ -95,11 +95,13 @@ def template_sums(
     for i, t in enumerate(template):
         if isinstance(t, (bool, np.bool_)) or not isinstance(t, (int, np.integer, str)):
             raise ValueError(f"template: row {i} is {t!r}; expected a template id (an integer or a string)")
-    template_ids = sorted({t.item() if isinstance(t, np.generic) else t for t in template}, key=lambda t: (str(type(t)), t))
+    plain = [t.item() if isinstance(t, np.generic) else t for t in template]
+    # ints and strings may mix (a user's template names): sort by type first, so the order is always defined
+    template_ids = sorted(set(plain), key=lambda t: (str(type(t)), t))
     category_of, categories = categorise(word, lexicon)
     groups = sorted(set(group))
     position = {name: i for i, name in enumerate(template_ids)}
-    t_index = np.array([position[t.item() if isinstance(t, np.generic) else t] for t in template], dtype=np.int64)
+    t_index = np.array([position[t] for t in plain], dtype=np.int64)
     g_index = np.searchsorted(np.array(groups, dtype=object), np.array(list(group), dtype=object))
     c_index = np.searchsorted(np.array(categories, dtype=object), category_of)
     shape = (len(template_ids), len(groups), len(categories))
