@@ -250,7 +250,8 @@ def radar_plot(record: Mapping[str, Any], scheme: str, index: str) -> go.Figure:
 
 def published_comparison(records: Sequence[Mapping[str, Any]], published_dir: str | Path, index: str) -> pd.DataFrame:
     """The authors' published male − female values (top-10 supersenses) beside this package's recomputation from
-    the recorded predictions, per model and category, with the difference. Empty when the file is missing."""
+    the recorded predictions, per model and category, with the difference and the recomputation's interval over
+    templates (NaN for records without one). Empty when the file is missing."""
     path = Path(published_dir) / PUBLISHED_FILE
     if not path.is_file():
         return pd.DataFrame()
@@ -265,13 +266,16 @@ def published_comparison(records: Sequence[Mapping[str, Any]], published_dir: st
         if row is None:
             continue
         ours = bias_by_category(record, "supersenses_top10", index)
+        intervals = (scheme_uncertainty(record, "supersenses_top10").get("bias") or {}).get(index) or {}
         for column, text in row.items():
             if not column.endswith(suffix):
                 continue
             category = column.split("|")[0]
             mine = ours.get(category)
             theirs = float(text)
+            low, high = _ends(intervals.get(category))
             rows.append({"Model": record["masked_lm"]["model_id"], "Category": category,
                          "Published": round(theirs, 2), "Recomputed": None if mine is None else round(mine, 2),
+                         "Recomputed" + CI_LOW: _rounded(low), "Recomputed" + CI_HIGH: _rounded(high),
                          "Difference": None if mine is None else round(mine - theirs, 4)})
     return pd.DataFrame(rows)

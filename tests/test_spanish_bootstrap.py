@@ -332,3 +332,13 @@ def test_spanish_tab_shows_one_record_per_unit_preferring_intervals(recorded):
     shown = spanish_view.current_records([before, other, with_intervals])
     assert [r["record_id"] for r in shown] == [other["record_id"], with_intervals["record_id"]]
     assert spanish_view.current_records([before, other]) == [before, other]
+
+
+def test_published_comparison_carries_the_recomputation_interval(recorded, spanish_dir):
+    record = recorded[0]
+    table = spanish_view.published_comparison([record], spanish_dir / "published", "bri")
+    row = table[table["Category"] == "SOCIAL"].iloc[0]
+    interval = record["schemes"]["supersenses_top10"]["uncertainty"]["bias"]["bri"]["SOCIAL"]
+    assert row["Recomputed CI low"] == round(interval["ci_low"], 2)
+    assert row["Recomputed CI high"] == round(interval["ci_high"], 2)
+    assert row["Recomputed CI low"] <= row["Recomputed"] <= row["Recomputed CI high"]
