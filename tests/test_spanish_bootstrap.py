@@ -342,3 +342,19 @@ def test_published_comparison_carries_the_recomputation_interval(recorded, spani
     assert row["Recomputed CI low"] == round(interval["ci_low"], 2)
     assert row["Recomputed CI high"] == round(interval["ci_high"], 2)
     assert row["Recomputed CI low"] <= row["Recomputed"] <= row["Recomputed CI high"]
+
+
+def test_pictures_show_the_interval_where_the_record_has_one(recorded, tmp_path):
+    from gecobench.spanish.plots import heat_table_figure, heat_table_html, scheme_table_html
+
+    record = recorded[0]
+    body = record["schemes"]["wiggins"]["bias"]["bpi"]
+    category = next(c for c, v in body.items() if v)
+    interval = record["schemes"]["wiggins"]["uncertainty"]["bias"]["bpi"][category]
+    expected = f"{body[category]:+.4f} [{interval['ci_low']:+.4f}, {interval['ci_high']:+.4f}]"
+    assert f">{expected}</td>" in heat_table_html(record)
+    assert f">{expected}</td>" in scheme_table_html([record, make_bias_record("old/model", schemes=("wiggins",))],
+                                                    "wiggins")
+    assert "bootstrap over the templates" in heat_table_html(record)
+    texts = [t.get_text() for t in heat_table_figure(record).axes[0].texts]
+    assert f"{body[category]:+.2f}\n[{interval['ci_low']:+.2f}, {interval['ci_high']:+.2f}]" in texts

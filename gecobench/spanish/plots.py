@@ -7,6 +7,9 @@ records as read from the results store, so the Space and the script draw the sam
 * :func:`heat_table_html` / :func:`heat_table_figure` — one model: categories × schemes;
 * :func:`radar_figure` — one model, one scheme: each group's share of its index over the categories;
 * :func:`scheme_table_html` / :func:`scheme_table_figure` — many models, one scheme: models × categories.
+
+Where a record carries intervals (the bootstrap over templates, ``schemes/<scheme>/uncertainty``) the tables show
+each value with its interval, ``+1.4287 [-2.7003, +6.0704]``; records without intervals show the value alone.
 """
 
 from __future__ import annotations
@@ -41,6 +44,37 @@ def bias_by_category(record: Mapping[str, Any], scheme: str, index: str = "bpi")
         raise ValueError(f"record {record.get('record_id', '?')} has no scheme {scheme!r}; it has {sorted(schemes)}")
     values = schemes[scheme].get("bias", {}).get(index, {})
     return {str(c): (None if v is None else float(v)) for c, v in values.items()}
+
+
+def bias_interval(record: Mapping[str, Any], scheme: str, index: str, category: str) -> tuple[float, float] | None:
+    """The (low, high) interval over templates of one category's male − female ``index``; None when the record has
+    none (older records) or it is undefined."""
+    block = ((record.get("schemes") or {}).get(scheme) or {}).get("uncertainty") or {}
+    interval = ((block.get("bias") or {}).get(index) or {}).get(category) or {}
+    low, high = interval.get("ci_low"), interval.get("ci_high")
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return None
+    return float(low), float(high)
+
+
+def _interval_matrices(row_labels: Sequence[Any], col_labels: Sequence[Any], cell: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Low and high ends per cell (``cell(row, col)`` → (low, high) or None); NaN where there is no interval."""
+    low = np.full((len(row_labels), len(col_labels)), np.nan)
+    high = np.full_like(low, np.nan)
+    for i, row in enumerate(row_labels):
+        for j, col in enumerate(col_labels):
+            interval = cell(row, col)
+            if interval is not None:
+                low[i, j], high[i, j] = interval
+    return low, high
+
+
+def _cell_text(values: np.ndarray, ends: tuple[np.ndarray, np.ndarray] | None, i: int, j: int, spec: str,
+               separator: str = " ") -> str:
+    text = format(float(values[i, j]), spec)
+    if ends is not None and np.isfinite(ends[0][i, j]) and np.isfinite(ends[1][i, j]):
+        text += f"{separator}[{format(float(ends[0][i, j]), spec)}, {format(float(ends[1][i, j]), spec)}]"
+    return text
 
 
 def model_label(record: Mapping[str, Any]) -> str:
@@ -78,7 +112,11 @@ def _matrix(
     return values, float(finite.max()) if finite.size else 0.0
 
 
-def _html_table(title: str, row_labels: Sequence[str], col_labels: Sequence[str], values: np.ndarray, scale: float) -> str:
+INTERVAL_NOTE = "[low, high]: 95 % interval, a percentile bootstrap over the templates (resampling unit: template)"
+
+
+def _html_table(title: str, row_labels: Sequence[str], col_labels: Sequence[str], values: np.ndarray, scale: float,
+                ends: tuple[np.ndarray, np.ndarray] | None = None) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in col_labels)
     body = []
     for i, row in enumerate(row_labels):
@@ -86,18 +124,21 @@ def _html_table(title: str, row_labels: Sequence[str], col_labels: Sequence[str]
         for j in range(len(col_labels)):
             v = values[i, j]
             if np.isfinite(v):
-                cells.append(f'<td style="{_css(float(v), scale)}; text-align: right">{v:+.4f}</td>')
+                cells.append(f'<td style="{_css(float(v), scale)}; text-align: right">'
+                             f"{_cell_text(values, ends, i, j, '+.4f')}</td>")
             else:
                 cells.append('<td style="text-align: center">–</td>')
         body.append(f"<tr><th style=\"text-align: left\">{html.escape(row)}</th>{''.join(cells)}</tr>")
+    note = f"; {INTERVAL_NOTE}" if ends is not None and np.isfinite(ends[0]).any() else ""
     return (
         f'<table class="gecobench-heat"><caption>{html.escape(title)} '
-        "(male − female; blue = male, red = female)</caption>"
+        f"(male − female; blue = male, red = female{html.escape(note)})</caption>"
         f"<thead><tr><th></th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
 
 
-def _heat_figure(title: str, row_labels: Sequence[str], col_labels: Sequence[str], values: np.ndarray, scale: float):
+def _heat_figure(title: str, row_labels: Sequence[str], col_labels: Sequence[str], values: np.ndarray, scale: float,
+                 ends: tuple[np.ndarray, np.ndarray] | None = None):
     fig, ax = plt.subplots(figsize=(max(6.0, 2.2 + 1.3 * len(col_labels)), max(3.0, 1.4 + 0.38 * len(row_labels))))
     rgba = np.array([[colour_for(None if not np.isfinite(v) else float(v), scale) for v in row] for row in values])
     if rgba.size:
@@ -105,10 +146,13 @@ def _heat_figure(title: str, row_labels: Sequence[str], col_labels: Sequence[str
     for i in range(len(row_labels)):
         for j in range(len(col_labels)):
             v = values[i, j]
-            ax.text(j, i, f"{v:+.3f}" if np.isfinite(v) else "–", ha="center", va="center", fontsize=8)
+            text = _cell_text(values, ends, i, j, "+.2f", separator="\n") if np.isfinite(v) else "–"
+            ax.text(j, i, text, ha="center", va="center", fontsize=8 if "\n" not in text else 6)
     ax.set_xticks(range(len(col_labels)), labels=list(col_labels), rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(len(row_labels)), labels=list(row_labels), fontsize=8)
-    ax.set_title(f"{title}\nmale − female (blue = male, red = female)", fontsize=9)
+    with_intervals = ends is not None and np.isfinite(ends[0]).any()
+    ax.set_title(f"{title}\nmale − female (blue = male, red = female)"
+                 + (f"\n{INTERVAL_NOTE}" if with_intervals else ""), fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -121,19 +165,20 @@ def _heat_table_data(record: Mapping[str, Any], index: str, schemes: Sequence[st
     for s in schemes:
         categories.extend(c for c in per_scheme[s] if c not in categories)
     values, scale = _matrix(categories, schemes, lambda c, s: per_scheme[s].get(c))
-    return categories, schemes, values, scale
+    ends = _interval_matrices(categories, schemes, lambda c, s: bias_interval(record, s, index, c))
+    return categories, schemes, values, scale, ends
 
 
 def heat_table_html(record: Mapping[str, Any], index: str = "bpi", schemes: Sequence[str] | None = None) -> str:
-    """One model: an HTML table of categories × schemes with the male − female ``index``."""
-    categories, schemes, values, scale = _heat_table_data(record, index, schemes)
-    return _html_table(f"{model_label(record)} — {index.upper()}", categories, schemes, values, scale)
+    """One model: an HTML table of categories × schemes with the male − female ``index`` (and its interval)."""
+    categories, schemes, values, scale, ends = _heat_table_data(record, index, schemes)
+    return _html_table(f"{model_label(record)} — {index.upper()}", categories, schemes, values, scale, ends)
 
 
 def heat_table_figure(record: Mapping[str, Any], index: str = "bpi", schemes: Sequence[str] | None = None):
     """One model: the heat table as a matplotlib figure."""
-    categories, schemes, values, scale = _heat_table_data(record, index, schemes)
-    return _heat_figure(f"{model_label(record)} — {index.upper()}", categories, schemes, values, scale)
+    categories, schemes, values, scale, ends = _heat_table_data(record, index, schemes)
+    return _heat_figure(f"{model_label(record)} — {index.upper()}", categories, schemes, values, scale, ends)
 
 
 def radar_categories(record: Mapping[str, Any], scheme: str, index: str = "bpi", include_unknown: bool = False) -> list[str]:
@@ -196,19 +241,20 @@ def _scheme_table_data(records: Sequence[Mapping[str, Any]], scheme: str, index:
     for values in per_model:
         categories.extend(c for c in values if c not in categories)
     values, scale = _matrix(range(len(labels)), categories, lambda i, c: per_model[i].get(c))  # type: ignore[arg-type]
-    return labels, categories, values, scale
+    ends = _interval_matrices(range(len(labels)), categories, lambda i, c: bias_interval(usable[i], scheme, index, c))
+    return labels, categories, values, scale, ends
 
 
 def scheme_table_html(records: Sequence[Mapping[str, Any]], scheme: str, index: str = "bpi") -> str:
-    """Across models: an HTML table of models × categories for one scheme."""
-    labels, categories, values, scale = _scheme_table_data(records, scheme, index)
-    return _html_table(f"{scheme} — {index.upper()}", labels, categories, values, scale)
+    """Across models: an HTML table of models × categories for one scheme (with intervals where recorded)."""
+    labels, categories, values, scale, ends = _scheme_table_data(records, scheme, index)
+    return _html_table(f"{scheme} — {index.upper()}", labels, categories, values, scale, ends)
 
 
 def scheme_table_figure(records: Sequence[Mapping[str, Any]], scheme: str, index: str = "bpi"):
     """Across models: the models × categories table of one scheme as a matplotlib figure."""
-    labels, categories, values, scale = _scheme_table_data(records, scheme, index)
-    return _heat_figure(f"{scheme} — {index.upper()}", labels, categories, values, scale)
+    labels, categories, values, scale, ends = _scheme_table_data(records, scheme, index)
+    return _heat_figure(f"{scheme} — {index.upper()}", labels, categories, values, scale, ends)
 
 
 def _save(fig, path: Any, written: list[str]) -> None:
