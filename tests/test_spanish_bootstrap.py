@@ -226,7 +226,8 @@ def test_recorded_record_carries_the_bootstrap_of_its_rows(recorded):
         for index in ("bpi", "bri"):
             assert stored["overall"][index] == pytest.approx(overall_bias(stored["bias"][index]))
             interval = stored["uncertainty"]["overall"][index]
-            assert interval["ci_low"] < interval["ci_high"] and len(stored["uncertainty"]["per_template"]["overall"][index]) == 8
+            assert interval["ci_low"] < interval["ci_high"]
+            assert len(stored["uncertainty"]["per_template"]["overall"][index]) == 8
 
 
 def test_live_record_carries_the_bootstrap_of_its_table(tmp_path, spanish_dir):
@@ -345,7 +346,11 @@ def test_published_comparison_carries_the_recomputation_interval(recorded, spani
 
 
 def test_pictures_show_the_interval_where_the_record_has_one(recorded, tmp_path):
-    from gecobench.spanish.plots import heat_table_figure, heat_table_html, scheme_table_html
+    from gecobench.spanish.plots import (
+        heat_table_figure,
+        heat_table_html,
+        scheme_table_html,
+    )
 
     record = recorded[0]
     body = record["schemes"]["wiggins"]["bias"]["bpi"]

@@ -57,7 +57,9 @@ def bias_interval(record: Mapping[str, Any], scheme: str, index: str, category: 
     return float(low), float(high)
 
 
-def _interval_matrices(row_labels: Sequence[Any], col_labels: Sequence[Any], cell: Any) -> tuple[np.ndarray, np.ndarray]:
+def _interval_matrices(
+    row_labels: Sequence[Any], col_labels: Sequence[Any], cell: Any
+) -> tuple[np.ndarray, np.ndarray]:
     """Low and high ends per cell (``cell(row, col)`` → (low, high) or None); NaN where there is no interval."""
     low = np.full((len(row_labels), len(col_labels)), np.nan)
     high = np.full_like(low, np.nan)
