@@ -320,18 +320,18 @@ def _add_value_ranges() -> None:
 
     share = {"type": "object", "additionalProperties": table(0, 100)}  # {category: {group: share}}
     bias = {"type": "object", "additionalProperties": table(-100, 100)}  # {index: {category: difference}}
+    from gecobench.metrics.bias_indices import OVERALL_BIAS_MAX
+
+    overall_max = int(_schema_bound(OVERALL_BIAS_MAX))
     MODEL_BIAS_SCHEMA["properties"]["schemes"]["additionalProperties"]["properties"] = {
         "bpi": share, "bri": share, "bias": bias,
         # the sum of |bias| over the lexicon's categories: each group's shares sum to 100, so at most 200
-        "overall": table(0, OVERALL_BIAS_MAX),
-        "uncertainty": _template_uncertainty_schema(),
+        "overall": table(0, overall_max),
+        "uncertainty": _template_uncertainty_schema(overall_max),
     }
 
 
-OVERALL_BIAS_MAX = 200
-
-
-def _template_uncertainty_schema() -> dict[str, Any]:
+def _template_uncertainty_schema(overall_max: int) -> dict[str, Any]:
     """A scheme's ``uncertainty`` block (``gecobench.metrics.bias_indices_bootstrap.template_bootstrap``): intervals
     shaped like the values they qualify, bounded like them, and each template's own overall bias."""
 
@@ -356,14 +356,14 @@ def _template_uncertainty_schema() -> dict[str, Any]:
             "bpi": share_intervals,
             "bri": share_intervals,
             "bias": by_index({"type": "object", "additionalProperties": interval(-100, 100)}),
-            "overall": by_index(interval(0, OVERALL_BIAS_MAX)),
+            "overall": by_index(interval(0, overall_max)),
             "per_template": {
                 "type": "object",
                 "required": ["template_ids", "overall"],
                 "properties": {
                     "template_ids": {"type": "array", "items": {"type": ["integer", "string"]}},
                     "overall": by_index({"type": "array",
-                                         "items": {"type": "number", "minimum": 0, "maximum": OVERALL_BIAS_MAX}}),
+                                         "items": {"type": "number", "minimum": 0, "maximum": overall_max}}),
                 },
             },
         },

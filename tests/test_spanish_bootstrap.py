@@ -363,3 +363,17 @@ def test_pictures_show_the_interval_where_the_record_has_one(recorded, tmp_path)
     assert "bootstrap over the templates" in heat_table_html(record)
     texts = [t.get_text() for t in heat_table_figure(record).axes[0].texts]
     assert f"{body[category]:+.2f}\n[{interval['ci_low']:+.2f}, {interval['ci_high']:+.2f}]" in texts
+
+
+def test_overall_bias_stays_within_its_bound():
+    from gecobench.metrics.bias_indices import OVERALL_BIAS_MAX, overall_bias_array
+
+    # male all BODY, female all MIND: 200 in exact arithmetic; rounding of the shares may add a few ulps
+    assert overall_bias({"BODY": 100.00000000000003, "MIND": -100.00000000000003}) == OVERALL_BIAS_MAX
+    assert overall_bias_array(np.array([[100.00000000000003, -100.00000000000003, 5.0]]),
+                              ["BODY", "MIND", "unknown"]).tolist() == [OVERALL_BIAS_MAX]
+    rows = concat(*(template_rows(t, ["alto", "alta", "alto"], ["lista", "listo", "lista"],
+                                  probabilities=(0.1, 0.2, 0.3 + 0.01 * t)) for t in range(8)))
+    block = template_bootstrap(**rows, lexicon=LEXICON, k=K, settings=SETTINGS)
+    assert block["overall"]["bpi"]["ci_high"] <= OVERALL_BIAS_MAX
+    assert block["overall"]["bpi"]["ci_low"] == pytest.approx(OVERALL_BIAS_MAX)

@@ -30,6 +30,8 @@ METRIC_META: dict[str, Any] = {
 }
 
 UNKNOWN = "unknown"
+#: The largest overall bias: each group's shares sum to 100, so the |differences| over categories sum to at most 200.
+OVERALL_BIAS_MAX = 200.0
 
 
 def invert_lexicon(by_category: Mapping[str, Sequence[str]]) -> dict[str, str]:
@@ -220,14 +222,15 @@ def overall_bias(bias_by_category: Mapping[str, float | None]) -> float:
     >>> overall_bias({"BODY": -3.0, "MIND": 1.5, "unknown": 9.0, "SOCIAL": None})
     4.5
     """
-    return float(sum(abs(v) for c, v in bias_by_category.items()
-                     if c != UNKNOWN and v is not None and math.isfinite(v)))
+    total = sum(abs(v) for c, v in bias_by_category.items() if c != UNKNOWN and v is not None and math.isfinite(v))
+    # rounding of the shares can carry a sum of magnitudes a few ulps past its bound (records enforce the bound)
+    return float(min(total, OVERALL_BIAS_MAX))
 
 
 def overall_bias_array(bias: np.ndarray, categories: Sequence[str]) -> np.ndarray:
     """:func:`overall_bias` over the last axis of ``bias`` (one entry per name in ``categories``)."""
     keep = np.array([c != UNKNOWN for c in categories], dtype=bool)
-    return np.nansum(np.abs(np.asarray(bias, dtype=np.float64)[..., keep]), axis=-1)
+    return np.minimum(np.nansum(np.abs(np.asarray(bias, dtype=np.float64)[..., keep]), axis=-1), OVERALL_BIAS_MAX)
 
 
 def read_prediction_file(path: str) -> dict[str, list[Any]]:

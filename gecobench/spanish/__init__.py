@@ -9,6 +9,7 @@ BPI/BRI (:mod:`gecobench.metrics.bias_indices`) → ``model_bias`` records in th
 
 from __future__ import annotations
 
+from gecobench.metrics.bias_indices_bootstrap import BootstrapSettings
 from gecobench.spanish.pipeline import (
     LIVE_SOURCE,
     RECORDED_SOURCE,
@@ -37,6 +38,7 @@ from gecobench.spanish.tagging import (
 __all__ = [
     "LIVE_SOURCE",
     "RECORDED_SOURCE",
+    "BootstrapSettings",
     "LexiconTagger",
     "SpacyTagger",
     "SpacyUnavailableError",
