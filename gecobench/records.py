@@ -364,6 +364,8 @@ def _template_uncertainty_schema(overall_max: int) -> dict[str, Any]:
                     "template_ids": {"type": "array", "items": {"type": ["integer", "string"]}},
                     "overall": by_index({"type": "array",
                                          "items": {"type": "number", "minimum": 0, "maximum": overall_max}}),
+                    "bias": by_index({"type": "object", "additionalProperties": {
+                        "type": "array", "items": {"type": ["number", "null"], "minimum": -100, "maximum": 100}}}),
                 },
             },
         },
@@ -617,7 +619,10 @@ def _check_template_uncertainty(record: dict[str, Any]) -> None:
         per_template = uncertainty["per_template"]
         n_templates = uncertainty["n_templates"]
         lengths = {"template_ids": len(per_template["template_ids"]),
-                   **{f"overall/{index}": len(values) for index, values in per_template["overall"].items()}}
+                   **{f"overall/{index}": len(values) for index, values in per_template["overall"].items()},
+                   **{f"bias/{index}/{category}": len(values)
+                      for index, by_category in (per_template.get("bias") or {}).items()
+                      for category, values in by_category.items()}}
         for name, length in lengths.items():
             if length != n_templates:
                 problems.append(f"{where}/per_template/{name}: {length} values for n_templates {n_templates}")

@@ -128,12 +128,12 @@ def scheme_table(records: Sequence[Mapping[str, Any]], scheme: str, index: str) 
 
     Beside every value its interval's ends (``<column> CI low`` / ``<column> CI high``, NaN for records without
     intervals; left out when no record has them). ``attrs["interval_note"]`` says how the intervals were made;
-    ``attrs["per_template"]`` maps each model to its templates' own overall bias (the spread behind the overall
-    interval)."""
+    ``attrs["per_template"]`` maps each model to ``{column: each template's own value}`` (the spread behind the
+    intervals; hovering a cell shows it)."""
     usable = records_with_scheme(records, scheme)
     rows = []
     settings: set[tuple[Any, ...]] = set()
-    per_template: dict[str, list[float]] = {}
+    per_template: dict[str, dict[str, list[float | None]]] = {}
     for record in usable:
         values = bias_by_category(record, scheme, index)
         uncertainty = scheme_uncertainty(record, scheme)
@@ -149,9 +149,10 @@ def scheme_table(records: Sequence[Mapping[str, Any]], scheme: str, index: str) 
         rows.append(row)
         if uncertainty:
             settings.add(tuple(uncertainty.get(key) for key in ("n_templates", "n_resamples", "confidence")))
-            spread = ((uncertainty.get("per_template") or {}).get("overall") or {}).get(index)
-            if spread:
-                per_template[label] = [float(v) for v in spread]
+            spread = uncertainty.get("per_template") or {}
+            by_column = {OVERALL: ((spread.get("overall") or {}).get(index)) or []}
+            by_column.update({category_label(c): v for c, v in ((spread.get("bias") or {}).get(index) or {}).items()})
+            per_template[label] = {column: list(v) for column, v in by_column.items() if v}
     if not rows:
         return pd.DataFrame(columns=["Model"])
     table = pd.DataFrame(rows).sort_values([OVERALL, "Model"], ascending=[False, True], kind="stable")
@@ -196,6 +197,14 @@ def _interval_cell(row: pd.Series, column: str, signed: bool) -> str:
     return html.escape(format_with_interval(row[column], low, high, signed=signed))
 
 
+def _spread_title(values: Sequence[float | None] | None) -> str:
+    """A ``title`` attribute listing each template's own value (hover text), '' without per-template values."""
+    if not values:
+        return ""
+    shown = ", ".join("–" if v is None else f"{v:.2f}" for v in values)
+    return f' title="{html.escape(f"each template alone: {shown}")}"'
+
+
 def scheme_table_html(table: pd.DataFrame, scheme: str, index: str) -> str:
     """The table as HTML in a sideways-scrolling box (every column reachable), blue = male, red = female; each
     value with its interval in brackets where the record has one."""
@@ -208,19 +217,19 @@ def scheme_table_html(table: pd.DataFrame, scheme: str, index: str) -> str:
     spread = table.attrs.get("per_template", {})
     body = []
     for _, row in table.iterrows():
-        per_template = spread.get(row["Model"])
-        title = (f' title="each template alone: {", ".join(f"{v:.2f}" for v in per_template)}"'
-                 if per_template else "")
+        per_template = spread.get(row["Model"], {})
         cells = [f'<th style="text-align: left">{html.escape(str(row["Model"]))}</th>',
-                 f'<td style="text-align: right"{title}>{_interval_cell(row, OVERALL, signed=False)}</td>']
+                 f'<td style="text-align: right"{_spread_title(per_template.get(OVERALL))}>'
+                 f"{_interval_cell(row, OVERALL, signed=False)}</td>"]
         for category in categories:
             value = float(row[category])
-            cells.append(f'<td style="{_css(value, scale)}; text-align: right">'
+            cells.append(f'<td style="{_css(value, scale)}; text-align: right"'
+                         f"{_spread_title(per_template.get(category))}>"
                          f"{_interval_cell(row, category, signed=True)}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     note = table.attrs.get("interval_note", "")
     caption = (f"{html.escape(scheme)} — {index.upper()}, male − female (blue = towards male, red = towards female)"
-               + (f"<br><small>{html.escape(note)} Hover an overall value for each template's own.</small>"
+               + (f"<br><small>{html.escape(note)} Hover a value for each template's own.</small>"
                   if note else ""))
     return (
         '<div class="spanish-scroll" style="overflow-x: auto; max-width: 100%">'

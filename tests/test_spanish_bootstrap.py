@@ -110,6 +110,9 @@ def test_one_outlier_template_widens_the_interval_to_cover_both():
         alone = block["per_template"]["overall"][index]
         assert alone[:7] == pytest.approx([overall_bias(common["bias"][index])] * 7)
         assert alone[7] != pytest.approx(alone[0])
+        outlier_alone = point_values(template_rows(7, ["alto", "alto", "alto"], ["lista", "lista", "amable"]))
+        assert block["per_template"]["bias"][index]["BODY"] == pytest.approx(
+            [usual] * 7 + [outlier_alone["bias"][index]["BODY"]])
 
 
 def test_deterministic_given_the_seed():
@@ -256,6 +259,7 @@ def _mutated(record: dict, change) -> dict:
 @pytest.mark.parametrize("change, message", [
     (lambda u, r: u["bias"]["bpi"].update(unknown={"ci_low": 3.0, "ci_high": 1.0}), "ci_low 3.0 > ci_high 1.0"),
     (lambda u, r: u["per_template"]["overall"]["bpi"].pop(), "7 values for n_templates 8"),
+    (lambda u, r: u["per_template"]["bias"]["bri"]["unknown"].append(1.0), "9 values for n_templates 8"),
     (lambda u, r: u.update(seed=5), "seed not as in protocol.bootstrap"),
     (lambda u, r: r["protocol"].pop("bootstrap"), "intervals without protocol.bootstrap"),
     (lambda u, r: u["overall"]["bri"].update(ci_high=250.0), "greater than the maximum of 200"),
@@ -377,3 +381,14 @@ def test_overall_bias_stays_within_its_bound():
     block = template_bootstrap(**rows, lexicon=LEXICON, k=K, settings=SETTINGS)
     assert block["overall"]["bpi"]["ci_high"] <= OVERALL_BIAS_MAX
     assert block["overall"]["bpi"]["ci_low"] == pytest.approx(OVERALL_BIAS_MAX)
+
+
+def test_spanish_tab_hover_shows_each_templates_value(recorded):
+    record = recorded[0]
+    table = spanish_view.scheme_table([record], "supersenses_top10", "bri")
+    html = spanish_view.scheme_table_html(table, "supersenses_top10", "bri")
+    spread = record["schemes"]["supersenses_top10"]["uncertainty"]["per_template"]
+    overall = ", ".join(f"{v:.2f}" for v in spread["overall"]["bri"])
+    body = ", ".join("–" if v is None else f"{v:.2f}" for v in spread["bias"]["bri"]["BODY"])
+    assert f'title="each template alone: {overall}"' in html
+    assert f'title="each template alone: {body}"' in html

@@ -151,6 +151,10 @@ def percentile_interval(values: np.ndarray, confidence: float) -> tuple[np.ndarr
     return low, high, np.isnan(values).sum(axis=0)
 
 
+def _number_or_none(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None  # a template whose group has no adjective: BRI undefined
+
+
 def _interval(low: float, high: float, n_undefined: int) -> dict[str, Any]:
     block: dict[str, Any] = {"ci_low": float(low) if np.isfinite(low) else None,
                              "ci_high": float(high) if np.isfinite(high) else None}
@@ -175,8 +179,9 @@ def template_bootstrap(
     Returns a JSON-ready block shaped like the values it qualifies: ``bpi``/``bri`` ``{category: {group:
     {ci_low, ci_high}}}``, ``bias`` ``{"bpi"|"bri": {category: {ci_low, ci_high}}}``, ``overall`` ``{"bpi"|"bri":
     {ci_low, ci_high}}`` (an interval also has ``n_undefined`` when some resamples leave the value undefined),
-    ``per_template`` ``{"template_ids": [...], "overall": {"bpi": [...], "bri": [...]}}`` (each template's own
-    overall bias, the spread behind the interval), plus the settings (:meth:`BootstrapSettings.describe`) and
+    ``per_template`` ``{"template_ids": [...], "overall": {"bpi": [...], "bri": [...]}, "bias": {"bpi"|"bri":
+    {category: [...]}}}`` (each template's own overall bias and bias per category — null where undefined — the
+    spread behind the intervals), plus the settings (:meth:`BootstrapSettings.describe`) and
     ``n_templates``.
     """
     settings = settings or BootstrapSettings()
@@ -204,5 +209,7 @@ def template_bootstrap(
     block["per_template"] = {
         "template_ids": list(sums.template_ids),
         "overall": {index: [float(v) for v in alone[f"overall_{index}"]] for index in INDICES},
+        "bias": {index: {c: [_number_or_none(v) for v in alone[f"bias_{index}"][:, ci]]
+                         for ci, c in enumerate(sums.categories)} for index in INDICES},
     }
     return block
