@@ -218,9 +218,9 @@ def scheme_table_html(table: pd.DataFrame, scheme: str, index: str) -> str:
     body = []
     for _, row in table.iterrows():
         per_template = spread.get(row["Model"], {})
-        cells = [f'<th style="text-align: left">{html.escape(str(row["Model"]))}</th>',
-                 f'<td style="text-align: right"{_spread_title(per_template.get(OVERALL))}>'
-                 f"{_interval_cell(row, OVERALL, signed=False)}</td>"]
+        overall_cell = (f'<td style="text-align: right"{_spread_title(per_template.get(OVERALL))}>'
+                        f"{_interval_cell(row, OVERALL, signed=False)}</td>")
+        cells = [f'<th style="text-align: left">{html.escape(str(row["Model"]))}</th>', overall_cell]
         for category in categories:
             value = float(row[category])
             cells.append(f'<td style="{_css(value, scale)}; text-align: right"'
