@@ -313,7 +313,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
     if show_reference:
         reference_location = reference_location or sources.default_reference_location()
         reference_state = LeaderboardState(
-            reference_location, sources.default_reference_checkpoints() + sources.checkpoint_roots_from_env())
+            reference_location, sources.checkpoint_roots_from_env() + sources.default_reference_checkpoints())
     else:
         reference_location, reference_state = None, None
     states = {sources.USER: user_state, sources.REFERENCE: reference_state}
