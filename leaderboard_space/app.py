@@ -204,7 +204,9 @@ def status_markdown(loaded: LoadedResults, frame_warnings: list[str], label: str
 class LeaderboardState:
     """What the app has read: shared by all sessions, replaced as a whole on refresh."""
 
-    def __init__(self, results_location: str | None, checkpoint_roots: list[Path] | None = None) -> None:
+    def __init__(self, results_location: str | None, checkpoint_roots: list[Path] | None = None,
+                 name: str = "user") -> None:
+        self.name = name  # which source this is (sources.REFERENCE or sources.USER): part of download file names
         self.loader = ResultsLoader(results_location)
         self.loaded = LoadedResults()
         self.frame = tables.records_frame([])
@@ -313,17 +315,22 @@ def build_app(results_location: str | None = None, requests_location: str | None
     if show_reference:
         reference_location = reference_location or sources.default_reference_location()
         reference_state = LeaderboardState(
-            reference_location, sources.checkpoint_roots_from_env() + sources.default_reference_checkpoints())
+            reference_location, sources.checkpoint_roots_from_env() + sources.default_reference_checkpoints(),
+            name=sources.REFERENCE)
     else:
         reference_location, reference_state = None, None
     states = {sources.USER: user_state, sources.REFERENCE: reference_state}
     first_source = sources.REFERENCE if reference_state is not None else sources.USER
     on_space = bool(os.environ.get("SPACE_ID"))
 
+    def reference_count() -> int | None:
+        return len(reference_state.explainer_records) if reference_state is not None else None
+
     def scope(source: str | None, filter_value: str | None) -> tuple[LeaderboardState, str | None]:
-        """The store a view reads (an unknown or hidden source: your results) and the filter it shows (the one
-        asked for when its records have it, else the paper's, else the first present)."""
-        state = states.get(source) or user_state
+        """The store a view reads (your results when the reference is asked for but hidden or empty, as on the
+        page) and the filter it shows (the one asked for when its records have it, else the paper's, else the
+        first present)."""
+        state = states[sources.chosen_source(source, reference_count(), reference_location)[0]]
         return state, sources.chosen_filter(state.explainer_records, filter_value)
 
     def scoped_records(source, filter_value) -> tuple[LeaderboardState, list[dict]]:
@@ -356,7 +363,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
         cell = ranking.cell_records(records, config, base_model, regime, seed)
         numbers = ranking.model_ranking(cell, state.record_link, state.cards)
         # the source and the filter are part of every file name: downloads of two sources never overwrite each other
-        prefix = f"{source or sources.USER}-{chosen}"
+        prefix = f"{state.name}-{chosen}"
         notes = [RANKING_LEGEND]
         if view == PIVOT_VIEW:
             shown = ranking.pivot_by_regime(records, config, base_model, seed)
@@ -397,7 +404,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
         by_regime = plots.ma_by_regime_plot(records, config, base_model, seed)
         by_group = plots.ma_by_group_plot(
             cell, f"{config} · {base_model} · {regime} · seed {seed} (the Ranking tab's choice)")
-        prefix = f"{source or sources.USER}-{chosen}"
+        prefix = f"{state.name}-{chosen}"
         files = figure_files({f"{prefix}-ma-by-regime-{config}-{base_model}-seed{seed}": by_regime,
                               f"{prefix}-ma-by-group-{config}-{base_model}-{regime}-seed{seed}": by_group})
         return by_regime, by_group, files
@@ -439,8 +446,8 @@ def build_app(results_location: str | None = None, requests_location: str | None
                             filter_value):
         table = explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
                                filter_value)
-        _, chosen = scope(source, filter_value)
-        return table, table_files(table, f"{source or sources.USER}-{chosen}-across-models")
+        state, chosen = scope(source, filter_value)
+        return table, table_files(table, f"{state.name}-{chosen}-across-models")
 
     def explainer_table_api(configs: list[str], regimes: list[str], base_models: list[str], search: str,
                             sort_by: str, descending: bool, show_baselines: bool, source: str = first_source,
@@ -496,13 +503,12 @@ def build_app(results_location: str | None = None, requests_location: str | None
         for each in states.values():
             if each is not None:
                 each.refresh()
-        reference_count = len(reference_state.explainer_records) if reference_state is not None else None
-        source, fallback = sources.chosen_source(source, reference_count, reference_location)
+        source, fallback = sources.chosen_source(source, reference_count(), reference_location)
         state, chosen = scope(source, filter_value)
         reference_choice = None
         if reference_state is not None:
             reference_choice = (sources.reference_label(reference_state.explainer_records, explain=False),
-                                reference_count)
+                                reference_count())
         user_choice = (sources.user_label(user_state.loaded.source, len(user_state.explainer_records)),
                        len(user_state.explainer_records))
         status, filter_text = source_banner(source, fallback, chosen)
@@ -563,8 +569,8 @@ def build_app(results_location: str | None = None, requests_location: str | None
                                     label="Results shown", elem_id="source",
                                     info="The reference results are the package's own evaluation, read-only; "
                                          "yours are the store the Space was started on")
-            filter_radio = gr.Radio([(sources.FILTER_LABELS[sources.PAPER_FILTER], sources.PAPER_FILTER)],
-                                    value=sources.PAPER_FILTER, label="Sentences scored", elem_id="correctness-filter",
+            filter_radio = gr.Radio(sources.filter_choices([]), value=sources.PAPER_FILTER, label="Sentences scored",
+                                    elem_id="correctness-filter",
                                     info="The paper scores only sentences whose gender variants the model all "
                                          "classifies correctly; unfiltered records are shown on their own")
         filter_text = gr.Markdown(elem_id="filter-note")

@@ -68,20 +68,30 @@ def filter_of(record: Mapping[str, Any]) -> str:
     return str(value) if value else NOT_RECORDED
 
 
+def _filter_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for record in records:
+        counts[filter_of(record)] = counts.get(filter_of(record), 0) + 1
+    return counts
+
+
 def filter_choices(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
-    """(label, value) of every filter present, the paper's first, then unfiltered, then any other."""
-    present = {filter_of(r) for r in records}
+    """(label with the number of records, value): the paper's filter and unfiltered always (the two the protocol
+    defines, so that a choice of either stays valid when the source changes), then any other filter present."""
+    counts = _filter_counts(records)
     order = [PAPER_FILTER, UNFILTERED]
-    values = [v for v in order if v in present] + sorted(present - set(order))
-    return [(FILTER_LABELS.get(v, f"Filter: {v}"), v) for v in values]
+    values = order + sorted(set(counts) - set(order))
+    return [(f"{FILTER_LABELS.get(v, f'Filter: {v}')} ({counts.get(v, 0)} records)", v) for v in values]
 
 
 def chosen_filter(records: Sequence[Mapping[str, Any]], wanted: str | None) -> str | None:
-    """``wanted`` when some record has it, else the default: the paper's filter when present, else the first."""
-    values = [value for _, value in filter_choices(records)]
-    if wanted in values:
+    """``wanted`` when some record has it, else the default: the paper's filter when present, else the first
+    present; None when there are no records."""
+    counts = _filter_counts(records)
+    if wanted in counts:
         return wanted
-    return values[0] if values else None
+    present = [value for _, value in filter_choices(records) if counts.get(value)]
+    return present[0] if present else None
 
 
 def with_filter(records: Iterable[Mapping[str, Any]], value: str | None) -> list[Mapping[str, Any]]:
@@ -93,9 +103,7 @@ def filter_note(records: Sequence[Mapping[str, Any]], value: str | None) -> str:
     """What the chosen filter means, and how many records the other filters hold (counted, never mixed in)."""
     if value is None:
         return ""
-    counts: dict[str, int] = {}
-    for record in records:
-        counts[filter_of(record)] = counts.get(filter_of(record), 0) + 1
+    counts = _filter_counts(records)
     shown = f"**{FILTER_LABELS.get(value, f'Filter: {value}')}** — {counts.get(value, 0)} record(s) shown."
     others = [f"{n} record(s) of “{FILTER_LABELS.get(v, f'Filter: {v}')}”" for v, n in sorted(counts.items())
               if v != value]

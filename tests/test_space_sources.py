@@ -199,6 +199,8 @@ def test_filter_choices_put_the_paper_first_and_the_label_follows_the_records():
     assert [v for _, v in sources.filter_choices(records)] == [sources.PAPER_FILTER, sources.UNFILTERED]
     assert sources.chosen_filter(records, None) == sources.PAPER_FILTER
     assert sources.chosen_filter(records[:1], sources.PAPER_FILTER) == sources.UNFILTERED
+    assert sources.chosen_filter([], sources.PAPER_FILTER) is None
+    assert [label.endswith("(1 records)") for label, _ in sources.filter_choices(records[:1])] == [False, True]
     assert len(sources.with_filter(records, sources.UNFILTERED)) == 1
     label = sources.reference_label(records)
     assert "base model bert-base-uncased" in label and "not the paper's" not in label
