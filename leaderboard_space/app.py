@@ -11,6 +11,7 @@ re-read on every page load and on *Refresh* — no restart needed.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import html
 import importlib.util
 import os
@@ -230,9 +231,13 @@ class LeaderboardState:
         return sources.with_filter(self.explainer_records, filter_value)
 
     def frame_for(self, filter_value: str | None) -> tables.RecordsFrame:
-        """The long table of one correctness filter, built once per store change."""
+        """The long table of one correctness filter: the rows of the whole store's table (built once per store
+        change) whose records have that filter; the rows are per record, so nothing is recomputed."""
         if filter_value not in self._filter_frames:
-            self._filter_frames[filter_value] = tables.records_frame(self.records(filter_value))
+            wanted = {r["record_id"] for r in self.records(filter_value)}
+            rows = self.frame.frame[self.frame.frame["record_id"].isin(wanted)] if not self.frame.frame.empty \
+                else self.frame.frame
+            self._filter_frames[filter_value] = dataclasses.replace(self.frame, frame=rows.reset_index(drop=True))
         return self._filter_frames[filter_value]
 
     def cards(self, record: dict) -> tuple[str, str]:
