@@ -758,9 +758,9 @@ def build_app(results_location: str | None = None, requests_location: str | None
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        description="Run the GECOBench leaderboard Space locally. It opens on the reference results (the "
-                    "package's own evaluation) and shows your --results store beside them, never pooled.",
-        epilog="Example: python leaderboard_space/app.py --results results --port 7860")
+        description="Run the GECOBench leaderboard Space locally (reference results first, yours beside them).",
+        epilog="The two stores are never pooled: a selector above the tabs switches every view between them. "
+               "Example: python leaderboard_space/app.py --results results --port 7860")
     parser.add_argument("--results", default=None,
                         help="your results store, shown beside the reference: a folder or hf://datasets/OWNER/NAME "
                              "(default: $GECOBENCH_RESULTS_REPO, $GECOBENCH_RESULTS or results/)")

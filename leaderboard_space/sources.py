@@ -42,15 +42,19 @@ def default_reference_location() -> str:
     """``$GECOBENCH_REFERENCE``, else the repository's committed reference store."""
     if os.environ.get(REFERENCE_ENV):
         return os.environ[REFERENCE_ENV]
-    from gecobench.reference import REFERENCE_STORE  # imported here: it loads the model zoo's modules
-
+    try:  # imported here: it loads the model zoo's modules
+        from gecobench.reference import REFERENCE_STORE
+    except ImportError:  # an installed package without the reference module: the store is missing, said so
+        return os.path.join("reference", "store")
     return str(REFERENCE_STORE)
 
 
 def default_reference_checkpoints() -> list[Path]:
     """Where the reference's zoo checkpoints (and their model cards) are when ``make reference`` ran here."""
-    from gecobench.reference import DEFAULT_CHECKPOINT_ROOT
-
+    try:
+        from gecobench.reference import DEFAULT_CHECKPOINT_ROOT
+    except ImportError:
+        return []
     return [Path(DEFAULT_CHECKPOINT_ROOT) / "zoo"]
 
 
