@@ -110,6 +110,13 @@ sentences. The **Ranking** tab shows one model at a time: numbers of different m
 configurations or seeds are never averaged into one row there. The Co-12 property columns (MRC, SNC, LD, DMA,
 SP, CVR) follow Nauta et al.'s Co-12 properties; AUPRC and Rank acc. score the order of the attributions.
 
+**Two sources, never pooled.** The Space opens on the **reference results**: the package's own evaluation of
+the built-in explainers on its model zoo, labelled with the package version and the base model its records name
+(offline a MiniLM, not the paper's bert-base-uncased: the paper's protocol, not the paper's numbers). *Results
+shown* switches every GECO view to **your results** (the store the Space was started on, where submissions land)
+and back. *Sentences scored* keeps the paper's correctness filter (only sentences whose gender variants the
+model all classifies correctly) and the unfiltered records apart: one at a time, the paper's first.
+
 The **All models** tab has one row per explainer and model (regime × base model × config). Records are averaged
 only over seeds of an otherwise identical protocol: *Seeds* says how many; with several, the value is the mean
 over seeds and the interval the 95 % t-interval across seeds. Rows that differ in anything else (explainer
