@@ -213,7 +213,7 @@ class LeaderboardState:
     """What the app has read: shared by all sessions, replaced as a whole on refresh."""
 
     def __init__(self, results_location: str | None, checkpoint_roots: list[Path] | None = None,
-                 name: str = "user") -> None:
+                 name: str = sources.USER) -> None:
         self.name = name  # which source this is (sources.REFERENCE or sources.USER): part of download file names
         self.loader = ResultsLoader(results_location)
         self.loaded = LoadedResults()
@@ -229,9 +229,10 @@ class LeaderboardState:
         loaded = self.loader.load()
         # an unchanged append-only store gives the same table: skip rebuilding it on every page load
         if loaded.changed or not self.loaded.documents:
-            self.frame = tables.records_frame(loaded.explainer_records)
-            self._filter_frames = {}
-        self.loaded = loaded
+            # replaced together: a view running meanwhile sees the old store's table or the new one, not a mix
+            self.loaded, self.frame, self._filter_frames = loaded, tables.records_frame(loaded.explainer_records), {}
+        else:
+            self.loaded = loaded
 
     def records(self, filter_value: str | None) -> list[dict]:
         """The valid explainer records of one correctness filter (:func:`sources.with_filter`)."""
@@ -323,6 +324,9 @@ def build_app(results_location: str | None = None, requests_location: str | None
     committed ``reference/store``), hidden when ``show_reference`` is False; ``requests_location``: the
     submissions' requests folder (default ``$GECOBENCH_REQUESTS`` or ``requests/``); ``geco_dir``: GECO files for
     the Dataset tab (default: the loader's own default). The two stores are read separately and never pooled."""
+    if reference_location and not show_reference:
+        raise ValueError(f"reference_location={reference_location!r} with show_reference=False: a hidden reference "
+                         "is never read; give one or the other")
     user_state = LeaderboardState(results_location, sources.checkpoint_roots_from_env())
     if show_reference:
         reference_location = reference_location or sources.default_reference_location()

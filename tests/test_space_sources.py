@@ -163,6 +163,8 @@ def test_an_empty_or_missing_reference_falls_back_to_your_results_and_says_why(s
 def test_hidden_reference_and_an_empty_user_store_are_said_so(stores):
     from leaderboard_space.app import build_app
 
+    with pytest.raises(ValueError, match="show_reference=False"):
+        build_app(str(stores["user"]), reference_location=str(stores["reference"]), show_reference=False)
     hidden = app_functions(build_app(str(stores["user"]), str(stores["root"] / "requests"), show_reference=False))
     _, source, *_ = hidden["refresh"](*REFRESH_DEFAULTS)
     assert [value for _, value in source["choices"]] == [sources.USER] and source["value"] == sources.USER
