@@ -228,9 +228,14 @@ def test_every_tab_on_an_empty_or_broken_store(tmp_path, kind):
 def test_the_page_opens_on_the_reference_and_the_source_radio_switches_every_view(tmp_path):
     """Reference and user store side by side in the browser: the first page is the reference, labelled with
     its base model; choosing *Your results* shows the user's rows only, and back."""
-    from gecobench.store import LocalStore
-    from leaderboard_space.screenshot import chromium_page, running_space, wait_until_idle
     from test_space_sources import geco_record
+
+    from gecobench.store import LocalStore
+    from leaderboard_space.screenshot import (
+        chromium_page,
+        running_space,
+        wait_until_idle,
+    )
 
     reference, user = LocalStore(tmp_path / "reference"), LocalStore(tmp_path / "user")
     for name, ma in (("saliency", 0.61), ("lime", 0.55)):

@@ -84,10 +84,10 @@ def explainers_of(api_answer: dict) -> list[str]:
 def test_the_space_opens_on_the_reference_labelled_with_the_records_base_model(app, stores):
     status, source, correctness, note, *_ = app["refresh"](*REFRESH_DEFAULTS)
     assert source["value"] == sources.REFERENCE
-    assert f"Reference results — gecobench-hub" in status and f"base model {REFERENCE_BASE}" in status
+    assert "Reference results — gecobench-hub" in status and f"base model {REFERENCE_BASE}" in status
     assert "not the paper's bert-base-uncased" in status
     assert str(stores["reference"]) in status and str(stores["user"]) not in status
-    labels = dict((value, label) for label, value in source["choices"])
+    labels = {value: label for label, value in source["choices"]}
     assert REFERENCE_BASE in labels[sources.REFERENCE] and str(stores["user"]) in labels[sources.USER]
     assert correctness["value"] == sources.PAPER_FILTER
     assert [value for _, value in correctness["choices"]] == [sources.PAPER_FILTER, sources.UNFILTERED]
@@ -171,9 +171,9 @@ def test_hidden_reference_and_an_empty_user_store_are_said_so(stores):
 
     empty_user = app_functions(build_app(str(stores["empty"]), str(stores["root"] / "requests"),
                                          reference_location=str(stores["reference"])))
-    status, source, *_ = empty_user["refresh"](*REFRESH_DEFAULTS)
+    _, source, *_ = empty_user["refresh"](*REFRESH_DEFAULTS)
     assert source["value"] == sources.REFERENCE
-    assert dict((v, label) for label, v in source["choices"])[sources.USER].endswith("— empty")
+    assert {v: label for label, v in source["choices"]}[sources.USER].endswith("— empty")
 
 
 def test_model_and_dataset_cards_link_the_hub_and_show_local_paths(tmp_path):
