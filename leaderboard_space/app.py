@@ -224,8 +224,15 @@ class LeaderboardState:
         self.root = self.side_files.root
         self.checkpoint_roots = list(checkpoint_roots or [])
         self.dataset_card = sources.dataset_card(self.repo)
+        self.read_once = False
+
+    def ensure_read(self) -> None:
+        """Read the store if no page load has yet: an API call may come before any page (or between restarts)."""
+        if not self.read_once:
+            self.refresh()
 
     def refresh(self) -> None:
+        self.read_once = True
         loaded = self.loader.load()
         # an unchanged append-only store gives the same table: skip rebuilding it on every page load
         if loaded.changed or not self.loaded.documents:
@@ -340,13 +347,17 @@ def build_app(results_location: str | None = None, requests_location: str | None
     on_space = bool(os.environ.get("SPACE_ID"))
 
     def reference_count() -> int | None:
-        return len(reference_state.explainer_records) if reference_state is not None else None
+        if reference_state is None:
+            return None
+        reference_state.ensure_read()
+        return len(reference_state.explainer_records)
 
     def scope(source: str | None, filter_value: str | None) -> tuple[LeaderboardState, str | None]:
         """The store a view reads (your results when the reference is asked for but hidden or empty, as on the
         page) and the filter it shows (the one asked for when its records have it, else the paper's, else the
         first present)."""
         state = states[sources.chosen_source(source, reference_count(), reference_location)[0]]
+        state.ensure_read()
         return state, sources.chosen_filter(state.explainer_records, filter_value)
 
     def scoped_records(source, filter_value) -> tuple[LeaderboardState, list[dict]]:

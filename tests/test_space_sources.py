@@ -127,6 +127,13 @@ def test_filters_are_never_mixed_in_one_ranking(app):
     table = app["explainer_table_api"]([], [], [], "", "MA", True, True, sources.REFERENCE, sources.UNFILTERED)
     assert sorted(row[0] for row in table["data"]) == ["lime", "saliency"]
     assert any("0.520" in str(cell) for cell in table["data"][0])
+    # the pivot and the downloads follow the same choice, and the files name the source and the filter
+    from leaderboard_space.app import PIVOT_VIEW
+
+    pivot, _, files, _ = app["ranking_view"]("binary_all", REFERENCE_BASE, "CE", "0", PIVOT_VIEW, sources.REFERENCE,
+                                             sources.UNFILTERED)
+    assert sorted(pivot["CE"]) == [0.48, 0.52]
+    assert all(Path(f).name.startswith(f"reference-{sources.UNFILTERED}-pivot") for f in files)
     # a filter the source does not have falls back to the paper's
     assert app["ranking_api"]("binary_all", REFERENCE_BASE, "CE", "0", sources.REFERENCE, "other")["data"] == \
         paper["data"]
