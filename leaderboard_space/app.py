@@ -534,10 +534,9 @@ def build_app(results_location: str | None = None, requests_location: str | None
         state, chosen = scope(source, filter_value)
         reference_choice = None
         if reference_state is not None:
-            reference_choice = (sources.reference_label(reference_state.explainer_records, explain=False),
-                                reference_count())
-        user_choice = (sources.user_label(user_state.loaded.source, len(user_state.explainer_records)),
-                       len(user_state.explainer_records))
+            reference_choice = sources.reference_choice_label(reference_state.explainer_records,
+                                                              reference_state.loaded.source)
+        user_choice = sources.user_label(user_state.loaded.source, len(user_state.explainer_records))
         status, filter_text = source_banner(source, fallback, chosen)
         frame = state.frame_for(chosen)
         options = tables.choices(frame)

@@ -147,15 +147,17 @@ def user_label(location: str, n_records: int) -> str:
     return f"Your results ({location})" + ("" if n_records else " — empty")
 
 
-def source_choices(reference: tuple[str, int] | None, user: tuple[str, int]) -> list[tuple[str, str]]:
-    """Radio choices (label, value): the reference first when it is shown. ``reference`` and ``user`` are
-    (label, number of explainer records)."""
-    choices = []
-    if reference is not None:
-        label, count = reference
-        choices.append((label if count else f"Reference results — none ({label})", REFERENCE))
-    choices.append((user[0], USER))
-    return choices
+def reference_choice_label(records: Sequence[Mapping[str, Any]], location: str) -> str:
+    """The reference's choice in the source selector: its short label, or that it holds nothing yet."""
+    if not records:
+        return f"Reference results — none yet ({location})"
+    return reference_label(records, explain=False)
+
+
+def source_choices(reference_label_text: str | None, user_label_text: str) -> list[tuple[str, str]]:
+    """Radio choices (label, value): the reference first when it is shown (``reference_label_text`` not None)."""
+    choices = [(reference_label_text, REFERENCE)] if reference_label_text is not None else []
+    return [*choices, (user_label_text, USER)]
 
 
 def chosen_source(wanted: str | None, reference_count: int | None, reference_location: str | None) -> tuple[str, str]:

@@ -155,14 +155,15 @@ def test_every_ranking_row_and_the_drill_down_link_model_card_dataset_card_and_r
 def test_an_empty_or_missing_reference_falls_back_to_your_results_and_says_why(stores):
     from leaderboard_space.app import build_app
 
+    stores["empty"].mkdir(exist_ok=True)
     for missing in (stores["empty"], stores["root"] / "no-such-folder"):
-        missing.mkdir(exist_ok=True) if missing == stores["empty"] else None
         functions = app_functions(build_app(str(stores["user"]), str(stores["root"] / "requests"),
                                             reference_location=str(missing)))
         status, source, *_ = functions["refresh"](*REFRESH_DEFAULTS)
         assert source["value"] == sources.USER
         assert str(missing) in status and "showing your results instead" in status
-        assert any("none" in label for label, value in source["choices"] if value == sources.REFERENCE)
+        assert {v: label for label, v in source["choices"]}[sources.REFERENCE] == \
+            f"Reference results — none yet ({missing})"
         assert explainers_of(functions["ranking_api"]("binary_all", USER_BASE, "CE", "0", sources.USER,
                                                       sources.NOT_RECORDED)) == ["deeplift"]
 
