@@ -1,14 +1,17 @@
 """GECOBench leaderboard — the Gradio Space.
 
 Run locally with ``python leaderboard_space/app.py [--results DIR|hf://datasets/OWNER/NAME] [--port 7860]``;
-on Hugging Face Spaces this file is the ``app_file``. The results store is read from ``--results``,
-``$GECOBENCH_RESULTS_REPO`` (a dataset repo) or ``$GECOBENCH_RESULTS`` (a folder, default ``results/``), and
+on Hugging Face Spaces this file is the ``app_file``. Two sources, never pooled (:mod:`leaderboard_space.sources`):
+the **reference results** (``--reference``, ``$GECOBENCH_REFERENCE`` or the committed ``reference/store``; hidden
+with ``--no-reference``), which the Space opens on, and **your results**, read from ``--results``,
+``$GECOBENCH_RESULTS_REPO`` (a dataset repo) or ``$GECOBENCH_RESULTS`` (a folder, default ``results/``). Both are
 re-read on every page load and on *Refresh* — no restart needed.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import html
 import importlib.util
 import os
@@ -41,7 +44,7 @@ import gecobench
 from gecobench.records import SCHEMA_VERSION
 from gecobench.spanish.plots import model_label
 from gecobench.store import RESULTS_REPO_ENV, hub_repo_of
-from leaderboard_space import drilldown, plots, ranking, submit_seam, tables
+from leaderboard_space import drilldown, plots, ranking, sources, submit_seam, tables
 from leaderboard_space import spanish_view as spanish_tab
 from leaderboard_space.data import LoadedResults, ResultsLoader
 from leaderboard_space.dataset_info import geco_statistics
@@ -106,6 +109,13 @@ altered, or the grammatical subject only; binary and non-binary), with 95% boots
 sentences. The **Ranking** tab shows one model at a time: numbers of different models, regimes,
 configurations or seeds are never averaged into one row there. The Co-12 property columns (MRC, SNC, LD, DMA,
 SP, CVR) follow Nauta et al.'s Co-12 properties; AUPRC and Rank acc. score the order of the attributions.
+
+**Two sources, never pooled.** The Space opens on the **reference results**: the package's own evaluation of
+the built-in explainers on its model zoo, labelled with the package version and the base model its records name
+(offline a MiniLM, not the paper's bert-base-uncased: the paper's protocol, not the paper's numbers). *Results
+shown* switches every GECO view to **your results** (the store the Space was started on, where submissions land)
+and back. *Sentences scored* keeps the paper's correctness filter (only sentences whose gender variants the
+model all classifies correctly) and the unfiltered records apart: one at a time, the paper's first.
 
 The **All models** tab has one row per explainer and model (regime × base model × config). Records are averaged
 only over seeds of an otherwise identical protocol: *Seeds* says how many; with several, the value is the mean
@@ -183,12 +193,14 @@ def sandbox_limits_text() -> str:
             f"{limits.cpu_seconds / 60:.0f} CPU minutes and {limits.wall_seconds / 60:.0f} minutes of wall time per run.")
 
 
-def status_markdown(loaded: LoadedResults, frame_warnings: list[str]) -> str:
-    """The line above the tabs: source, counts, versions, and every skipped record as a visible warning."""
+def status_markdown(loaded: LoadedResults, frame_warnings: list[str], label: str = "") -> str:
+    """The line above the tabs: the source's label, where it is read from, counts, versions, and every skipped
+    record as a visible warning."""
+    heading = f"### {label}\n\n" if label else ""
     if not loaded.documents:
-        text = EMPTY_MESSAGE.format(source=loaded.source)
+        text = heading + EMPTY_MESSAGE.format(source=loaded.source)
     else:
-        text = f"Results from `{loaded.source}` — {tables.versions_line(loaded.documents)}"
+        text = heading + f"Results from `{loaded.source}` — {tables.versions_line(loaded.documents)}"
     warnings = loaded.warnings + frame_warnings
     if warnings:
         shown = "\n".join(f"- {w}" for w in warnings[:MAX_WARNINGS_SHOWN])
@@ -200,18 +212,52 @@ def status_markdown(loaded: LoadedResults, frame_warnings: list[str]) -> str:
 class LeaderboardState:
     """What the app has read: shared by all sessions, replaced as a whole on refresh."""
 
-    def __init__(self, results_location: str | None) -> None:
+    def __init__(self, results_location: str | None, checkpoint_roots: list[Path] | None = None,
+                 name: str = sources.USER) -> None:
+        self.name = name  # which source this is (sources.REFERENCE or sources.USER): part of download file names
         self.loader = ResultsLoader(results_location)
         self.loaded = LoadedResults()
         self.frame = tables.records_frame([])
+        self._filter_frames: dict[str | None, tables.RecordsFrame] = {}
         self.side_files = drilldown.SideFiles(results_location)
         self.repo = hub_repo_of(results_location, RESULTS_REPO_ENV)
+        self.root = self.side_files.root
+        self.checkpoint_roots = list(checkpoint_roots or [])
+        self.dataset_card = sources.dataset_card(self.repo)
+        self.read_once = False
+
+    def ensure_read(self) -> None:
+        """Read the store if no page load has yet: an API call may come before any page (or between restarts)."""
+        if not self.read_once:
+            self.refresh()
 
     def refresh(self) -> None:
+        self.read_once = True
         loaded = self.loader.load()
         # an unchanged append-only store gives the same table: skip rebuilding it on every page load
-        frame = tables.records_frame(loaded.explainer_records) if loaded.changed or not self.loaded.documents else self.frame
-        self.loaded, self.frame = loaded, frame
+        if loaded.changed or not self.loaded.documents:
+            # replaced together: a view running meanwhile sees the old store's table or the new one, not a mix
+            self.loaded, self.frame, self._filter_frames = loaded, tables.records_frame(loaded.explainer_records), {}
+        else:
+            self.loaded = loaded
+
+    def records(self, filter_value: str | None) -> list[dict]:
+        """The valid explainer records of one correctness filter (:func:`sources.with_filter`)."""
+        return sources.with_filter(self.explainer_records, filter_value)
+
+    def frame_for(self, filter_value: str | None) -> tables.RecordsFrame:
+        """The long table of one correctness filter: the rows of the whole store's table (built once per store
+        change) whose records have that filter; the rows are per record, so nothing is recomputed."""
+        if filter_value not in self._filter_frames:
+            wanted = {r["record_id"] for r in self.records(filter_value)}
+            rows = self.frame.frame[self.frame.frame["record_id"].isin(wanted)] if not self.frame.frame.empty \
+                else self.frame.frame
+            self._filter_frames[filter_value] = dataclasses.replace(self.frame, frame=rows.reset_index(drop=True))
+        return self._filter_frames[filter_value]
+
+    def cards(self, record: dict) -> tuple[str, str]:
+        """(model card, dataset card) of a record's row."""
+        return sources.model_card(record.get("model") or {}, self.checkpoint_roots), self.dataset_card
 
     @property
     def explainer_records(self) -> list[dict]:
@@ -224,7 +270,9 @@ class LeaderboardState:
     def record_link(self, record: dict) -> str:
         """Where a record's file lives: a Hub URL for a Hub store, else its path in the store."""
         path = f"explainer_score/{record['record_id']}.json"
-        return f"https://huggingface.co/datasets/{self.repo}/blob/main/{path}" if self.repo else path
+        if self.repo:
+            return f"https://huggingface.co/datasets/{self.repo}/blob/main/{path}"
+        return str(self.root / path) if self.root is not None else path
 
     def raw_results_link(self) -> str:
         if self.repo:
@@ -276,16 +324,49 @@ def identical_pairs_note(ranking_table: pd.DataFrame) -> str:
 
 
 def build_app(results_location: str | None = None, requests_location: str | None = None,
-              geco_dir: str | None = None) -> gr.Blocks:
-    """The Blocks UI. ``results_location``: folder or ``hf://datasets/…`` (default from the environment);
-    ``requests_location``: the submissions' requests folder (default ``$GECOBENCH_REQUESTS`` or ``requests/``);
-    ``geco_dir``: GECO files for the Dataset tab (default: the loader's own default)."""
-    state = LeaderboardState(results_location)
+              geco_dir: str | None = None, reference_location: str | None = None,
+              show_reference: bool = True) -> gr.Blocks:
+    """The Blocks UI. ``results_location``: your results, a folder or ``hf://datasets/…`` (default from the
+    environment); ``reference_location``: the reference results (default ``$GECOBENCH_REFERENCE`` or the
+    committed ``reference/store``), hidden when ``show_reference`` is False; ``requests_location``: the
+    submissions' requests folder (default ``$GECOBENCH_REQUESTS`` or ``requests/``); ``geco_dir``: GECO files for
+    the Dataset tab (default: the loader's own default). The two stores are read separately and never pooled."""
+    if reference_location and not show_reference:
+        raise ValueError(f"reference_location={reference_location!r} with show_reference=False: a hidden reference "
+                         "is never read; give one or the other")
+    user_state = LeaderboardState(results_location, sources.checkpoint_roots_from_env())
+    if show_reference:
+        reference_location = reference_location or sources.default_reference_location()
+        reference_state = LeaderboardState(
+            reference_location, sources.checkpoint_roots_from_env() + sources.default_reference_checkpoints(),
+            name=sources.REFERENCE)
+    else:
+        reference_location, reference_state = None, None
+    states = {sources.USER: user_state, sources.REFERENCE: reference_state}
+    first_source = sources.REFERENCE if reference_state is not None else sources.USER
     on_space = bool(os.environ.get("SPACE_ID"))
 
+    def reference_count() -> int | None:
+        if reference_state is None:
+            return None
+        reference_state.ensure_read()
+        return len(reference_state.explainer_records)
+
+    def scope(source: str | None, filter_value: str | None) -> tuple[LeaderboardState, str | None]:
+        """The store a view reads (your results when the reference is asked for but hidden or empty, as on the
+        page) and the filter it shows (the one asked for when its records have it, else the paper's, else the
+        first present)."""
+        state = states[sources.chosen_source(source, reference_count(), reference_location)[0]]
+        state.ensure_read()
+        return state, sources.chosen_filter(state.explainer_records, filter_value)
+
+    def scoped_records(source, filter_value) -> tuple[LeaderboardState, list[dict]]:
+        state, chosen = scope(source, filter_value)
+        return state, state.records(chosen)
+
     # ------------------------------------------------------------------ ranking, pivot, plots, drill-down
-    def ranking_choices(config, base_model, regime, seed):
-        records = state.explainer_records
+    def ranking_choices(config, base_model, regime, seed, source, filter_value):
+        _, records = scoped_records(source, filter_value)
         options = ranking.cell_choices(records, config, base_model)
         if options.empty:
             return (gr.update(choices=[], value=None), gr.update(choices=[], value=None),
@@ -298,25 +379,28 @@ def build_app(results_location: str | None = None, requests_location: str | None
                 gr.update(choices=options.base_models, value=base_model),
                 gr.update(choices=options.regimes, value=regime), gr.update(choices=options.seeds, value=seed))
 
-    def ranking_view(config, base_model, regime, seed, view):
+    def ranking_view(config, base_model, regime, seed, view, source, filter_value):
         """The ranking (or pivot) table, its notes, its download files and the properties radar."""
-        records = state.explainer_records
+        state, chosen = scope(source, filter_value)
+        records = state.records(chosen)
         if not records:
             return (pd.DataFrame(columns=["Explainer"]), "No explainer records in the store yet (see the status above).",
                     None, plots.message_figure("No explainer records yet."))
         choice = f"{config} · {base_model} · {regime} · seed {seed}"
         cell = ranking.cell_records(records, config, base_model, regime, seed)
-        numbers = ranking.model_ranking(cell, state.record_link)
+        numbers = ranking.model_ranking(cell, state.record_link, state.cards)
+        # the source and the filter are part of every file name: downloads of two sources never overwrite each other
+        prefix = f"{state.name}-{chosen}"
         notes = [RANKING_LEGEND]
         if view == PIVOT_VIEW:
             shown = ranking.pivot_by_regime(records, config, base_model, seed)
             notes = [f"MA of every explainer (rows) per model regime (columns) — {config} · {base_model} · seed {seed}."]
-            files = table_files(shown, f"pivot-{config}-{base_model}-seed{seed}")
+            files = table_files(shown, f"{prefix}-pivot-{config}-{base_model}-seed{seed}")
             styled = shown
         else:
             shown = ranking.ranking_display(numbers)
             best = ranking.best_per_column(numbers)
-            files = table_files(shown, f"ranking-{config}-{base_model}-{regime}-seed{seed}")
+            files = table_files(shown, f"{prefix}-ranking-{config}-{base_model}-{regime}-seed{seed}")
             styled = shown.style.apply(lambda _: _best_styles(shown, best), axis=None).format(
                 precision=3, na_rep="–")
             identical = identical_pairs_note(numbers)
@@ -327,15 +411,19 @@ def build_app(results_location: str | None = None, requests_location: str | None
             "No records for this choice.")
         return styled, "\n\n".join(notes), files, radar_figure
 
-    def ranking_api(config: str, base_model: str, regime: str, seed: str) -> dict:
-        """The ranking of one model (config, base model, regime, seed) as {"headers": [...], "data": [[...]]}."""
-        cell = ranking.cell_records(state.explainer_records, config, base_model, regime, seed)
-        shown = ranking.ranking_display(ranking.model_ranking(cell, state.record_link))
+    def ranking_api(config: str, base_model: str, regime: str, seed: str, source: str = first_source,
+                    correctness_filter: str = sources.PAPER_FILTER) -> dict:
+        """The ranking of one model (config, base model, regime, seed) of one source ("reference" or "user")
+        and one correctness filter, as {"headers": [...], "data": [[...]]}."""
+        state, records = scoped_records(source, correctness_filter)
+        cell = ranking.cell_records(records, config, base_model, regime, seed)
+        shown = ranking.ranking_display(ranking.model_ranking(cell, state.record_link, state.cards))
         return {"headers": [str(c) for c in shown.columns],
                 "data": shown.astype(object).where(shown.notna(), None).values.tolist()}
 
-    def plots_view(config, base_model, regime, seed):
-        records = state.explainer_records
+    def plots_view(config, base_model, regime, seed, source, filter_value):
+        state, chosen = scope(source, filter_value)
+        records = state.records(chosen)
         if not records or not config:
             empty = plots.message_figure("No explainer records yet.")
             return empty, empty, None
@@ -343,12 +431,14 @@ def build_app(results_location: str | None = None, requests_location: str | None
         by_regime = plots.ma_by_regime_plot(records, config, base_model, seed)
         by_group = plots.ma_by_group_plot(
             cell, f"{config} · {base_model} · {regime} · seed {seed} (the Ranking tab's choice)")
-        files = figure_files({f"ma-by-regime-{config}-{base_model}-seed{seed}": by_regime,
-                              f"ma-by-group-{config}-{base_model}-{regime}-seed{seed}": by_group})
+        prefix = f"{state.name}-{chosen}"
+        files = figure_files({f"{prefix}-ma-by-regime-{config}-{base_model}-seed{seed}": by_regime,
+                              f"{prefix}-ma-by-group-{config}-{base_model}-{regime}-seed{seed}": by_group})
         return by_regime, by_group, files
 
-    def drill_sentences(config, base_model, regime, seed, search):
-        cell = ranking.cell_records(state.explainer_records, config, base_model, regime, seed)
+    def drill_sentences(config, base_model, regime, seed, search, source, filter_value):
+        state, records = scoped_records(source, filter_value)
+        cell = ranking.cell_records(records, config, base_model, regime, seed)
         documents = [d for d in (state.side_files.get(str(r["record_id"])) for r in cell) if d is not None]
         options = drilldown.sentence_options(documents, search or "")
         if not documents:
@@ -361,32 +451,45 @@ def build_app(results_location: str | None = None, requests_location: str | None
         value = options[0][1] if options else None
         return gr.update(choices=options, value=value), message
 
-    def drill_view(config, base_model, regime, seed, key):
+    def drill_view(config, base_model, regime, seed, key, source, filter_value):
+        state, records = scoped_records(source, filter_value)
+        cell = ranking.cell_records(records, config, base_model, regime, seed)
+        provenance = drilldown.provenance_html(cell, state.record_link, state.cards)
         if not key:
-            return drilldown.heatmap_html([])
-        cell = ranking.cell_records(state.explainer_records, config, base_model, regime, seed)
-        return drilldown.heatmap_html(drilldown.sentence_rows(cell, state.side_files, key))
+            return drilldown.heatmap_html([]) + provenance
+        return drilldown.heatmap_html(drilldown.sentence_rows(cell, state.side_files, key)) + provenance
 
     # ------------------------------------------------------------------ across models (the former first view)
-    def explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines):
+    def explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
+                       filter_value):
+        state, chosen = scope(source, filter_value)
+        frame = state.frame_for(chosen)
         filters = _filters(configs, regimes, base_models, search, sort_by, descending, show_baselines)
-        summary = tables.explainer_summary(state.frame, tables.Filters(**{**filters.__dict__, "sort_by": None}))
+        summary = tables.explainer_summary(frame, tables.Filters(**{**filters.__dict__, "sort_by": None}))
         sort = sort_by if sort_by in summary.columns else ("MA" if "MA" in summary.columns else None)
         return tables.display_table(tables.sort_summary(summary, sort, bool(descending)))
 
-    def explainer_downloads(configs, regimes, base_models, search, sort_by, descending, show_baselines):
-        table = explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines)
-        return table, table_files(table, "across-models")
+    def explainer_downloads(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
+                            filter_value):
+        table = explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
+                               filter_value)
+        state, chosen = scope(source, filter_value)
+        return table, table_files(table, f"{state.name}-{chosen}-across-models")
 
     def explainer_table_api(configs: list[str], regimes: list[str], base_models: list[str], search: str,
-                            sort_by: str, descending: bool, show_baselines: bool) -> dict:
-        """The Explainers table for the given filters, as {"headers": [...], "data": [[...], ...]}."""
+                            sort_by: str, descending: bool, show_baselines: bool, source: str = first_source,
+                            correctness_filter: str = sources.PAPER_FILTER) -> dict:
+        """The Explainers table for the given filters, of one source ("reference" or "user") and one
+        correctness filter, as {"headers": [...], "data": [[...], ...]}."""
+        state, chosen = scope(source, correctness_filter)
         filters = _filters(configs, regimes, base_models, search, sort_by, descending, show_baselines)
-        shown = tables.explainer_table(state.frame, filters)
+        shown = tables.explainer_table(state.frame_for(chosen), filters)
         return {"headers": [str(c) for c in shown.columns], "data": shown.astype(object).values.tolist()}
 
     # ------------------------------------------------------------------ Spanish
+    # The Spanish tab reads your store only: the reference holds GECO records, and a Spanish table never mixes two.
     def spanish_view(scheme, index, model):
+        state = user_state
         records = spanish_tab.current_records(state.loaded.bias_records)  # one per unit (issue #21)
         index = index or "bpi"
         if not records or not scheme:
@@ -412,18 +515,45 @@ def build_app(results_location: str | None = None, requests_location: str | None
         return (heat_html, table_files(table, f"spanish-{scheme}-{index}"), gr.update(choices=models, value=model),
                 legend, comparison if not comparison.empty else None, radar)
 
-    def refresh(configs, regimes, base_models, search, sort_by, descending, show_baselines, scheme, index, model):
-        state.refresh()
-        options = tables.choices(state.frame)
-        view = explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines)
-        summary_columns = tables.sort_keys(tables.explainer_summary(state.frame))
-        schemes = sorted({s for r in state.loaded.bias_records for s in r.get("schemes", {})})
+    def source_banner(source: str, fallback: str, filter_value: str | None) -> tuple[str, str]:
+        """(status line, filter note) of the shown source."""
+        state = states[source]
+        label = (sources.reference_label(state.explainer_records) if source == sources.REFERENCE
+                 else sources.user_label(state.loaded.source, len(state.explainer_records)))
+        status = status_markdown(state.loaded, state.frame.warnings, label)
+        if fallback:
+            status = f"ℹ️ {fallback}\n\n{status}"
+        return status, sources.filter_note(state.explainer_records, filter_value)
+
+    def refresh(configs, regimes, base_models, search, sort_by, descending, show_baselines, scheme, index, model,
+                source=first_source, filter_value=sources.PAPER_FILTER):
+        for each in states.values():
+            if each is not None:
+                each.refresh()
+        source, fallback = sources.chosen_source(source, reference_count(), reference_location)
+        state, chosen = scope(source, filter_value)
+        reference_choice = None
+        if reference_state is not None:
+            reference_choice = sources.reference_choice_label(reference_state.explainer_records,
+                                                              reference_state.loaded.source)
+        user_choice = sources.user_label(user_state.loaded.source, len(user_state.explainer_records))
+        status, filter_text = source_banner(source, fallback, chosen)
+        frame = state.frame_for(chosen)
+        options = tables.choices(frame)
+        view = explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
+                              chosen)
+        summary_columns = tables.sort_keys(tables.explainer_summary(frame))
+        schemes = sorted({s for r in user_state.loaded.bias_records for s in r.get("schemes", {})})
         scheme = scheme if scheme in schemes else (schemes[0] if schemes else None)
         spanish = spanish_view(scheme, index, model)
-        keep = lambda chosen, allowed: [c for c in (chosen or []) if c in allowed]
+        keep = lambda chosen_values, allowed: [c for c in (chosen_values or []) if c in allowed]
         sort_choices = summary_columns or ["MA"]
+        filter_options = sources.filter_choices(state.explainer_records)
         return (
-            status_markdown(state.loaded, state.frame.warnings),
+            status,
+            gr.update(choices=sources.source_choices(reference_choice, user_choice), value=source),
+            gr.update(choices=filter_options, value=chosen),
+            filter_text,
             gr.update(choices=options["configs"], value=keep(configs, options["configs"])),
             gr.update(choices=options["regimes"], value=keep(regimes, options["regimes"])),
             gr.update(choices=options["base_models"], value=keep(base_models, options["base_models"])),
@@ -439,7 +569,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
         return table, (f"⚠️ {message}" if message else "Statistics computed from the released GECO files (cached).")
 
     def queue_view():
-        return submit_seam.queue_frame(requests_location, state.score_of)
+        return submit_seam.queue_frame(requests_location, user_state.score_of)
 
     def submit(track, name, version, authors, description, license_, contact, model_set, submitter, upload,
                profile: gr.OAuthProfile | None = None):
@@ -457,6 +587,19 @@ def build_app(results_location: str | None = None, requests_location: str | None
         with gr.Row():
             status = gr.Markdown("Loading results…", elem_id="status")
             refresh_button = gr.Button("Refresh results", scale=0, elem_id="refresh")
+        with gr.Row():
+            # every GECO view (ranking, pivot, plots, drill-down, All models, downloads) reads the chosen source
+            # and filter only: two stores, or two filters, are never ranked together
+            initial_sources = [("Reference results", sources.REFERENCE)] if reference_state is not None else []
+            source_radio = gr.Radio([*initial_sources, ("Your results", sources.USER)], value=first_source,
+                                    label="Results shown", elem_id="source",
+                                    info="The reference results are the package's own evaluation, read-only; "
+                                         "yours are the store the Space was started on")
+            filter_radio = gr.Radio(sources.filter_choices([]), value=sources.PAPER_FILTER, label="Sentences scored",
+                                    elem_id="correctness-filter",
+                                    info="The paper scores only sentences whose gender variants the model all "
+                                         "classifies correctly; unfiltered records are shown on their own")
+        filter_text = gr.Markdown(elem_id="filter-note")
         with gr.Tabs():
             with gr.Tab("Ranking", id="ranking"):
                 with gr.Row():
@@ -569,46 +712,58 @@ def build_app(results_location: str | None = None, requests_location: str | None
                 gr.Markdown(ABOUT)
 
         cell_inputs = [cell_config, cell_base, cell_regime, cell_seed]
+        scope_inputs = [source_radio, filter_radio]  # last in every list: API callers may leave them out
         ranking_outputs = [ranking_table, ranking_notes, ranking_files, rank_radar]
         filter_inputs = [configs, regimes, base_models, search, sort_by, descending, show_baselines]
-        refresh_outputs = [status, configs, regimes, base_models, sort_by, table, scheme, model, heat]
-        refresh_inputs = [*filter_inputs, scheme, index, model]
+        refresh_outputs = [status, source_radio, filter_radio, filter_text, configs, regimes, base_models, sort_by,
+                           table, scheme, model, heat]
+        refresh_inputs = [*filter_inputs, scheme, index, model, *scope_inputs]
         spanish_outputs = [heat, spanish_files, model, spanish_legend, published, bias_radar]
 
         def after_load(event):
             """The ranking first (the first view), then plots, drill-down, downloads and the Spanish extras."""
-            (event.then(ranking_choices, cell_inputs, cell_inputs, api_visibility="private")
-             .then(ranking_view, [*cell_inputs, view_choice], ranking_outputs, api_visibility="private")
-             .then(plots_view, cell_inputs, [regime_plot, group_plot, plot_files], api_visibility="private")
-             .then(drill_sentences, [*cell_inputs, drill_search], [drill_sentence, drill_message],
+            (event.then(ranking_choices, [*cell_inputs, *scope_inputs], cell_inputs, api_visibility="private")
+             .then(ranking_view, [*cell_inputs, view_choice, *scope_inputs], ranking_outputs, api_visibility="private")
+             .then(plots_view, [*cell_inputs, *scope_inputs], [regime_plot, group_plot, plot_files],
                    api_visibility="private")
-             .then(drill_view, [*cell_inputs, drill_sentence], drill_heat, api_visibility="private")
-             .then(explainer_downloads, filter_inputs, [table, explainer_files], api_visibility="private")
+             .then(drill_sentences, [*cell_inputs, drill_search, *scope_inputs], [drill_sentence, drill_message],
+                   api_visibility="private")
+             .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private")
+             .then(explainer_downloads, [*filter_inputs, *scope_inputs], [table, explainer_files],
+                   api_visibility="private")
              .then(spanish_view, [scheme, index, model], spanish_outputs, api_visibility="private"))
 
         after_load(demo.load(refresh, refresh_inputs, refresh_outputs, api_name="refresh"))
         after_load(refresh_button.click(refresh, refresh_inputs, refresh_outputs, api_visibility="private"))
+        # a new source or filter re-reads (cheaply: only new files) and redraws every GECO view
+        for component in scope_inputs:
+            after_load(component.input(refresh, refresh_inputs, refresh_outputs, api_visibility="private",
+                                       trigger_mode="always_last"))
 
         # .input, not .change: refresh() also sets these components, and must not trigger a cascade of redraws
         for component in cell_inputs:
-            (component.input(ranking_choices, cell_inputs, cell_inputs, api_visibility="private",
+            (component.input(ranking_choices, [*cell_inputs, *scope_inputs], cell_inputs, api_visibility="private",
                              trigger_mode="always_last")
-             .then(ranking_view, [*cell_inputs, view_choice], ranking_outputs, api_visibility="private")
-             .then(plots_view, cell_inputs, [regime_plot, group_plot, plot_files], api_visibility="private")
-             .then(drill_sentences, [*cell_inputs, drill_search], [drill_sentence, drill_message],
+             .then(ranking_view, [*cell_inputs, view_choice, *scope_inputs], ranking_outputs, api_visibility="private")
+             .then(plots_view, [*cell_inputs, *scope_inputs], [regime_plot, group_plot, plot_files],
                    api_visibility="private")
-             .then(drill_view, [*cell_inputs, drill_sentence], drill_heat, api_visibility="private"))
-        view_choice.input(ranking_view, [*cell_inputs, view_choice], ranking_outputs, api_visibility="private")
+             .then(drill_sentences, [*cell_inputs, drill_search, *scope_inputs], [drill_sentence, drill_message],
+                   api_visibility="private")
+             .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private"))
+        view_choice.input(ranking_view, [*cell_inputs, view_choice, *scope_inputs], ranking_outputs,
+                          api_visibility="private")
         gr.api(ranking_api, api_name="ranking")
-        (drill_search.submit(drill_sentences, [*cell_inputs, drill_search], [drill_sentence, drill_message],
+        (drill_search.submit(drill_sentences, [*cell_inputs, drill_search, *scope_inputs],
+                             [drill_sentence, drill_message], api_visibility="private")
+         .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private"))
+        drill_sentence.input(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat,
                              api_visibility="private")
-         .then(drill_view, [*cell_inputs, drill_sentence], drill_heat, api_visibility="private"))
-        drill_sentence.input(drill_view, [*cell_inputs, drill_sentence], drill_heat, api_visibility="private")
 
         for component in (configs, regimes, base_models, sort_by, descending, show_baselines, search):
-            component.input(explainer_downloads, filter_inputs, [table, explainer_files], api_visibility="private",
-                            trigger_mode="always_last")
-        search.submit(explainer_downloads, filter_inputs, [table, explainer_files], api_visibility="private")
+            component.input(explainer_downloads, [*filter_inputs, *scope_inputs], [table, explainer_files],
+                            api_visibility="private", trigger_mode="always_last")
+        search.submit(explainer_downloads, [*filter_inputs, *scope_inputs], [table, explainer_files],
+                      api_visibility="private")
         gr.api(explainer_table_api, api_name="explainer_table")
         for component in (scheme, index, model):
             component.input(spanish_view, [scheme, index, model], spanish_outputs, api_visibility="private")
@@ -624,22 +779,32 @@ def build_app(results_location: str | None = None, requests_location: str | None
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        description="Run the GECOBench leaderboard Space locally.",
-        epilog="Example: python leaderboard_space/app.py --results results --port 7860")
+        description="Run the GECOBench leaderboard Space locally (reference results first, yours beside them).",
+        epilog="The two stores are never pooled: a selector above the tabs switches every view between them. "
+               "Example: python leaderboard_space/app.py --results results --port 7860")
     parser.add_argument("--results", default=None,
-                        help="results store: a folder or hf://datasets/OWNER/NAME (default: $GECOBENCH_RESULTS_REPO, "
-                             "$GECOBENCH_RESULTS or results/)")
+                        help="your results store, shown beside the reference: a folder or hf://datasets/OWNER/NAME "
+                             "(default: $GECOBENCH_RESULTS_REPO, $GECOBENCH_RESULTS or results/)")
+    parser.add_argument("--reference", default=None,
+                        help="reference results store, shown first and read-only: a folder or "
+                             "hf://datasets/OWNER/NAME (default: $GECOBENCH_REFERENCE or the committed "
+                             "reference/store)")
+    parser.add_argument("--no-reference", action="store_true",
+                        help="hide the reference results: show only the --results store")
     parser.add_argument("--requests", default=None, help="requests store folder (default: $GECOBENCH_REQUESTS or requests/)")
     parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME"),
                         help="interface to listen on (default: $GRADIO_SERVER_NAME or 127.0.0.1)")
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", os.environ.get("PORT", "7860"))),
                         help="port (default: $GRADIO_SERVER_PORT, $PORT or 7860)")
     args = parser.parse_args(argv)
+    if args.no_reference and args.reference:
+        parser.error("--reference and --no-reference contradict each other: give one")
     busy = port_in_use(args.host or "127.0.0.1", args.port)
     if busy:
         parser.exit(2, f"error: cannot listen on {args.host or '127.0.0.1'}:{args.port}: {busy}. Is another Space "
                        "running there? Choose another port with --port N (or GRADIO_SERVER_PORT).\n")
-    build_app(args.results, args.requests).launch(server_name=args.host, server_port=args.port)
+    build_app(args.results, args.requests, reference_location=args.reference,
+              show_reference=not args.no_reference).launch(server_name=args.host, server_port=args.port)
 
 
 def port_in_use(host: str, port: int) -> str | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -134,3 +134,25 @@ def heatmap_html(rows: Sequence[Mapping[str, Any]]) -> str:
         '<p>Highlighted words: ground truth (the gendered words). Shading: |attribution| relative to the row\'s '
         'largest; MA: the share of this sentence\'s attribution mass on the ground-truth words.</p>'
     )
+
+
+def _where(location: str) -> str:
+    """A URL as a link, a path as code, nothing as a dash (a path on the server is no link a visitor can open)."""
+    if not location:
+        return "–"
+    if location.startswith(("https://", "http://")):
+        return f'<a href="{html.escape(location, quote=True)}" target="_blank">{html.escape(location)}</a>'
+    return f"<code>{html.escape(location)}</code>"
+
+
+def provenance_html(records: Sequence[Mapping[str, Any]], record_link: Callable[[Mapping[str, Any]], str],
+                    cards: Callable[[Mapping[str, Any]], tuple[str, str]]) -> str:
+    """Below the heat map: for each record of the cell its record file, its model's card and the dataset card."""
+    if not records:
+        return ""
+    items = []
+    for record in sorted(records, key=_label):
+        model_card, dataset_card = cards(record)
+        items.append(f"<li><b>{html.escape(_label(record))}</b> — record: {_where(record_link(record))}; "
+                     f"model card: {_where(model_card)}; dataset card: {_where(dataset_card)}</li>")
+    return f'<details class="drill-provenance"><summary>Provenance of these rows</summary><ul>{"".join(items)}</ul></details>'

@@ -12,7 +12,7 @@ evaluation's own functions plug in (see :mod:`gecobench.evaluation.leaderboard`)
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,14 +157,17 @@ def _dataset_text(dataset: Mapping[str, Any]) -> str:
     return f"{dataset.get('name', 'geco')}/{dataset.get('config')}/{dataset.get('split')} ({fingerprint})"
 
 
-def model_ranking(records: Sequence[Mapping[str, Any]], record_link: Any = None) -> pd.DataFrame:
+def model_ranking(records: Sequence[Mapping[str, Any]], record_link: Callable[[Mapping[str, Any]], str] | None = None,
+                  cards: Callable[[Mapping[str, Any]], tuple[str, str]] | None = None) -> pd.DataFrame:
     """One numeric row per record of a cell, best MA first, with provenance.
 
-    ``record_link(record) -> str`` names where the record file lives (default: its id).
+    ``record_link(record) -> str`` names where the record file lives (default: its id); ``cards(record) ->
+    (model card, dataset card)`` where the cards are ("" when unknown; default: both columns empty).
     """
     columns = ["Rank", "Explainer", "MA", "MA lo", "MA hi", "vs next", GAP, f"{GAP} lo", f"{GAP} hi",
                *[METRIC_LABELS[k] for k in RANK_COLUMNS_METRICS], "Version", "Parameters", "Seed",
-               "Sentences scored", "Model accuracy", "Model", "Dataset", "Protocol", "Record"]
+               "Sentences scored", "Model accuracy", "Model", "Model card", "Dataset", "Dataset card", "Protocol",
+               "Record"]
     if not records:
         return pd.DataFrame(columns=columns)
     ordered = sorted(records, key=lambda r: (-np.nan_to_num(_value(r, "mass_accuracy"), nan=-np.inf),
@@ -183,6 +186,7 @@ def model_ranking(records: Sequence[Mapping[str, Any]], record_link: Any = None)
         }
         row.update({METRIC_LABELS[k]: _value(record, k) for k in RANK_COLUMNS_METRICS})
         model = record["model"]
+        model_card, dataset_card = cards(record) if cards else ("", "")
         accuracy = model.get("accuracy_on_evaluated")
         row.update({
             "Version": str(record["explainer"]["version"]),
@@ -191,7 +195,9 @@ def model_ranking(records: Sequence[Mapping[str, Any]], record_link: Any = None)
             "Sentences scored": int((record.get("counts") or {}).get("n_scored") or 0),
             "Model accuracy": float(accuracy) if isinstance(accuracy, (int, float)) else np.nan,
             "Model": _model_text(model),
+            "Model card": model_card,
             "Dataset": _dataset_text(record.get("dataset") or {}),
+            "Dataset card": dataset_card,
             "Protocol": _protocol_text(record.get("protocol") or {}),
             "Record": record_link(record) if record_link else str(record["record_id"]),
         })

@@ -37,11 +37,13 @@ def fill_sample_store(root: str | Path, n_explainer_records: int | None = None) 
 
 
 @contextmanager
-def running_space(results: str, requests: str | None = None) -> Iterator[str]:
-    """Launch the Space in this process on a free port; yield its URL; close it afterwards."""
+def running_space(results: str, requests: str | None = None, reference: str | None = None,
+                  show_reference: bool = True) -> Iterator[str]:
+    """Launch the Space in this process on a free port; yield its URL; close it afterwards. ``reference`` and
+    ``show_reference`` as in :func:`leaderboard_space.app.build_app` (tests of one store hide the reference)."""
     from leaderboard_space.app import build_app
 
-    demo = build_app(results, requests)
+    demo = build_app(results, requests, reference_location=reference, show_reference=show_reference)
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     try:

@@ -247,7 +247,8 @@ def running_app(tmp_path_factory):
     store = LocalStore(root / "results")
     for record in _records():
         store.append(record)
-    demo = build_app(str(root / "results"), str(root / "requests"))
+    # this module tests one store: the reference results (tests/test_space_sources.py) are hidden
+    demo = build_app(str(root / "results"), str(root / "requests"), show_reference=False)
     port = _free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     yield f"http://127.0.0.1:{port}/", store

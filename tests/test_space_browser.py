@@ -101,7 +101,9 @@ def test_every_tab_on_real_records(real_store, tmp_path):
     records = [d for d in LocalStore(real_store).read_all().documents if d["record_type"] == "explainer_score"]
     expected = sorted(records, key=lambda r: -r["metrics"]["mass_accuracy"]["value"])
     ARTIFACTS.mkdir(exist_ok=True)
-    with running_space(str(real_store), str(tmp_path / "requests")) as url, chromium_page() as page:
+    # one store under test: the reference results are hidden (their own browser check is below)
+    space = running_space(str(real_store), str(tmp_path / "requests"), show_reference=False)
+    with space as url, chromium_page() as page:
         page.goto(url, timeout=60_000)
         page.wait_for_function(
             "n => document.querySelector('#ranking-notes')?.innerText.includes('Downloads')"
@@ -203,7 +205,8 @@ def test_every_tab_on_an_empty_or_broken_store(tmp_path, kind):
         (store / "explainer_score" / "truncated.json").write_text('{"record_type": "explainer_score", ')
         (store / "model_bias").mkdir(parents=True)
         (store / "model_bias" / "nonsense.json").write_text('{"record_type": "model_bias", "schemes": 3}')
-    with running_space(str(store), str(tmp_path / "requests")) as url, chromium_page() as page:
+    space = running_space(str(store), str(tmp_path / "requests"), show_reference=False)
+    with space as url, chromium_page() as page:
         page.goto(url, timeout=60_000)
         page.wait_for_function("() => document.querySelector('#status')?.innerText.includes('No results yet')",
                                timeout=60_000)
@@ -220,3 +223,52 @@ def test_every_tab_on_an_empty_or_broken_store(tmp_path, kind):
         assert "No Spanish" in heat and "`" not in heat and "import_spanish_predictions.py" in heat
         _open_tab(page, "Ranking")
         assert "No explainer records" in page.locator("#ranking-notes").inner_text()
+
+
+def test_the_page_opens_on_the_reference_and_the_source_radio_switches_every_view(tmp_path):
+    """Reference and user store side by side in the browser: the first page is the reference, labelled with
+    its base model; choosing *Your results* shows the user's rows only, and back."""
+    from test_space_sources import geco_record
+
+    from gecobench.store import LocalStore
+    from leaderboard_space.screenshot import (
+        chromium_page,
+        running_space,
+        wait_until_idle,
+    )
+
+    reference, user = LocalStore(tmp_path / "reference"), LocalStore(tmp_path / "user")
+    for name, ma in (("saliency", 0.61), ("lime", 0.55)):
+        reference.append(geco_record(name, "mini-reference-base", "all_gender_variants_correct", ma))
+        reference.append(geco_record(name, "mini-reference-base", "none", ma - 0.1))
+    user.append(geco_record("deeplift", "user-base", None, 0.7))
+    space = running_space(str(user.root), str(tmp_path / "requests"), reference=str(reference.root))
+    with space as url, chromium_page() as page:
+        page.goto(url, timeout=60_000)
+        page.wait_for_function("() => document.querySelector('#status')?.innerText.includes('Reference results')"
+                               " && document.querySelectorAll('#ranking-table [role=gridcell]').length > 0",
+                               timeout=90_000)
+        wait_until_idle(page)
+        assert "base model mini-reference-base" in page.locator("#status").inner_text()
+        names = [row[1] for row in _table_rows(page, "ranking-table")]
+        assert names == ["saliency", "lime"]  # the paper's filter only: 0.61, 0.55 (not 0.51, 0.45)
+        assert "Paper's filter" in page.locator("#filter-note").inner_text()
+        _no_error_badges(page)
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "space-reference.png"), full_page=True)
+
+        page.locator("#source label").filter(has_text="Your results").click()
+        page.wait_for_function("() => document.querySelector('#status')?.innerText.includes('Your results')",
+                               timeout=60_000)
+        wait_until_idle(page)
+        assert [row[1] for row in _table_rows(page, "ranking-table")] == ["deeplift"]
+        _no_error_badges(page)
+
+        page.locator("#source label").filter(has_text="Reference results").click()
+        page.locator("#correctness-filter label").filter(has_text="Unfiltered").click()
+        page.wait_for_function("() => document.querySelector('#filter-note')?.innerText.includes('Unfiltered')",
+                               timeout=60_000)
+        wait_until_idle(page)
+        ma = [row[2] for row in _table_rows(page, "ranking-table")]
+        assert ma == ["0.510", "0.450"]
+        _no_error_badges(page)

@@ -278,7 +278,7 @@ def test_a_running_space_refreshes_over_every_malformed_file(tmp_path):
     store = LocalStore(tmp_path / "results")
     for record in valid:
         store.append(record)
-    demo = build_app(str(store.root), str(tmp_path / "requests"))
+    demo = build_app(str(store.root), str(tmp_path / "requests"), show_reference=False)
     port = _free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     try:

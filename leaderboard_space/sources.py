@@ -1,0 +1,201 @@
+"""The Space's two sources of results, and the correctness filter: which records a GECO view shows.
+
+* **Reference results** — the committed store that ``make reference`` writes (:data:`gecobench.reference.
+  REFERENCE_STORE`), read-only; the Space opens on it. ``--reference DIR`` / ``$GECOBENCH_REFERENCE`` point
+  elsewhere, ``--no-reference`` hides it.
+* **Your results** — the user or submission store (``--results``, ``$GECOBENCH_RESULTS_REPO``,
+  ``$GECOBENCH_RESULTS`` or ``results/``).
+
+Records of the two sources are never pooled: every GECO view reads one source. Within a source, the records of
+different correctness filters (the paper's ``all_gender_variants_correct`` and ``none``) are never ranked
+together either: a view shows one filter at a time.
+
+Also here: where a record's model card and dataset card are (row provenance). No Gradio here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+REFERENCE, USER = "reference", "user"
+REFERENCE_ENV = "GECOBENCH_REFERENCE"
+CHECKPOINTS_ENV = "GECOBENCH_CHECKPOINTS"
+PAPER_BASE_MODEL = "bert-base-uncased"
+PAPER_FILTER = "all_gender_variants_correct"
+UNFILTERED = "none"
+NOT_RECORDED = "not recorded"  # records whose protocol names no filter (older or synthetic ones)
+FILTER_LABELS = {
+    PAPER_FILTER: "Paper's filter: sentences whose gender variants are all classified correctly",
+    UNFILTERED: "Unfiltered: every test sentence",
+    NOT_RECORDED: "Filter not recorded",
+}
+GECO_CARD = Path(__file__).resolve().parent.parent / "geco_dataset" / "cards" / "geco_README.md"
+GECO_HUB_NAME = "geco"  # the dataset repo name gecobench.hub_publish gives GECO, beside the results repo
+_HUB_MODEL_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+
+
+def default_reference_location() -> str:
+    """``$GECOBENCH_REFERENCE``, else the repository's committed reference store."""
+    if os.environ.get(REFERENCE_ENV):
+        return os.environ[REFERENCE_ENV]
+    try:  # imported here: it loads the model zoo's modules
+        from gecobench.reference import REFERENCE_STORE
+    except ImportError:  # an installed package without the reference module: the store is missing, said so
+        return os.path.join("reference", "store")
+    return str(REFERENCE_STORE)
+
+
+def default_reference_checkpoints() -> list[Path]:
+    """Where the reference's zoo checkpoints (and their model cards) are when ``make reference`` ran here."""
+    try:
+        from gecobench.reference import DEFAULT_CHECKPOINT_ROOT
+    except ImportError:
+        return []
+    return [Path(DEFAULT_CHECKPOINT_ROOT) / "zoo"]
+
+
+def checkpoint_roots_from_env() -> list[Path]:
+    """Folders listed in ``$GECOBENCH_CHECKPOINTS`` (``os.pathsep``-separated) where checkpoints are looked up
+    by their recorded name, for the model-card column of the user store's records."""
+    return [Path(p) for p in os.environ.get(CHECKPOINTS_ENV, "").split(os.pathsep) if p]
+
+
+# ------------------------------------------------------------------------------------------------ filters
+
+def filter_of(record: Mapping[str, Any]) -> str:
+    """The correctness filter a record's sentences passed (``protocol.filter``), or :data:`NOT_RECORDED`."""
+    value = (record.get("protocol") or {}).get("filter")
+    return str(value) if value else NOT_RECORDED
+
+
+def _filter_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for record in records:
+        counts[filter_of(record)] = counts.get(filter_of(record), 0) + 1
+    return counts
+
+
+def filter_choices(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(label with the number of records, value): the paper's filter and unfiltered always (the two the protocol
+    defines, so that a choice of either stays valid when the source changes), then any other filter present."""
+    counts = _filter_counts(records)
+    order = [PAPER_FILTER, UNFILTERED]
+    values = order + sorted(set(counts) - set(order))
+    return [(f"{FILTER_LABELS.get(v, f'Filter: {v}')} ({counts.get(v, 0)} records)", v) for v in values]
+
+
+def chosen_filter(records: Sequence[Mapping[str, Any]], wanted: str | None) -> str | None:
+    """``wanted`` when some record has it, else the default: the paper's filter when present, else the first
+    present; None when there are no records."""
+    counts = _filter_counts(records)
+    if wanted in counts:
+        return wanted
+    present = [value for _, value in filter_choices(records) if counts.get(value)]
+    return present[0] if present else None
+
+
+def with_filter(records: Iterable[Mapping[str, Any]], value: str | None) -> list[Mapping[str, Any]]:
+    """The records of one filter (all records when ``value`` is None: a source without records)."""
+    return [r for r in records if value is None or filter_of(r) == value]
+
+
+def filter_note(records: Sequence[Mapping[str, Any]], value: str | None) -> str:
+    """What the chosen filter means, and how many records the other filters hold (counted, never mixed in)."""
+    if value is None:
+        return ""
+    counts = _filter_counts(records)
+    shown = f"**{FILTER_LABELS.get(value, f'Filter: {value}')}** — {counts.get(value, 0)} record(s) shown."
+    others = [f"{n} record(s) of “{FILTER_LABELS.get(v, f'Filter: {v}')}”" for v, n in sorted(counts.items())
+              if v != value]
+    if others:
+        shown += f" Not shown here (another filter; never ranked together): {'; '.join(others)}."
+    return shown
+
+
+# ------------------------------------------------------------------------------------------------ labels
+
+def _distinct(values: Iterable[Any]) -> list[str]:
+    return sorted({str(v) for v in values if v not in (None, "")})
+
+
+def base_models_of(records: Iterable[Mapping[str, Any]]) -> list[str]:
+    return _distinct((r.get("model") or {}).get("base_model") for r in records)
+
+
+def package_versions_of(records: Iterable[Mapping[str, Any]]) -> list[str]:
+    return _distinct((r.get("provenance") or {}).get("package_version") for r in records)
+
+
+def reference_label(records: Sequence[Mapping[str, Any]], explain: bool = True) -> str:
+    """``Reference results — gecobench-hub <version>, base model <name>``, from the records themselves; with
+    ``explain``, saying so when the base model is not the paper's."""
+    versions = ", ".join(package_versions_of(records)) or "version unknown"
+    bases = base_models_of(records)
+    text = f"Reference results — gecobench-hub {versions}, base model {', '.join(bases) or 'unknown'}"
+    if explain and bases and bases != [PAPER_BASE_MODEL]:
+        text += (f" — not the paper's {PAPER_BASE_MODEL}: the paper's protocol on another model, so these are not "
+                 "the paper's numbers")
+    return text
+
+
+def user_label(location: str, n_records: int) -> str:
+    """The user store's choice, saying when it is empty."""
+    return f"Your results ({location})" + ("" if n_records else " — empty")
+
+
+def reference_choice_label(records: Sequence[Mapping[str, Any]], location: str) -> str:
+    """The reference's choice in the source selector: its short label, or that it holds nothing yet."""
+    if not records:
+        return f"Reference results — none yet ({location})"
+    return reference_label(records, explain=False)
+
+
+def source_choices(reference_label_text: str | None, user_label_text: str) -> list[tuple[str, str]]:
+    """Radio choices (label, value): the reference first when it is shown (``reference_label_text`` not None)."""
+    choices = [(reference_label_text, REFERENCE)] if reference_label_text is not None else []
+    return [*choices, (user_label_text, USER)]
+
+
+def chosen_source(wanted: str | None, reference_count: int | None, reference_location: str | None) -> tuple[str, str]:
+    """(source, note): ``wanted`` unless it is the reference and that is hidden (None) or holds no explainer
+    record, then the user store with the reason."""
+    if wanted == USER or reference_count is None:
+        return USER, ""
+    if reference_count == 0:
+        where = reference_location or "the reference store"
+        return USER, (f"The reference store `{where}` is missing or holds no explainer records yet (`make "
+                      "reference` writes it): showing your results instead.")
+    return REFERENCE, ""
+
+
+# ------------------------------------------------------------------------------------------------ provenance
+
+def model_card(model: Mapping[str, Any], checkpoint_roots: Sequence[Path] = ()) -> str:
+    """Where the model card of a record's checkpoint is: a Hub URL when the record names a Hub model (``card_url``,
+    ``hub_id``, or a ``name`` that is a Hub id and no local folder), the card's path when the checkpoint folder
+    is found under ``checkpoint_roots`` by its recorded name, else "" (no dead link)."""
+    if model.get("card_url"):
+        return str(model["card_url"])
+    if model.get("hub_id"):
+        return f"https://huggingface.co/{model['hub_id']}"
+    name = str(model.get("name") or "")
+    for root in checkpoint_roots:
+        card = Path(root) / name / "README.md"
+        if name and card.is_file():
+            return str(card)
+    # a checkpoint folder is named by its last part, a zoo one <config>/<regime>/seed<N>: one slash is a Hub id
+    if _HUB_MODEL_ID.fullmatch(name) and not Path(name).exists():
+        return f"https://huggingface.co/{name}"
+    return ""
+
+
+def dataset_card(results_repo: str | None) -> str:
+    """The GECO dataset card: beside a Hub results store, the Hub dataset ``<owner>/geco`` that
+    :mod:`gecobench.hub_publish` publishes with it; locally the package's card (``geco_dataset/cards``)."""
+    if results_repo and "/" in results_repo:
+        return f"https://huggingface.co/datasets/{results_repo.split('/')[0]}/{GECO_HUB_NAME}"
+    return str(GECO_CARD) if GECO_CARD.is_file() else ""
