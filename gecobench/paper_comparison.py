@@ -216,16 +216,42 @@ def ground_truth_share(config: str, split: str = "test", data_dir: str | None = 
     return statistics.fmean(sum(r.ground_truth) / len(r.ground_truth) for r in rows)
 
 
-def render_markdown(rows: list[dict[str, Any]], findings: list[Finding]) -> str:
+def render_pivot(rows: list[dict[str, Any]]) -> str:
+    """The side-by-side as one table per config: an explainer per row, a regime per column, each cell
+    ``ours (paper)`` in median MA — the paper's figure laid out as a table."""
+    regimes = list(dict.fromkeys(r["regime"] for r in rows))
+    lines: list[str] = []
+    for config in dict.fromkeys(r["config"] for r in rows):
+        cells = {(r["explainer"], r["regime"]): r for r in rows if r["config"] == config}
+        lines += [f"**{config}** — median MA, this package (paper)", "",
+                  "| explainer | " + " | ".join(regimes) + " |", "|---|" + "---|" * len(regimes)]
+        for explainer in dict.fromkeys(e for e, _ in cells):
+            row = []
+            for regime in regimes:
+                cell = cells.get((explainer, regime))
+                if cell is None:
+                    row.append("")
+                else:
+                    ours = "—" if cell["ours_median"] is None else f"{cell['ours_median']:.2f}"
+                    row.append(f"{ours} ({cell['paper_median']:.2f})")
+            lines.append(f"| {explainer} | " + " | ".join(row) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def render_markdown(rows: list[dict[str, Any]], findings: list[Finding], pivot: bool = False) -> str:
     """The docs section: the side-by-side table and the findings list."""
     def fmt(value: float | None, signed: bool = False) -> str:
         return "—" if value is None else (f"{value:+.2f}" if signed else f"{value:.2f}")
 
-    lines = ["| config | regime | explainer | paper median | this package (median) | difference |",
-             "|---|---|---|---|---|---|"]
-    lines += [f"| {r['config']} | {r['regime']} | {r['explainer']} | {r['paper_median']:.2f} | "
-              f"{fmt(r['ours_median'])} | {fmt(r['difference'], signed=True)} |" for r in rows]
-    lines.append("")
+    if pivot:
+        lines = [render_pivot(rows)]
+    else:
+        lines = ["| config | regime | explainer | paper median | this package (median) | difference |",
+                 "|---|---|---|---|---|---|"]
+        lines += [f"| {r['config']} | {r['regime']} | {r['explainer']} | {r['paper_median']:.2f} | "
+                  f"{fmt(r['ours_median'])} | {fmt(r['difference'], signed=True)} |" for r in rows]
+        lines.append("")
     for f in findings:
         answer = {True: "**yes**", False: "**no**", None: "**not measured**"}[f.holds]
         lines.append(f"{f.number}. {f.claim} — {answer}. Criterion: {f.criterion}. Numbers: {f.evidence}.")

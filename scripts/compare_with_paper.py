@@ -3,7 +3,7 @@
 
   python scripts/compare_with_paper.py                          # the committed reference results
   python scripts/compare_with_paper.py --results results --unfiltered
-  python scripts/compare_with_paper.py > table.md                # Markdown, as in docs/reproducing.md
+  python scripts/compare_with_paper.py --pivot > table.md        # Markdown, as in docs/reproducing.md
 
 The published medians are read from GECOBENCH_FIGURES.md in the shared data folder (read off the paper's figure
 by eye, ±0.03). Criteria for each finding are printed with the answer.
@@ -22,6 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results", default=None, help="store folder (default: reference/store)")
     parser.add_argument("--figures", default=None, help="GECOBENCH_FIGURES.md (default: the shared data folder)")
+    parser.add_argument("--pivot", action="store_true",
+                        help="one table per config (explainers × regimes, cells 'ours (paper)') instead of one row per cell")
     parser.add_argument("--unfiltered", action="store_true", help="use the records without the correctness filter")
     parser.add_argument("--seed", type=int, default=0, help="model seed (default 0)")
     return parser
@@ -46,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     index = index_records(report.documents, filtered=not args.unfiltered, seed=args.seed)
     share = {c: ground_truth_share(c) for c in ("binary_all", "binary_subject")}
     rows = side_by_side(index, load_paper_medians(args.figures))
-    print(render_markdown(rows, check_findings(index, share)), end="")
+    print(render_markdown(rows, check_findings(index, share), pivot=args.pivot), end="")
     return 0
 
 

@@ -13,6 +13,7 @@ from gecobench.paper_comparison import (
     index_records,
     load_paper_medians,
     render_markdown,
+    render_pivot,
     side_by_side,
 )
 
@@ -105,3 +106,19 @@ def test_index_keeps_one_filter_and_seed_and_refuses_duplicates() -> None:
     assert index_records(records, filtered=False)[("binary_all", "C", "lime")]["metrics"]["mass_accuracy"]["value"] == 0.3
     with pytest.raises(ValueError, match="two records"):
         index_records(records + [_record("binary_all", "C", "lime", 0.5, record_id="other")])
+
+
+def test_pivot_puts_each_cell_under_its_regime_with_the_paper_in_brackets() -> None:
+    paper = load_paper_medians()
+    config, regime, explainer = next(iter(sorted(paper)))
+    rows = side_by_side(index_records([_record(config, regime, explainer, 0.4321)]), paper)
+    text = render_pivot(rows)
+    table = text.split(f"**{config}**")[1].split("**")[0]
+    header = next(line for line in table.splitlines() if line.startswith("| explainer |"))
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    line = next(line for line in table.splitlines() if line.startswith(f"| {explainer} |"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert cells[columns.index(regime)] == f"0.43 ({paper[(config, regime, explainer)]:.2f})"
+    others = [c for i, c in enumerate(cells[1:], start=1) if columns[i] != regime and c]
+    assert others and all(c.startswith("— (") for c in others), "cells without a record show a dash, not a number"
+    assert render_markdown(rows, [], pivot=True).startswith(f"**{sorted({k[0] for k in paper})[0]}**")
