@@ -27,6 +27,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -211,13 +212,10 @@ def reference_card(records: Sequence[dict[str, Any]], zoo_summary: list[dict[str
         return _distinct((r.get(section) or {}).get(key) for r in explainer_records)
 
     def protocol_value(key: str) -> list[str]:
-        return _distinct(json.dumps(r["protocol"][key]) if isinstance(r.get("protocol", {}).get(key), (dict, list))
-                         else r.get("protocol", {}).get(key) for r in explainer_records)
+        return field_of("protocol", key)
 
-    filters = _distinct((r.get("protocol") or {}).get("filter") or "not recorded" for r in explainer_records)
-    per_filter = {f: sum(1 for r in explainer_records if ((r.get("protocol") or {}).get("filter") or "not recorded")
-                         == f) for f in filters}
-    filter_counts = "; ".join(f"filter `{f}`: {n}" for f, n in per_filter.items())
+    per_filter = Counter(str((r.get("protocol") or {}).get("filter") or "not recorded") for r in explainer_records)
+    filter_counts = "; ".join(f"filter `{f}`: {n}" for f, n in sorted(per_filter.items()))
     explainers = listed(_distinct((r.get("explainer") or {}).get("name") for r in explainer_records))
     lines = [
         ("The **reference results** of GECOBench Hub: the package's own evaluation of its built-in explainers on "
@@ -273,8 +271,9 @@ def write_reference_dataset(out: Path, store: Path, progress: Callable[[str], No
     zoo_summary = None
     if summary_path.is_file():
         zoo_summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        if not isinstance(zoo_summary, list):
-            raise ValueError(f"{summary_path} must be a JSON list of checkpoint rows, got {type(zoo_summary).__name__}")
+        if not isinstance(zoo_summary, list) or not all(isinstance(row, dict) for row in zoo_summary):
+            raise ValueError(f"{summary_path} must be a JSON list of checkpoint rows (objects), as make reference "
+                             "writes it")
     else:
         progress(f"no {summary_path}: the reference dataset is published without the zoo summary")
     folder = write_store_dataset(out, "GECOBench reference results", reference_card(records, zoo_summary), store)

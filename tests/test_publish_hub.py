@@ -247,6 +247,10 @@ def test_a_missing_empty_or_invalid_reference_store_is_reported_not_published(
         err = capsys.readouterr().err
         assert f"error: the reference store {store} {reason}" in err and "make reference" in err
         assert not (out / "datasets" / "gecobench-reference").exists()
+    (reference_dir / "zoo_summary.json").write_text('{"config": "binary_all"}')
+    assert publish_reference(tmp_path / "hub-zoo", reference_dir / "store") == 2
+    err = capsys.readouterr().err
+    assert str(reference_dir / "zoo_summary.json") in err and "list of checkpoint rows" in err
     broken = reference_dir / "store" / "explainer_score" / "broken.json"
     broken.write_text("{ not json")
     assert publish_reference(tmp_path / "hub-broken", reference_dir / "store") == 2
