@@ -9,8 +9,9 @@ Repositories under ``ORG`` (the names :func:`plan_repositories` uses):
 ``ORG/<metric>``           space   one ``evaluate`` metric module each (``evaluate.load("ORG/mass_accuracy")``)
 ``ORG/gecobench-<regime>-<config>-seed<seed>`` model one per zoo checkpoint, its card as README
 ``ORG/gecobench-results``  dataset the results store the leaderboard reads
+``ORG/gecobench-reference`` dataset the reference results (``make reference``'s ``reference/store``), read-only
 ``ORG/gecobench-requests`` dataset the submissions' request queue
-``ORG/gecobench-leaderboard`` space the Gradio leaderboard; the two stores are Space variables
+``ORG/gecobench-leaderboard`` space the Gradio leaderboard; the three stores are Space variables
 ========================== ======= =====================================================================
 
 The Spaces install the package from :func:`package_requirement`: by default the wheel built from this checkout,
@@ -26,6 +27,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,9 +37,13 @@ import yaml
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE_NAME = "gecobench-hub"
-PARTS: tuple[str, ...] = ("geco", "spanish", "metrics", "models", "results", "requests", "space")
+PARTS: tuple[str, ...] = ("geco", "spanish", "metrics", "models", "results", "reference", "requests", "space")
 LEADERBOARD_SPACE = "gecobench-leaderboard"
 RESULTS_DATASET = "gecobench-results"
+REFERENCE_DATASET = "gecobench-reference"
+# gecobench.reference.REFERENCE_STORE and ZOO_SUMMARY, spelled out: importing that module loads torch
+DEFAULT_REFERENCE_STORE = REPO_ROOT / "reference" / "store"
+ZOO_SUMMARY_NAME = "zoo_summary.json"  # beside the store, written by ``make reference`` with it
 REQUESTS_DATASET = "gecobench-requests"
 # what the Hub needs in a Space's README front matter to build it
 SPACE_REQUIRED_FIELDS: tuple[str, ...] = ("title", "sdk", "app_file")
@@ -150,7 +156,10 @@ def write_metric_space(module_dir: Path, out: Path, requirement: str) -> Path:
 
 
 def write_store_dataset(out: Path, title: str, description: str, source: Path | None) -> Path:
-    """A store dataset folder (``explainer_score/*.json`` … or empty) with a card."""
+    """A store dataset folder (``explainer_score/*.json`` …, the ``sentence_scores/`` side files the Space's
+    drill-down fetches, or empty) with a card."""
+    from gecobench.evaluation.sentence_scores import SIDE_FOLDER, SIDE_SUFFIX
+
     out.mkdir(parents=True, exist_ok=True)
     n = 0
     if source is not None and source.is_dir():
@@ -158,10 +167,119 @@ def write_store_dataset(out: Path, title: str, description: str, source: Path | 
             if not path.name.startswith("."):
                 _link_or_copy(path, out / path.relative_to(source))
                 n += 1
+        for path in sorted((source / SIDE_FOLDER).glob(f"*{SIDE_SUFFIX}")):
+            if not path.name.startswith("."):
+                _link_or_copy(path, out / SIDE_FOLDER / path.name)
     meta = {"pretty_name": title, "license": "bsd-3-clause", "tags": ["gecobench", "leaderboard"]}
     body = f"# {title}\n\n{description}\n\n{n} document(s) at publication. Written by GECOBench Hub; append-only.\n"
     (out / "README.md").write_text(join_front_matter(meta, body), encoding="utf-8")
     return out
+
+
+def read_reference_store(store: Path) -> list[dict[str, Any]]:
+    """The validated documents of the reference store; a ValueError says why it cannot be published: the folder
+    is missing, holds no explainer record (``make reference`` has not run), or holds records that fail
+    validation (a published reference is read back as a whole, so none may be skipped)."""
+    from gecobench.store import LocalStore
+
+    hint = "run `make reference` first, or leave the 'reference' part out (--only …)"
+    if not store.is_dir():
+        raise ValueError(f"the reference store {store} does not exist: {hint}")
+    report = LocalStore(store).read_all()
+    if report.warnings:
+        shown = "\n  ".join(report.warnings[:5])
+        more = f"\n  … and {len(report.warnings) - 5} more" if len(report.warnings) > 5 else ""
+        raise ValueError(f"the reference store {store} holds {len(report.warnings)} document(s) that do not "
+                         f"validate; fix or remove them before publishing:\n  {shown}{more}")
+    if not any(d.get("record_type") == "explainer_score" for d in report.documents):
+        raise ValueError(f"the reference store {store} holds no explainer records: {hint}")
+    return report.documents
+
+
+def _distinct(values: Any) -> list[str]:
+    return sorted({str(v) for v in values if v not in (None, "")})
+
+
+def reference_card(records: Sequence[dict[str, Any]], zoo_summary: list[dict[str, Any]] | None) -> str:
+    """The body of the reference dataset's card: what the grid holds, which package version and commit made it
+    (from the records' provenance, not from this checkout), the base model, the protocol, how to rebuild it."""
+    explainer_records = [r for r in records if r.get("record_type") == "explainer_score"]
+
+    def listed(values: list[str]) -> str:
+        return ", ".join(f"`{v}`" for v in values) or "not recorded"
+
+    def field_of(section: str, key: str) -> list[str]:
+        return _distinct((r.get(section) or {}).get(key) for r in explainer_records)
+
+    def protocol_value(key: str) -> list[str]:
+        return field_of("protocol", key)
+
+    per_filter = Counter(str((r.get("protocol") or {}).get("filter") or "not recorded") for r in explainer_records)
+    filter_counts = "; ".join(f"filter `{f}`: {n}" for f, n in sorted(per_filter.items()))
+    explainers = listed(_distinct((r.get("explainer") or {}).get("name") for r in explainer_records))
+    lines = [
+        ("The **reference results** of GECOBench Hub: the package's own evaluation of its built-in explainers on "
+         "its model zoo, every test sentence of each GECO config. The leaderboard Space opens on them (its Space "
+         "variable `GECOBENCH_REFERENCE_REPO` names this repository) and reads them only; submissions go to the "
+         "results store, never here."),
+        "",
+        "## The grid",
+        "",
+        (f"* explainer records: {len(explainer_records)} ({filter_counts} — records of different correctness "
+         "filters are never ranked together)"),
+        f"* GECO configs: {listed(field_of('dataset', 'config'))}",
+        f"* training regimes: {listed(field_of('model', 'regime'))}; seeds: {listed(field_of('model', 'seed'))}",
+        f"* explainers: {explainers}",
+        f"* base model: {listed(field_of('model', 'base_model'))} (revision {listed(field_of('model', 'base_revision'))})",
+        "",
+        "## Provenance",
+        "",
+        f"* package: `gecobench-hub` {listed(field_of('provenance', 'package_version'))}",
+        f"* git commit: {listed(field_of('provenance', 'git_commit'))}",
+        (f"* GECO split: {listed(protocol_value('split'))}; bootstrap resamples: "
+         f"{listed(protocol_value('bootstrap_resamples'))}; interval level: {listed(protocol_value('ci_level'))}"),
+        ("* each record's `protocol` holds the rest (target, filter, faithfulness and Co-12 settings) and every "
+         "metric carries its bootstrap interval (`ci_low`, `ci_high`)"),
+        "",
+        "## How it was produced",
+        "",
+        ("`make reference` (`scripts/reference.py`, the plan in `gecobench/reference.py`) trains the zoo and "
+         "evaluates every explainer on it, writing this store (`reference/store` in the repository) and the zoo's "
+         "summary. Every stage resumes; rerunning it at the commit above rebuilds these records."),
+        "",
+        "## Files",
+        "",
+        "* `explainer_score/<record_id>.json` — one validated record per (explainer, model, config, filter, seed)",
+        "* `sentence_scores/<record_id>.json.gz` — per-sentence scores behind the Space's drill-down (where made)",
+    ]
+    if zoo_summary is not None:
+        trained = _distinct(f"{row.get('config')}/{row.get('regime')}/seed{row.get('seed')}" for row in zoo_summary)
+        lines.append(f"* `{ZOO_SUMMARY_NAME}` — the zoo: {len(trained)} checkpoint(s) with test accuracy, schedule, "
+                     "base model and revision, package version and commit (the weights are not published here)")
+    else:
+        lines.append(f"* no `{ZOO_SUMMARY_NAME}`: it was missing beside the store at publication")
+    return "\n".join(lines)
+
+
+def write_reference_dataset(out: Path, store: Path, progress: Callable[[str], None] = lambda message: None,
+                            records: Sequence[dict[str, Any]] | None = None) -> Path:
+    """The reference dataset folder: the validated store (records and side files), ``zoo_summary.json`` from
+    beside the store, and a card that says what the grid is and where it came from. ``records``: the store's
+    documents when :func:`read_reference_store` has already read them."""
+    records = read_reference_store(store) if records is None else records
+    summary_path = store.parent / ZOO_SUMMARY_NAME
+    zoo_summary = None
+    if summary_path.is_file():
+        zoo_summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        if not isinstance(zoo_summary, list) or not all(isinstance(row, dict) for row in zoo_summary):
+            raise ValueError(f"{summary_path} must be a JSON list of checkpoint rows (objects), as make reference "
+                             "writes it")
+    else:
+        progress(f"no {summary_path}: the reference dataset is published without the zoo summary")
+    folder = write_store_dataset(out, "GECOBench reference results", reference_card(records, zoo_summary), store)
+    if zoo_summary is not None:
+        shutil.copyfile(summary_path, folder / ZOO_SUMMARY_NAME)
+    return folder
 
 
 def write_leaderboard_space(out: Path, org: str, requirement: str, wheel: Path | None) -> HubRepository:
@@ -172,14 +290,17 @@ def write_leaderboard_space(out: Path, org: str, requirement: str, wheel: Path |
         shutil.copyfile(path, out / path.name)
     meta, body = split_front_matter((source / "README.md").read_text(encoding="utf-8"), str(source / "README.md"))
     meta.update({"sdk": "gradio", "app_file": "app.py"})
-    meta["datasets"] = [f"{org}/geco", f"{org}/{RESULTS_DATASET}", f"{org}/{REQUESTS_DATASET}"]
+    meta["datasets"] = [f"{org}/geco", f"{org}/{REFERENCE_DATASET}", f"{org}/{RESULTS_DATASET}",
+                        f"{org}/{REQUESTS_DATASET}"]
     (out / "README.md").write_text(join_front_matter(meta, body), encoding="utf-8")
     requirements = (source / "requirements.txt").read_text(encoding="utf-8")
     (out / "requirements.txt").write_text(with_package_line(requirements, requirement), encoding="utf-8")
     if wheel is not None:
         (out / "wheels").mkdir(exist_ok=True)
         shutil.copyfile(wheel, out / "wheels" / wheel.name)
+    # the names leaderboard_space/hub_config.py reads (not imported: the Space's modules need gradio)
     variables = {
+        "GECOBENCH_REFERENCE_REPO": f"{org}/{REFERENCE_DATASET}",
         "GECOBENCH_RESULTS_REPO": f"{org}/{RESULTS_DATASET}",
         "GECOBENCH_REQUESTS_REPO": f"{org}/{REQUESTS_DATASET}",
     }
@@ -207,12 +328,19 @@ def plan_repositories(
     geco_dir: str | None = None,
     spanish_dir: str | None = None,
     progress: Callable[[str], None] = lambda message: None,
+    reference: Path | None = None,
 ) -> list[HubRepository]:
-    """Write the folder of every repository to publish under ``out_dir/<kind>/<name>`` and return them."""
+    """Write the folder of every repository to publish under ``out_dir/<kind>/<name>`` and return them.
+
+    ``reference``: the reference store to publish (default the repository's ``reference/store``); the
+    ``reference`` part stops with a ValueError when it is missing, empty or holds invalid records."""
     check_org(org)
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
         raise ValueError(f"unknown part(s) {unknown}; expected some of {list(PARTS)}")
+    reference_store = reference if reference is not None else DEFAULT_REFERENCE_STORE
+    # checked before the slow parts (the wheel, GECO's export): an unpublishable reference stops at once
+    reference_records = read_reference_store(reference_store) if "reference" in parts else None
     out_dir.mkdir(parents=True, exist_ok=True)
     repos: list[HubRepository] = []
     wheel = None
@@ -259,6 +387,11 @@ def plan_repositories(
                                      "Validated records (`explainer_score/`, `model_bias/`) the leaderboard shows.",
                                      results)
         repos.append(HubRepository(f"{org}/{RESULTS_DATASET}", "dataset", folder))
+    if "reference" in parts:
+        progress("reference results")
+        folder = write_reference_dataset(out_dir / "datasets" / REFERENCE_DATASET, reference_store, progress,
+                                         reference_records)
+        repos.append(HubRepository(f"{org}/{REFERENCE_DATASET}", "dataset", folder))
     if "requests" in parts:
         folder = write_store_dataset(out_dir / "datasets" / REQUESTS_DATASET, "GECOBench submission requests",
                                      "The queue of submitted explainers the leaderboard Space writes to.", None)

@@ -168,10 +168,16 @@ class LocalStore:
         return str(path)
 
     def document_files(self, document_type: str | None = None) -> list[str]:
-        """Paths (as strings, sorted) of every stored document, hidden temporary files excluded."""
+        """Paths (as strings, sorted) of every stored document, hidden temporary files excluded.
+
+        Documents live in ``<document_type>/`` folders (:meth:`path_for`): a JSON file at the root is a companion
+        of the store's card (the reference dataset's ``zoo_summary.json``), not a document, as for
+        :meth:`HubStore.read_all`, whose ``*/*.json`` pattern leaves it out too."""
         base = self.root / document_type if document_type else self.root
         found: list[str] = []
         for folder, _, names in os.walk(base):  # a missing base yields nothing
+            if document_type is None and folder == os.fspath(base):  # os.walk yields the top as given
+                continue
             found.extend(os.path.join(folder, n) for n in names if n.endswith(".json") and not n.startswith("."))
         return sorted(found)  # strings, not Paths: sorting 10,000 takes milliseconds
 

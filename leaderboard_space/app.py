@@ -2,8 +2,9 @@
 
 Run locally with ``python leaderboard_space/app.py [--results DIR|hf://datasets/OWNER/NAME] [--port 7860]``;
 on Hugging Face Spaces this file is the ``app_file``. Two sources, never pooled (:mod:`leaderboard_space.sources`):
-the **reference results** (``--reference``, ``$GECOBENCH_REFERENCE`` or the committed ``reference/store``; hidden
-with ``--no-reference``), which the Space opens on, and **your results**, read from ``--results``,
+the **reference results** (``--reference``, ``$GECOBENCH_REFERENCE_REPO`` (a dataset repo, as a published Space
+sets it), ``$GECOBENCH_REFERENCE`` or the committed ``reference/store``; hidden with ``--no-reference``), which the
+Space opens on, and **your results**, read from ``--results``,
 ``$GECOBENCH_RESULTS_REPO`` (a dataset repo) or ``$GECOBENCH_RESULTS`` (a folder, default ``results/``). Both are
 re-read on every page load and on *Refresh* — no restart needed.
 """
@@ -327,7 +328,8 @@ def build_app(results_location: str | None = None, requests_location: str | None
               geco_dir: str | None = None, reference_location: str | None = None,
               show_reference: bool = True) -> gr.Blocks:
     """The Blocks UI. ``results_location``: your results, a folder or ``hf://datasets/…`` (default from the
-    environment); ``reference_location``: the reference results (default ``$GECOBENCH_REFERENCE`` or the
+    environment); ``reference_location``: the reference results (default
+    :func:`sources.default_reference_location`: ``$GECOBENCH_REFERENCE_REPO``, ``$GECOBENCH_REFERENCE`` or the
     committed ``reference/store``), hidden when ``show_reference`` is False; ``requests_location``: the
     submissions' requests folder (default ``$GECOBENCH_REQUESTS`` or ``requests/``); ``geco_dir``: GECO files for
     the Dataset tab (default: the loader's own default). The two stores are read separately and never pooled."""
@@ -787,7 +789,8 @@ def main(argv: list[str] | None = None) -> None:
                              "(default: $GECOBENCH_RESULTS_REPO, $GECOBENCH_RESULTS or results/)")
     parser.add_argument("--reference", default=None,
                         help="reference results store, shown first and read-only: a folder or "
-                             "hf://datasets/OWNER/NAME (default: $GECOBENCH_REFERENCE or the committed "
+                             "hf://datasets/OWNER/NAME (default: the dataset repo $GECOBENCH_REFERENCE_REPO, "
+                             "as a published Space sets it, else $GECOBENCH_REFERENCE, else the committed "
                              "reference/store)")
     parser.add_argument("--no-reference", action="store_true",
                         help="hide the reference results: show only the --results store")

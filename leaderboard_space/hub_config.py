@@ -1,10 +1,12 @@
 """Where the Space's stores are, from the environment a Hugging Face Space sets (Space variables and secrets).
 
 =============================  ==============================================================================
+``GECOBENCH_REFERENCE_REPO``   Space variable: the reference results dataset repo (``ORG/gecobench-reference``),
+                               read-only; the Space opens on it
 ``GECOBENCH_RESULTS_REPO``     Space variable: the results dataset repo (``ORG/gecobench-results``)
 ``GECOBENCH_REQUESTS_REPO``    Space variable: the requests dataset repo (``ORG/gecobench-requests``)
 ``HF_TOKEN``                   Space secret: a token with write access to the requests repo
-``GECOBENCH_RESULTS``/``GECOBENCH_REQUESTS``  local folders instead (running outside a Space)
+``GECOBENCH_REFERENCE``/``GECOBENCH_RESULTS``/``GECOBENCH_REQUESTS``  local folders instead (outside a Space)
 =============================  ==============================================================================
 
 Without a token the Space is read-only: it shows the (public) stores and refuses submissions with a message
@@ -17,6 +19,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+REFERENCE_REPO_VAR = "GECOBENCH_REFERENCE_REPO"
+REFERENCE_FOLDER_VAR = "GECOBENCH_REFERENCE"
 RESULTS_REPO_VAR = "GECOBENCH_RESULTS_REPO"
 REQUESTS_REPO_VAR = "GECOBENCH_REQUESTS_REPO"
 TOKEN_SECRETS: tuple[str, ...] = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
@@ -51,6 +55,14 @@ def _hub_or_folder(environ: Mapping[str, str], repo_var: str, folder_var: str, d
             raise ValueError(f"${repo_var} must name a dataset repo as OWNER/NAME, got {repo!r}")
         return f"hf://datasets/{repo}"
     return environ.get(folder_var) or default_folder
+
+
+def reference_from_env(environ: Mapping[str, str] | None = None) -> str | None:
+    """The reference store the environment names: ``hf://datasets/<$GECOBENCH_REFERENCE_REPO>`` (a Space
+    variable, as for the results store), else ``$GECOBENCH_REFERENCE`` (a folder or ``hf://`` value), else None
+    (the caller's default: the repository's committed ``reference/store``)."""
+    environ = os.environ if environ is None else environ
+    return _hub_or_folder(environ, REFERENCE_REPO_VAR, REFERENCE_FOLDER_VAR, "") or None
 
 
 def stores_from_env(environ: Mapping[str, str] | None = None) -> SpaceStores:

@@ -2,7 +2,8 @@
 
 * **Reference results** — the committed store that ``make reference`` writes (:data:`gecobench.reference.
   REFERENCE_STORE`), read-only; the Space opens on it. ``--reference DIR`` / ``$GECOBENCH_REFERENCE`` point
-  elsewhere, ``--no-reference`` hides it.
+  elsewhere; on a deployed Space the Space variable ``$GECOBENCH_REFERENCE_REPO`` names the Hub dataset
+  ``ORG/gecobench-reference`` that :mod:`gecobench.hub_publish` publishes it to. ``--no-reference`` hides it.
 * **Your results** — the user or submission store (``--results``, ``$GECOBENCH_RESULTS_REPO``,
   ``$GECOBENCH_RESULTS`` or ``results/``).
 
@@ -39,9 +40,13 @@ _HUB_MODEL_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 
 
 def default_reference_location() -> str:
-    """``$GECOBENCH_REFERENCE``, else the repository's committed reference store."""
-    if os.environ.get(REFERENCE_ENV):
-        return os.environ[REFERENCE_ENV]
+    """``hf://datasets/<$GECOBENCH_REFERENCE_REPO>`` (a deployed Space, where the repository's store is not
+    installed), else ``$GECOBENCH_REFERENCE``, else the repository's committed reference store."""
+    from leaderboard_space.hub_config import reference_from_env
+
+    configured = reference_from_env()
+    if configured:
+        return configured
     try:  # imported here: it loads the model zoo's modules
         from gecobench.reference import REFERENCE_STORE
     except ImportError:  # an installed package without the reference module: the store is missing, said so

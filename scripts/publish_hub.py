@@ -1,10 +1,11 @@
 #!/usr/bin/env python
-"""Publish the whole GECOBench hub under a Hub organisation: datasets, metric Spaces, zoo models, the results and
-requests datasets and the leaderboard Space — or, with --dry-run, write every repository folder without network.
+"""Publish the whole GECOBench hub under a Hub organisation: datasets, metric Spaces, zoo models, the results,
+reference and requests datasets and the leaderboard Space — or, with --dry-run, write every repository folder
+without network.
 
 Examples:
-    python scripts/publish_hub.py --org my-org --dry-run hub-preview --only metrics results requests space \\
-        --package-source "git+https://github.com/OWNER/REPO@v0.2.1"
+    python scripts/publish_hub.py --org my-org --dry-run hub-preview --only metrics results reference requests \\
+        space --package-source "git+https://github.com/OWNER/REPO@v0.2.1"
     python scripts/publish_hub.py --org my-org --zoo runs/zoo --results results   # needs HF_TOKEN
 
 Logic: gecobench.hub_publish.
@@ -31,6 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--only", nargs="+", choices=PARTS, default=list(PARTS), help="publish only these parts")
     parser.add_argument("--zoo", default="runs/zoo", help="folder of zoo checkpoints to publish (default runs/zoo)")
     parser.add_argument("--results", default="results", help="results store folder to publish (default results/)")
+    parser.add_argument("--reference", default=None,
+                        help="reference results store to publish as ORG/gecobench-reference, with the zoo_summary.json "
+                        "beside it (default: the repository's reference/store, written by make reference)")
     parser.add_argument("--package-source", default=None,
                         help="how the Spaces install gecobench-hub, e.g. git+https://github.com/OWNER/REPO@v0.2.1 "
                         "(default: the wheel built here, uploaded with the leaderboard Space)")
@@ -51,14 +55,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.dry_run:
             out = Path(args.dry_run)
             repos = plan_repositories(args.org, out, args.only, Path(args.zoo), Path(args.results),
-                                      args.package_source, args.geco_dir, args.spanish_dir, progress=say)
+                                      args.package_source, args.geco_dir, args.spanish_dir, progress=say,
+                                      reference=Path(args.reference) if args.reference else None)
             for repo in repos:
                 print(f"{repo.repo_type:<8} {repo.repo_id:<48} {repo.folder}")
             print(f"{len(repos)} repositories written to {out} (manifest.json lists them); nothing was uploaded")
             return 0
         with tempfile.TemporaryDirectory(prefix="gecobench-publish-") as tmp:
             repos = plan_repositories(args.org, Path(tmp), args.only, Path(args.zoo), Path(args.results),
-                                      args.package_source, args.geco_dir, args.spanish_dir, progress=say)
+                                      args.package_source, args.geco_dir, args.spanish_dir, progress=say,
+                                      reference=Path(args.reference) if args.reference else None)
             for url in upload_repositories(repos, token=args.token, private=args.private, progress=say):
                 print(url)
         return 0
