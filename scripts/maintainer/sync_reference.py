@@ -1,0 +1,53 @@
+#!/usr/bin/env python
+"""Copy a reference run's results into this checkout's reference/ folder (maintainers).
+
+The reference run works in a worktree at the tagged version (reference/README.md, "Resuming the run"). This
+copies its records (all), the per-sentence side files of the filtered records only (the Space's drill-down;
+the unfiltered ones are left out to keep the repository small) and timings.json, validating every record on
+the way (a record that does not validate is reported and not copied):
+
+  python scripts/maintainer/sync_reference.py --from ../wt-reference/reference
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+
+def main(argv: list[str] | None = None) -> int:
+    from gecobench.reference import REFERENCE_DIR
+    from gecobench.store import LocalStore
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--from", dest="source", required=True, help="the run's reference/ folder")
+    args = parser.parse_args(argv)
+    source = Path(args.source)
+    report = LocalStore(source / "store").read_all("explainer_score")
+    for warning in report.warnings:
+        print(f"not copied: {warning}", file=sys.stderr)
+    if not report.documents:
+        parser.error(f"no valid explainer_score records under {source / 'store'}")
+    target = REFERENCE_DIR / "store"
+    (target / "explainer_score").mkdir(parents=True, exist_ok=True)
+    (target / "sentence_scores").mkdir(parents=True, exist_ok=True)
+    sides = 0
+    for record in report.documents:
+        name = f"{record['record_id']}.json"
+        shutil.copy2(source / "store" / "explainer_score" / name, target / "explainer_score" / name)
+        side = source / "store" / "sentence_scores" / f"{record['record_id']}.json.gz"
+        if record["protocol"].get("filter") != "none" and side.is_file():
+            shutil.copy2(side, target / "sentence_scores" / side.name)
+            sides += 1
+    if (source / "timings.json").is_file():
+        shutil.copy2(source / "timings.json", REFERENCE_DIR / "timings.json")
+    print(f"{len(report.documents)} records and {sides} side files copied into {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
