@@ -256,3 +256,12 @@ def render_markdown(rows: list[dict[str, Any]], findings: list[Finding], pivot: 
         answer = {True: "**yes**", False: "**no**", None: "**not measured**"}[f.holds]
         lines.append(f"{f.number}. {f.claim} — {answer}. Criterion: {f.criterion}. Numbers: {f.evidence}.")
     return "\n".join(lines) + "\n"
+
+
+def compare_records(records: Iterable[Mapping[str, Any]], filtered: bool = True, seed: int = 0,
+                    figures: str | Path | None = None, pivot: bool = False) -> str:
+    """The whole comparison of a store's records with the paper, as Markdown: what
+    ``scripts/compare_with_paper.py`` prints and ``docs/reproducing.md`` shows."""
+    index = index_records(records, filtered=filtered, seed=seed)
+    share = {c: ground_truth_share(c) for c in ("binary_all", "binary_subject")}
+    return render_markdown(side_by_side(index, load_paper_medians(figures)), check_findings(index, share), pivot=pivot)

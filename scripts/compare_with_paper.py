@@ -31,24 +31,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from gecobench.paper_comparison import (
-        check_findings,
-        ground_truth_share,
-        index_records,
-        load_paper_medians,
-        render_markdown,
-        side_by_side,
-    )
+    from gecobench.paper_comparison import compare_records
     from gecobench.reference import REFERENCE_STORE
     from gecobench.store import LocalStore
 
     report = LocalStore(args.results or REFERENCE_STORE).read_all("explainer_score")
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    index = index_records(report.documents, filtered=not args.unfiltered, seed=args.seed)
-    share = {c: ground_truth_share(c) for c in ("binary_all", "binary_subject")}
-    rows = side_by_side(index, load_paper_medians(args.figures))
-    print(render_markdown(rows, check_findings(index, share), pivot=args.pivot), end="")
+    print(compare_records(report.documents, filtered=not args.unfiltered, seed=args.seed, figures=args.figures,
+                          pivot=args.pivot), end="")
     return 0
 
 

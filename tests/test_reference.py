@@ -179,18 +179,9 @@ def test_committed_reference_store_covers_the_whole_grid() -> None:
 def test_reproducing_page_shows_what_the_committed_store_gives() -> None:
     """docs/reproducing.md's side-by-side and findings are `compare_with_paper.py --pivot` on reference/store,
     verbatim: a record added without regenerating the page (or a hand-edited number) fails here."""
-    from gecobench.paper_comparison import (
-        check_findings,
-        ground_truth_share,
-        index_records,
-        load_paper_medians,
-        render_markdown,
-        side_by_side,
-    )
+    from gecobench.paper_comparison import compare_records
 
     report = LocalStore(REFERENCE_DIR / "store").read_all("explainer_score")
-    index = index_records(report.documents)
-    share = {c: ground_truth_share(c) for c in ("binary_all", "binary_subject")}
-    expected = render_markdown(side_by_side(index, load_paper_medians()), check_findings(index, share), pivot=True)
+    expected = compare_records(report.documents, pivot=True)
     page = (REFERENCE_DIR.parent / "docs" / "reproducing.md").read_text(encoding="utf-8")
     assert expected.strip() in page
