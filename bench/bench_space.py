@@ -1,14 +1,17 @@
 """Speed of the leaderboard Space on a large results store.
 
-Generates N synthetic explainer records (default 10,000) into a temporary local store, then times:
-  cold load    — read and validate every file (ResultsLoader.load, first call after the Space starts);
-  first view   — what a page load computes before the Ranking tab shows: records → long table (and the Across
-                 models summary) → the default model's ranking, plus the Spanish heat table;
-  figures      — the follow-up step (the ranking's properties radar + the two Plots-tab figures, serialised);
-  page load    — a page load on a running Space: incremental re-read (no new files), table from the kept frame.
-Target (issue #5): the first view of 10,000 records in under 2 s, from a Space that has just started.
+Generates N synthetic explainer records (default 10,000) into a temporary local store, then times the page
+load's steps through the app's own event functions (built with that store as "your results" and, unless
+--no-reference, the committed reference store beside it), in the order a browser runs them:
+  cold load    — read and validate every file of both stores (the first page after the Space starts);
+  first view   — the rest of what a page computes before the Ranking tab shows: status and selectors, the
+                 ranking's choices, the default model's ranking with its highlights and radar;
+  All models   — the next steps: the long table (built once per store change), its summary and download files;
+  figures      — the Plots tab's two figures, serialised;
+  page load    — a page load on a running Space: incremental re-read (no new files) and the first view again.
+Target (issues #5, #21): the first page of 10,000 records in under 2 s, from a Space that has just started.
 
-Example: python bench/bench_space.py --n 10000 [--markdown]
+Example: python bench/bench_space.py --n 10000 --source user [--markdown]
 """
 
 from __future__ import annotations
@@ -29,12 +32,23 @@ def _timed(fn):
     return value, time.perf_counter() - start
 
 
-def run(n: int) -> dict[str, float]:
-    """Time the phases on ``n`` synthetic records; return seconds per phase."""
+def _event_functions(demo) -> dict:
+    """The Blocks' event functions by name: calling one is what the browser's event does."""
+    functions = {}
+    for block_function in demo.fns.values():
+        functions.setdefault(block_function.fn.__name__, block_function.fn)
+    return functions
+
+
+def run(n: int, source: str = "user", with_reference: bool = True) -> dict[str, float]:
+    """Time the phases on ``n`` synthetic records; return seconds per phase.
+
+    ``source``: the store the timed views show, ``user`` (the synthetic records) or ``reference`` (the committed
+    reference store; the synthetic store is still read, as a page load reads both)."""
     import torch
 
-    from leaderboard_space import plots, ranking, spanish_view, tables
-    from leaderboard_space.data import ResultsLoader
+    from leaderboard_space import sources
+    from leaderboard_space.app import build_app
     from leaderboard_space.sample_records import sample_records
 
     torch.set_num_threads(1)
@@ -45,65 +59,68 @@ def run(n: int) -> dict[str, float]:
             folder = root / record["record_type"]
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"{record['record_id']}.json").write_text(json.dumps(record), encoding="utf-8")
-        loader = ResultsLoader(str(root))
-        loaded, cold = _timed(loader.load)
-        if len(loaded.documents) != len(records):
-            raise RuntimeError(f"loaded {len(loaded.documents)} of {len(records)} records: {loaded.warnings[:3]}")
+        demo = build_app(str(root), str(Path(tmp) / "requests"), show_reference=with_reference)
+        app = _event_functions(demo)
+        shown = sources.REFERENCE if source == "reference" else sources.USER
+        scope = (shown, sources.PAPER_FILTER)
 
-        def first_view():
-            # what a page load computes before the Ranking tab shows: the long table (also behind the Across
-            # models tab), the default model's ranking with its highlights, and the Spanish table
-            frame = tables.records_frame(loaded.explainer_records)
-            across = tables.display_table(tables.explainer_summary(frame))
-            records = loaded.explainer_records
-            choice = ranking.cell_choices(records)
-            cell = ranking.cell_records(records, choice.configs[0], choice.base_models[0], choice.regimes[0],
-                                        choice.seeds[0])
-            numbers = ranking.model_ranking(cell)
-            table = ranking.ranking_display(numbers)
-            ranking.best_per_column(numbers)
-            bias = loaded.bias_records
-            scheme = next(iter(bias[0]["schemes"])) if bias else None
-            heat = spanish_view.scheme_table_html(spanish_view.scheme_table(bias, scheme, "bpi"), scheme, "bpi") if bias else ""
-            return frame, table if len(table) else across, heat
+        def read_stores():
+            return app["open_page"](None, *scope)
 
-        (frame, table, _), view = _timed(first_view)
-        if len(table) == 0:
+        def first_view(page):
+            shown_source, correctness = page[1]["value"], page[2]["value"]
+            cell = app["ranking_choices"](None, None, None, None, shown_source, correctness)
+            cell = [update["value"] for update in cell]
+            table, _, _, _ = app["ranking_view"](*cell, None, shown_source, correctness)
+            return shown_source, correctness, cell, table
+
+        # cold load: open_page's re-read is the whole store read on a just-started Space; timed apart from the
+        # rest by reading first through the same loaders open_page uses
+        start = time.perf_counter()
+        page = read_stores()
+        opened = time.perf_counter() - start
+        (shown_source, correctness, cell, table), view = _timed(lambda: first_view(page))
+        shown_table = table.data if hasattr(table, "data") else table  # a pandas Styler (highlights) or a frame
+        if len(shown_table) == 0:
             raise RuntimeError("the first view is empty")
+        if shown_source != shown:
+            raise RuntimeError(f"the page shows {shown_source!r}, not {shown!r}: {page[0][:200]}")
 
-        def figures_step():
-            records = loaded.explainer_records
-            choice = ranking.cell_choices(records)
-            config, base, regime, seed = choice.configs[0], choice.base_models[0], choice.regimes[0], choice.seeds[0]
-            cell = ranking.cell_records(records, config, base, regime, seed)
-            figs = [plots.properties_radar(ranking.model_ranking(cell), "bench"),
-                    plots.ma_by_regime_plot(records, config, base, seed), plots.ma_by_group_plot(cell, "bench")]
-            for fig in figs:
-                fig.to_json()  # what gr.Plot's serialisation costs
+        def all_models():
+            return app["across_models"]([], [], [], "", "MA", True, True, shown_source, correctness)
 
-        _, figure_seconds = _timed(figures_step)
+        across, across_seconds = _timed(all_models)
+        if len(across[4]) == 0:
+            raise RuntimeError("the All models table is empty")
+        _, figure_seconds = _timed(lambda: [fig.to_json() for fig in app["plots_view"](*cell, shown_source,
+                                                                                      correctness)[:2]])
 
         def page_load_step():
-            again = loader.load()
-            if again.changed:
-                raise RuntimeError("an unchanged store was reported as changed")
-            # the app reuses the long table when nothing changed; only the summary is recomputed
-            return tables.display_table(tables.explainer_summary(frame))
+            again = read_stores()
+            return first_view(again)
 
         _, page_load = _timed(page_load_step)
-    return {"records": float(len(records)), "cold load (read + validate every file)": cold,
-            "first view (shaping → table)": view,
-            "first page of a just-started Space (cold load + first view)": cold + view,
-            "figures (follow-up step)": figure_seconds,
-            "page load on a running Space (incremental re-read + table)": page_load}
+    return {"records": float(len(records)),
+            "cold load: open_page (read + validate every file of both stores, status)": opened,
+            "first view (ranking choices, ranking, highlights, radar)": view,
+            "first page of a just-started Space (cold load + first view)": opened + view,
+            "All models tab, next in the chain (long table, summary, files)": across_seconds,
+            "figures (Plots tab)": figure_seconds,
+            "page load on a running Space (incremental re-read + first view)": page_load}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=10_000, help="number of explainer records (default 10000)")
+    parser.add_argument("--source", choices=("user", "reference"), default="user",
+                        help="the store the timed views show: the synthetic records (default) or the committed "
+                             "reference store (the Space's default first page; the synthetic store is still read)")
+    parser.add_argument("--no-reference", action="store_true", help="build the Space without the reference store")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table for BENCHMARKS.md")
     args = parser.parse_args(argv)
-    results = run(args.n)
+    if args.no_reference and args.source == "reference":
+        parser.error("--source reference needs the reference store: drop --no-reference")
+    results = run(args.n, args.source, not args.no_reference)
     if args.markdown:
         print("| phase | seconds |\n|---|---|")
         for phase, seconds in results.items():

@@ -17,6 +17,7 @@ import html
 import importlib.util
 import os
 import sys
+import threading
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
@@ -211,15 +212,22 @@ def status_markdown(loaded: LoadedResults, frame_warnings: list[str], label: str
 
 
 class LeaderboardState:
-    """What the app has read: shared by all sessions, replaced as a whole on refresh."""
+    """What the app has read: shared by all sessions, replaced as a whole on refresh.
+
+    The long table (:func:`tables.records_frame`, one row per record, behind the All models tab) is built when a
+    view first asks for it, not on the page load: with 10,000 records it costs as much as the Ranking tab's whole
+    first view, and the Ranking tab reads the records themselves. Every record the loader returns passed the
+    record schema on read, which requires every field the long table reads, so both views show the same records.
+    """
 
     def __init__(self, results_location: str | None, checkpoint_roots: list[Path] | None = None,
                  name: str = sources.USER) -> None:
         self.name = name  # which source this is (sources.REFERENCE or sources.USER): part of download file names
         self.loader = ResultsLoader(results_location)
         self.loaded = LoadedResults()
-        self.frame = tables.records_frame([])
+        self._frame: tables.RecordsFrame | None = None  # built on first use (see the class docstring)
         self._filter_frames: dict[str | None, tables.RecordsFrame] = {}
+        self._frame_lock = threading.Lock()
         self.side_files = drilldown.SideFiles(results_location)
         self.repo = hub_repo_of(results_location, RESULTS_REPO_ENV)
         self.root = self.side_files.root
@@ -235,12 +243,26 @@ class LeaderboardState:
     def refresh(self) -> None:
         self.read_once = True
         loaded = self.loader.load()
-        # an unchanged append-only store gives the same table: skip rebuilding it on every page load
+        # an unchanged append-only store gives the same table: keep the one built (if any) on every page load
         if loaded.changed or not self.loaded.documents:
             # replaced together: a view running meanwhile sees the old store's table or the new one, not a mix
-            self.loaded, self.frame, self._filter_frames = loaded, tables.records_frame(loaded.explainer_records), {}
+            with self._frame_lock:
+                self.loaded, self._frame, self._filter_frames = loaded, None, {}
         else:
             self.loaded = loaded
+
+    @property
+    def frame(self) -> tables.RecordsFrame:
+        """The long table of the store as last read, built on first use and kept until the store changes."""
+        with self._frame_lock:
+            if self._frame is None:
+                self._frame = tables.records_frame(self.loaded.explainer_records)
+            return self._frame
+
+    @property
+    def frame_warnings(self) -> list[str]:
+        """Records the long table skipped, once it is built (never for records the loader validated)."""
+        return self._frame.warnings if self._frame is not None else []
 
     def records(self, filter_value: str | None) -> list[dict]:
         """The valid explainer records of one correctness filter (:func:`sources.with_filter`)."""
@@ -249,11 +271,11 @@ class LeaderboardState:
     def frame_for(self, filter_value: str | None) -> tables.RecordsFrame:
         """The long table of one correctness filter: the rows of the whole store's table (built once per store
         change) whose records have that filter; the rows are per record, so nothing is recomputed."""
+        whole = self.frame
         if filter_value not in self._filter_frames:
             wanted = {r["record_id"] for r in self.records(filter_value)}
-            rows = self.frame.frame[self.frame.frame["record_id"].isin(wanted)] if not self.frame.frame.empty \
-                else self.frame.frame
-            self._filter_frames[filter_value] = dataclasses.replace(self.frame, frame=rows.reset_index(drop=True))
+            rows = whole.frame[whole.frame["record_id"].isin(wanted)] if not whole.frame.empty else whole.frame
+            self._filter_frames[filter_value] = dataclasses.replace(whole, frame=rows.reset_index(drop=True))
         return self._filter_frames[filter_value]
 
     def cards(self, record: dict) -> tuple[str, str]:
@@ -262,11 +284,14 @@ class LeaderboardState:
 
     @property
     def explainer_records(self) -> list[dict]:
-        # records the long table skipped as malformed are skipped here too, so every tab shows the same records
-        if self.frame.frame.empty:
-            return []
-        valid = set(self.frame.frame["record_id"])
-        return [r for r in self.loaded.explainer_records if r.get("record_id") in valid]
+        """The store's explainer records, less any the long table skipped once it was built (records validated
+        on read never are: see the class docstring), so every tab shows the same records."""
+        records = self.loaded.explainer_records
+        skipped = self.frame_warnings
+        if not skipped:
+            return records
+        valid = set(self._frame.frame["record_id"]) if not self._frame.frame.empty else set()
+        return [r for r in records if r.get("record_id") in valid]
 
     def record_link(self, record: dict) -> str:
         """Where a record's file lives: a Hub URL for a Hub store, else its path in the store."""
@@ -347,6 +372,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
     states = {sources.USER: user_state, sources.REFERENCE: reference_state}
     first_source = sources.REFERENCE if reference_state is not None else sources.USER
     on_space = bool(os.environ.get("SPACE_ID"))
+    plots.warm_up()  # the first page's figures then cost what later pages' do
 
     def reference_count() -> int | None:
         if reference_state is None:
@@ -522,13 +548,15 @@ def build_app(results_location: str | None = None, requests_location: str | None
         state = states[source]
         label = (sources.reference_label(state.explainer_records) if source == sources.REFERENCE
                  else sources.user_label(state.loaded.source, len(state.explainer_records)))
-        status = status_markdown(state.loaded, state.frame.warnings, label)
+        status = status_markdown(state.loaded, state.frame_warnings, label)
         if fallback:
             status = f"ℹ️ {fallback}\n\n{status}"
         return status, sources.filter_note(state.explainer_records, filter_value)
 
-    def refresh(configs, regimes, base_models, search, sort_by, descending, show_baselines, scheme, index, model,
-                source=first_source, filter_value=sources.PAPER_FILTER):
+    def open_page(scheme, source=first_source, filter_value=sources.PAPER_FILTER):
+        """A page load's first step: re-read both stores (only new files) and set the source, the filter and the
+        status. The long table is left to :func:`across_models`, later in the chain, so the Ranking tab (the
+        first view) does not wait for it."""
         for each in states.values():
             if each is not None:
                 each.refresh()
@@ -540,31 +568,48 @@ def build_app(results_location: str | None = None, requests_location: str | None
                                                               reference_state.loaded.source)
         user_choice = sources.user_label(user_state.loaded.source, len(user_state.explainer_records))
         status, filter_text = source_banner(source, fallback, chosen)
-        frame = state.frame_for(chosen)
-        options = tables.choices(frame)
-        view = explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
-                              chosen)
-        summary_columns = tables.sort_keys(tables.explainer_summary(frame))
         schemes = sorted({s for r in user_state.loaded.bias_records for s in r.get("schemes", {})})
         scheme = scheme if scheme in schemes else (schemes[0] if schemes else None)
-        spanish = spanish_view(scheme, index, model)
-        keep = lambda chosen_values, allowed: [c for c in (chosen_values or []) if c in allowed]
-        sort_choices = summary_columns or ["MA"]
-        filter_options = sources.filter_choices(state.explainer_records)
         return (
             status,
             gr.update(choices=sources.source_choices(reference_choice, user_choice), value=source),
-            gr.update(choices=filter_options, value=chosen),
+            gr.update(choices=sources.filter_choices(state.explainer_records), value=chosen),
             filter_text,
+            gr.update(choices=schemes, value=scheme),
+        )
+
+    def across_models(configs, regimes, base_models, search, sort_by, descending, show_baselines,
+                      source=first_source, filter_value=sources.PAPER_FILTER):
+        """The All models tab: its filter choices, the table (building the long table if this store change has
+        not yet) and its download files."""
+        state, chosen = scope(source, filter_value)
+        frame = state.frame_for(chosen)
+        options = tables.choices(frame)
+        keep = lambda chosen_values, allowed: [c for c in (chosen_values or []) if c in allowed]
+        sort_choices = tables.sort_keys(tables.explainer_summary(frame)) or ["MA"]
+        sort_by = sort_by if sort_by in sort_choices else sort_choices[0]
+        table, files = explainer_downloads(configs, regimes, base_models, search, sort_by, descending,
+                                           show_baselines, source, chosen)
+        return (
             gr.update(choices=options["configs"], value=keep(configs, options["configs"])),
             gr.update(choices=options["regimes"], value=keep(regimes, options["regimes"])),
             gr.update(choices=options["base_models"], value=keep(base_models, options["base_models"])),
-            gr.update(choices=sort_choices, value=sort_by if sort_by in sort_choices else sort_choices[0]),
-            view,
-            gr.update(choices=schemes, value=scheme),
-            spanish[2],
-            spanish[0],
+            gr.update(choices=sort_choices, value=sort_by),
+            table,
+            files,
         )
+
+    def refresh(configs, regimes, base_models, search, sort_by, descending, show_baselines, scheme, index, model,
+                source=first_source, filter_value=sources.PAPER_FILTER):
+        """Everything a page shows, in one call (the ``/refresh`` API): the page itself loads it in steps
+        (:func:`open_page`, the ranking, …, :func:`across_models`, the Spanish tab)."""
+        status, source_update, filter_update, filter_text, scheme_update = open_page(scheme, source, filter_value)
+        source, chosen = source_update["value"], filter_update["value"]
+        *choices, view, _ = across_models(configs, regimes, base_models, search, sort_by, descending,
+                                          show_baselines, source, chosen)
+        spanish = spanish_view(scheme_update["value"], index, model)
+        return (status, source_update, filter_update, filter_text, *choices, view, scheme_update, spanish[2],
+                spanish[0])
 
     def dataset_view():
         table, message = geco_statistics(geco_dir)
@@ -722,8 +767,12 @@ def build_app(results_location: str | None = None, requests_location: str | None
         refresh_inputs = [*filter_inputs, scheme, index, model, *scope_inputs]
         spanish_outputs = [heat, spanish_files, model, spanish_legend, published, bias_radar]
 
+        page_inputs = [scheme, *scope_inputs]
+        page_outputs = [status, source_radio, filter_radio, filter_text, scheme]
+        across_outputs = [configs, regimes, base_models, sort_by, table, explainer_files]
+
         def after_load(event):
-            """The ranking first (the first view), then plots, drill-down, downloads and the Spanish extras."""
+            """The ranking first (the first view), then plots, drill-down, the All models tab and the Spanish tab."""
             (event.then(ranking_choices, [*cell_inputs, *scope_inputs], cell_inputs, api_visibility="private")
              .then(ranking_view, [*cell_inputs, view_choice, *scope_inputs], ranking_outputs, api_visibility="private")
              .then(plots_view, [*cell_inputs, *scope_inputs], [regime_plot, group_plot, plot_files],
@@ -731,16 +780,19 @@ def build_app(results_location: str | None = None, requests_location: str | None
              .then(drill_sentences, [*cell_inputs, drill_search, *scope_inputs], [drill_sentence, drill_message],
                    api_visibility="private")
              .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private")
-             .then(explainer_downloads, [*filter_inputs, *scope_inputs], [table, explainer_files],
-                   api_visibility="private")
+             .then(across_models, [*filter_inputs, *scope_inputs], across_outputs, api_visibility="private")
              .then(spanish_view, [scheme, index, model], spanish_outputs, api_visibility="private"))
 
-        after_load(demo.load(refresh, refresh_inputs, refresh_outputs, api_name="refresh"))
-        after_load(refresh_button.click(refresh, refresh_inputs, refresh_outputs, api_visibility="private"))
+        after_load(demo.load(open_page, page_inputs, page_outputs, api_visibility="private"))
+        after_load(refresh_button.click(open_page, page_inputs, page_outputs, api_visibility="private"))
         # a new source or filter re-reads (cheaply: only new files) and redraws every GECO view
         for component in scope_inputs:
-            after_load(component.input(refresh, refresh_inputs, refresh_outputs, api_visibility="private",
+            after_load(component.input(open_page, page_inputs, page_outputs, api_visibility="private",
                                        trigger_mode="always_last"))
+        # ``/refresh`` for API clients: everything a page shows, from one call. A hidden button carries it because
+        # an event needs a trigger, and this one must not run on page loads (they go step by step, above).
+        refresh_everything = gr.Button(visible=False, elem_id="refresh-everything")
+        refresh_everything.click(refresh, refresh_inputs, refresh_outputs, api_name="refresh")
 
         # .input, not .change: refresh() also sets these components, and must not trigger a cascade of redraws
         for component in cell_inputs:

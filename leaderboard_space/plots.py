@@ -47,6 +47,17 @@ def _error(values: np.ndarray, lows: np.ndarray, highs: np.ndarray) -> dict[str,
             "arrayminus": np.nan_to_num(values - lows).tolist(), "thickness": 1.2}
 
 
+def warm_up() -> None:
+    """Build and serialise one small figure of each kind the first page draws, at start-up.
+
+    Plotly loads its trace validators and the ``plotly_white`` template on first use (≈ 0.3 s); paid here, before
+    the server answers, it is not paid by the first visitor's page."""
+    figure = go.Figure(go.Scatterpolar(r=[0.0, 1.0, 0.0], theta=["a", "b", "a"], fill="toself"))
+    figure.add_trace(go.Bar(x=["a"], y=[0.5], error_y={"type": "data", "array": [0.1]}))
+    _layout(figure, "warm-up")
+    figure.to_json()
+
+
 def message_figure(text: str) -> go.Figure:
     """An empty figure that says why it is empty (never an error badge)."""
     figure = go.Figure()
@@ -110,8 +121,10 @@ def properties_radar(ranking: pd.DataFrame, title_choice: str) -> go.Figure:
     figure = go.Figure()
     axes = list(scores.columns)
     for name, values in scores.iterrows():
-        closed = np.append(values.to_numpy(dtype=float), values.iloc[0])
-        figure.add_trace(go.Scatterpolar(r=np.nan_to_num(closed), theta=[*axes, axes[0]], name=str(name),
+        closed = np.nan_to_num(np.append(values.to_numpy(dtype=float), values.iloc[0]))
+        # a list, not an array: plotly hands arrays to narwhals, whose first call scans every installed package's
+        # entry points (about 1 s, on the first page of a just-started Space)
+        figure.add_trace(go.Scatterpolar(r=closed.tolist(), theta=[*axes, axes[0]], name=str(name),
                                          fill="toself", opacity=0.55))
     figure.update_layout(title={"text": f"Co-12 properties — {title_choice} (rescaled; outward = better)",
                                 "font": {"size": FONT_SIZE + 2}},

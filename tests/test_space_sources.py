@@ -222,3 +222,35 @@ def test_the_command_line_refuses_reference_and_no_reference_together(capsys):
     with pytest.raises(SystemExit) as stopped:
         main(["--reference", "somewhere", "--no-reference", "--port", "1"])
     assert stopped.value.code == 2 and "--no-reference" in capsys.readouterr().err
+
+
+def test_a_page_load_shows_the_ranking_without_building_the_long_table(tmp_path, monkeypatch):
+    """The long table (All models tab) costs as much as the whole first view on large stores: the page load's
+    first steps must not build it; the All models step builds it once per store change and reuses it."""
+    from leaderboard_space import app as app_module
+    from leaderboard_space import tables
+
+    built = []
+    real_records_frame = tables.records_frame
+    monkeypatch.setattr(tables, "records_frame", lambda records: built.append(1) or real_records_frame(records))
+    root = write_store(tmp_path / "user", [geco_record("saliency", USER_BASE, sources.PAPER_FILTER, 0.6),
+                                           geco_record("lime", USER_BASE, sources.PAPER_FILTER, 0.5)])
+    functions = app_functions(app_module.build_app(str(root), str(tmp_path / "requests"), show_reference=False))
+    page = functions["open_page"](None, sources.USER, sources.PAPER_FILTER)
+    cell = [update["value"] for update in functions["ranking_choices"](None, None, None, None, sources.USER,
+                                                                        page[2]["value"])]
+    table, *_ = functions["ranking_view"](*cell, None, sources.USER, page[2]["value"])
+    assert sorted(table.data["Explainer"]) == ["lime", "saliency"]
+    assert built == []  # the Ranking tab came from the records themselves
+
+    across = functions["across_models"]([], [], [], "", "MA", True, True, sources.USER, page[2]["value"])
+    assert sorted(across[4]["Explainer"]) == ["lime", "saliency"] and len(built) == 1
+    functions["open_page"](None, sources.USER, sources.PAPER_FILTER)  # nothing new in the store: table kept
+    functions["across_models"]([], [], [], "", "MA", True, True, sources.USER, page[2]["value"])
+    assert len(built) == 1
+
+    LocalStore(root).append(geco_record("deeplift", USER_BASE, sources.PAPER_FILTER, 0.7))
+    functions["open_page"](None, sources.USER, sources.PAPER_FILTER)
+    assert len(built) == 1  # a changed store drops the old table; the next All models step builds the new one
+    across = functions["across_models"]([], [], [], "", "MA", True, True, sources.USER, page[2]["value"])
+    assert sorted(across[4]["Explainer"]) == ["deeplift", "lime", "saliency"] and len(built) == 2
