@@ -63,6 +63,11 @@ PAIRS = {
 DEFAULT_EXTRA = ["integrated_gradients:n_steps=50", "kernel_shap:n_samples=500"]
 
 
+def ferret_pair(spec: str) -> str | None:
+    """The ferret explainer a hub spec is compared with: its own entry in PAIRS, else its explainer name's."""
+    return PAIRS.get(spec, PAIRS.get(spec.split(":", 1)[0]))
+
+
 def builtin_specs() -> list[str]:
     """Every built-in explainer the registry holds now (plug-ins excluded)."""
     from gecobench.explainers.base import available_explainers, get_explainer_class
@@ -132,7 +137,7 @@ def main() -> int:
 
     from gecobench.evaluation.data import load_split
     from gecobench.evaluation.faithfulness import FaithfulnessProbe
-    from gecobench.explainers.engine import attribute
+    from gecobench.explainers.engine import attribute, attribute_detailed
     from gecobench.models import load_zoo_model
 
     torch.set_num_threads(args.threads)
@@ -167,11 +172,17 @@ def main() -> int:
         explainer = make_explainer(spec, args.config, args.data_dir)
         attribute(explainer, model, tokenizer, words[:2], targets[:2])  # warm-up: first imports
         start = now()
-        scores = attribute(explainer, model, tokenizer, words, targets)
+        detailed = attribute_detailed(explainer, model, tokenizer, words, targets)
         seconds = now() - start
-        hub_scores[spec] = scores
-        results["rows"].append({"side": "hub", "method": spec, "sps": len(words) / seconds,
-                                "ma": mass_accuracy(scores, truth)})
+        scores = hub_scores[spec] = detailed.scores
+        row = {"side": "hub", "method": spec, "sps": len(words) / seconds, "ma": mass_accuracy(scores, truth)}
+        # Integrated Gradients' cost and accuracy per sentence: gradient evaluations and completeness error
+        if "n_steps" in detailed.diagnostics:
+            row["gradient_evaluations_mean"] = float(np.mean(detailed.diagnostics["n_steps"]))
+            row["n_steps"] = [int(n) for n in detailed.diagnostics["n_steps"]]
+        if "completeness_error" in detailed.diagnostics:
+            row["completeness_error_max"] = float(np.max(detailed.diagnostics["completeness_error"]))
+        results["rows"].append(row)
         print(f"hub {spec}: {len(words) / seconds:.2f} sentences/CPU-s", flush=True)
         if args.output:  # partial figures survive an interrupted run
             Path(args.output).write_text(json.dumps(results, indent=1))
@@ -207,9 +218,13 @@ def main() -> int:
     for row in results["rows"]:
         note = f"  ({row['tokenization_mismatches']} sentences tokenized differently, left out)" \
             if row.get("tokenization_mismatches") else ""
+        if "gradient_evaluations_mean" in row:
+            note += (f"  (gradient evaluations per sentence: mean {row['gradient_evaluations_mean']:.1f}; "
+                     f"completeness error max {row.get('completeness_error_max', float('nan')):.2g})")
         print(f"{row['side']:<7} {row['method']:<34} {row['sps']:>10.2f} {row['ma']:>6.3f}{note}")
     by = {(r["side"], r["method"]): r for r in results["rows"]}
-    pairs = [(h, f) for h, f in PAIRS.items() if ("hub", h) in by and ("ferret", f) in by]
+    pairs = [(r["method"], ferret_pair(r["method"])) for r in results["rows"]
+             if r["side"] == "hub" and ("ferret", ferret_pair(r["method"])) in by]
     if pairs:
         print(f"\n{'hub':<34} {'ferret':<30} {'speed-up':>8} {'MA hub':>7} {'MA ferret':>9}")
         for hub, other in pairs:
