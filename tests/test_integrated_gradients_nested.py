@@ -249,3 +249,15 @@ def test_fixed_steps_are_unchanged_captum_gauss_legendre(model64, tokenizer):
             method="gausslegendre")
     expected = fold_token_scores_to_words(direct.sum(-1)[0].detach().numpy(), batch.word_ids[0], len(words))
     assert max_error_relative_to_largest(scores, [expected]) < relative_ulp_tolerance(np.float64, ulps=1024)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_nested_scores_and_node_counts_on_the_gpu_equal_the_cpu(model64, tokenizer):
+    import copy
+
+    gpu_model = copy.deepcopy(model64).to("cuda")
+    on_cpu = attribute_detailed(get_explainer("integrated_gradients", **VARIED), model64, tokenizer, WORDS, TARGETS)
+    on_gpu = attribute_detailed(get_explainer("integrated_gradients", **VARIED), gpu_model, tokenizer, WORDS, TARGETS)
+    np.testing.assert_array_equal(on_gpu.diagnostics["n_steps"], on_cpu.diagnostics["n_steps"])
+    # other kernels, other summation orders: float64 rounding, a few thousand ulps of the largest score at most
+    assert max_error_relative_to_largest(on_gpu.scores, on_cpu.scores) < relative_ulp_tolerance(np.float64, ulps=4096)
