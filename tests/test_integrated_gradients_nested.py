@@ -4,18 +4,26 @@ across levels, the cost per sentence, and the same scores whatever the batching.
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Self
 
 import numpy as np
 import pytest
 import torch
 from test_explainers import TARGETS, WORDS
-from tolerances import max_error_relative_to_largest, relative_ulp_tolerance, ulp_tolerance
+from tolerances import (
+    max_error_relative_to_largest,
+    relative_ulp_tolerance,
+    ulp_tolerance,
+)
 from torch import nn
 
 from gecobench.explainers import get_explainer
 from gecobench.explainers.engine import attribute, attribute_detailed
 from gecobench.explainers.inputs import EmbeddingForward, embed, encode_batch
-from gecobench.explainers.quadrature import clenshaw_curtis_nodes, clenshaw_curtis_weights
+from gecobench.explainers.quadrature import (
+    clenshaw_curtis_nodes,
+    clenshaw_curtis_weights,
+)
 from gecobench.words import fold_token_scores_to_words
 
 # On the float64 tiny BERT these settings make the sentences stop at different levels (5 and 9 nodes, see
@@ -102,7 +110,7 @@ class _RowCounter:
     def _record(self, module, args, kwargs, output) -> None:
         self.rows.append(int(kwargs["inputs_embeds"].shape[0]))
 
-    def __enter__(self) -> _RowCounter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -113,9 +121,8 @@ def test_a_sentence_costs_the_node_count_of_its_final_level_and_nothing_more(mod
     total = 0
     for words, target in zip(WORDS, TARGETS):
         explainer = get_explainer("integrated_gradients", **VARIED)
-        with _RowCounter(model64) as counter:
-            with torch.enable_grad():
-                explainer.explain(model64, tokenizer, [words], [target])
+        with _RowCounter(model64) as counter, torch.enable_grad():
+            explainer.explain(model64, tokenizer, [words], [target])
         steps = int(explainer.last_diagnostics["n_steps"][0])
         # the final level n has n + 1 nodes; every coarser level's gradients were reused, and f(x), f(reference)
         # came from the nodes at the path's ends (no extra forward passes)

@@ -28,13 +28,16 @@ from gecobench.explainers.inputs import (
     embed,
     encode_batch,
     even_chunk,
-    pack_by_length,
     fold_batch,
     model_device,
     outputs_without_words,
+    pack_by_length,
     sentence_seed,
 )
-from gecobench.explainers.quadrature import clenshaw_curtis_nodes, clenshaw_curtis_weights
+from gecobench.explainers.quadrature import (
+    clenshaw_curtis_nodes,
+    clenshaw_curtis_weights,
+)
 from gecobench.explainers.stability import split_half_agreement
 
 #: How many token positions one forward (or forward + backward) pass should hold: large enough to amortise
