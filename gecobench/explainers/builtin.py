@@ -307,7 +307,7 @@ class IntegratedGradientsExplainer(GradientExplainer):
         """Levels tried in turn: ``min_steps`` doubled until ``max_steps`` (the last one is ``max_steps``).
 
         Gauss–Legendre: steps (gradient evaluations) per round. Clenshaw–Curtis: intervals ``n`` of each level,
-        ``n + 1`` nodes, of which the ``n / 2`` shared with the level before are not evaluated again.
+        ``n + 1`` nodes, of which the ``n / 2 + 1`` shared with the level before are not evaluated again.
         """
         if not self.adaptive:
             return [self._params["n_steps"]]
