@@ -63,6 +63,11 @@ PAIRS = {
 DEFAULT_EXTRA = ["integrated_gradients:n_steps=50", "kernel_shap:n_samples=500"]
 
 
+def ferret_pair(spec: str) -> str | None:
+    """The ferret explainer a hub spec is compared with: its own entry in PAIRS, else its explainer name's."""
+    return PAIRS.get(spec, PAIRS.get(spec.split(":", 1)[0]))
+
+
 def builtin_specs() -> list[str]:
     """Every built-in explainer the registry holds now (plug-ins excluded)."""
     from gecobench.explainers.base import available_explainers, get_explainer_class
@@ -102,10 +107,27 @@ def fold_ferret(tokenizer, words: list[list[str]], side: dict) -> tuple[list[np.
 
 
 def mass_accuracy(scores: list[np.ndarray | None], truth: list[list[int]]) -> float:
+    return float(np.nanmean(per_sentence_mass_accuracy(scores, truth)))
+
+
+def per_sentence_mass_accuracy(scores: list[np.ndarray | None], truth: list[list[int]]) -> list[float]:
+    """MA of every sentence, NaN where it is undefined or the side has no scores (ferret tokenized differently)."""
     from gecobench.metrics.mass_accuracy import mass_accuracy_per_sentence
 
-    pairs = [(s, t) for s, t in zip(scores, truth) if s is not None]
-    return float(np.nanmean(mass_accuracy_per_sentence([p[0] for p in pairs], [p[1] for p in pairs])))
+    kept = [i for i, s in enumerate(scores) if s is not None]
+    values = np.full(len(scores), np.nan)
+    if kept:
+        values[kept] = mass_accuracy_per_sentence([scores[i] for i in kept], [truth[i] for i in kept])
+    return [float(v) for v in values]
+
+
+def paired_difference_interval(hub: list[float], ferret: list[float], n_resamples: int = 2000) -> tuple[float, float]:
+    """95 % percentile-bootstrap interval of mean MA(hub) - MA(ferret) over the sentences both sides scored."""
+    from gecobench.evaluation.scoring import bootstrap_statistic_ci
+
+    difference = np.asarray(hub, dtype=np.float64) - np.asarray(ferret, dtype=np.float64)
+    low, high = bootstrap_statistic_ci(difference, np.mean, n_resamples, seed=0)
+    return (np.nan if low is None else low), (np.nan if high is None else high)
 
 
 def main() -> int:
@@ -132,7 +154,7 @@ def main() -> int:
 
     from gecobench.evaluation.data import load_split
     from gecobench.evaluation.faithfulness import FaithfulnessProbe
-    from gecobench.explainers.engine import attribute
+    from gecobench.explainers.engine import attribute, attribute_detailed
     from gecobench.models import load_zoo_model
 
     torch.set_num_threads(args.threads)
@@ -167,11 +189,18 @@ def main() -> int:
         explainer = make_explainer(spec, args.config, args.data_dir)
         attribute(explainer, model, tokenizer, words[:2], targets[:2])  # warm-up: first imports
         start = now()
-        scores = attribute(explainer, model, tokenizer, words, targets)
+        detailed = attribute_detailed(explainer, model, tokenizer, words, targets)
         seconds = now() - start
-        hub_scores[spec] = scores
-        results["rows"].append({"side": "hub", "method": spec, "sps": len(words) / seconds,
-                                "ma": mass_accuracy(scores, truth)})
+        scores = hub_scores[spec] = detailed.scores
+        row = {"side": "hub", "method": spec, "sps": len(words) / seconds, "ma": mass_accuracy(scores, truth),
+               "ma_per_sentence": per_sentence_mass_accuracy(scores, truth)}
+        # Integrated Gradients' cost and accuracy per sentence: gradient evaluations and completeness error
+        if "n_steps" in detailed.diagnostics:
+            row["gradient_evaluations_mean"] = float(np.mean(detailed.diagnostics["n_steps"]))
+            row["n_steps"] = [int(n) for n in detailed.diagnostics["n_steps"]]
+        if "completeness_error" in detailed.diagnostics:
+            row["completeness_error_max"] = float(np.max(detailed.diagnostics["completeness_error"]))
+        results["rows"].append(row)
         print(f"hub {spec}: {len(words) / seconds:.2f} sentences/CPU-s", flush=True)
         if args.output:  # partial figures survive an interrupted run
             Path(args.output).write_text(json.dumps(results, indent=1))
@@ -184,7 +213,8 @@ def main() -> int:
         for name, side in ferret["explainers"].items():
             folded, mismatched = fold_ferret(tokenizer, words, side)
             results["rows"].append({"side": "ferret", "method": name, "sps": len(words) / side["seconds"],
-                                    "ma": mass_accuracy(folded, truth), "tokenization_mismatches": mismatched})
+                                    "ma": mass_accuracy(folded, truth), "tokenization_mismatches": mismatched,
+                                    "ma_per_sentence": per_sentence_mass_accuracy(folded, truth)})
 
     if args.evaluators_on in hub_scores:
         probe_scores = hub_scores[args.evaluators_on]
@@ -207,14 +237,21 @@ def main() -> int:
     for row in results["rows"]:
         note = f"  ({row['tokenization_mismatches']} sentences tokenized differently, left out)" \
             if row.get("tokenization_mismatches") else ""
+        if "gradient_evaluations_mean" in row:
+            note += (f"  (gradient evaluations per sentence: mean {row['gradient_evaluations_mean']:.1f}; "
+                     f"completeness error max {row.get('completeness_error_max', float('nan')):.2g})")
         print(f"{row['side']:<7} {row['method']:<34} {row['sps']:>10.2f} {row['ma']:>6.3f}{note}")
     by = {(r["side"], r["method"]): r for r in results["rows"]}
-    pairs = [(h, f) for h, f in PAIRS.items() if ("hub", h) in by and ("ferret", f) in by]
+    pairs = [(r["method"], ferret_pair(r["method"])) for r in results["rows"]
+             if r["side"] == "hub" and ("ferret", ferret_pair(r["method"])) in by]
     if pairs:
-        print(f"\n{'hub':<34} {'ferret':<30} {'speed-up':>8} {'MA hub':>7} {'MA ferret':>9}")
+        print(f"\n{'hub':<34} {'ferret':<30} {'speed-up':>8} {'MA hub':>7} {'MA ferret':>9}  MA hub - ferret [95 % CI]")
         for hub, other in pairs:
             a, b = by[("hub", hub)], by[("ferret", other)]
-            print(f"{hub:<34} {other:<30} {a['sps'] / b['sps']:>7.1f}x {a['ma']:>7.3f} {b['ma']:>9.3f}")
+            low, high = paired_difference_interval(a["ma_per_sentence"], b["ma_per_sentence"])
+            a["ma_minus_ferret_ci"] = [low, high]
+            print(f"{hub:<34} {other:<30} {a['sps'] / b['sps']:>7.1f}x {a['ma']:>7.3f} {b['ma']:>9.3f}  "
+                  f"{a['ma'] - b['ma']:+.4f} [{low:+.4f}, {high:+.4f}]")
     if "faithfulness" in results:
         f = results["faithfulness"]
         print(f"\nfaithfulness on {f['hub']['explainer']}: hub (comprehensiveness + sufficiency + LOO tau together) "

@@ -1,5 +1,9 @@
 """Integrated Gradients with an accuracy target: per sentence, the fewest Gauss–Legendre steps whose completeness
-error is below the tolerance, steps and error reported; an explicit ``n_steps`` still runs a fixed count."""
+error is below the tolerance, steps and error reported; an explicit ``n_steps`` still runs a fixed count.
+
+These tests pin the Gauss–Legendre doubling schedule (the 2.0.0 default, ``method="gausslegendre"`` since 3.0.0,
+whose default is the nested Clenshaw–Curtis rule of ``test_integrated_gradients_nested.py``): they compare each
+adaptive round with a fixed Captum run of the same step count, which only that schedule has."""
 
 from __future__ import annotations
 
@@ -16,17 +20,18 @@ from gecobench.explainers.engine import attribute, attribute_detailed
 
 # The float64 tiny BERT is smooth: from one step on, these settings make the sentences stop at different counts
 # (1, 2, 4 or 8 steps) while float64 rounding (~1e-13 relative) stays far below the tolerance.
-VARIED = {"min_steps": 1, "tolerance": 1e-5, "max_steps": 64}
+VARIED = {"method": "gausslegendre", "min_steps": 1, "tolerance": 1e-5, "max_steps": 64}
 ROUNDING64 = 1e4 * float(np.finfo(np.float64).eps)
 
 
-def test_the_default_is_adaptive_and_recorded_as_such():
-    explainer = get_explainer("integrated_gradients")
-    assert explainer.adaptive and explainer.version == "2.0.0"
+def test_the_doubling_schedule_is_adaptive_and_recorded_as_such():
+    explainer = get_explainer("integrated_gradients", method="gausslegendre")
+    assert explainer.adaptive and not explainer.nested and explainer.version == "3.0.0"
     params = explainer.protocol()["params"]
     assert params == {"n_steps": None, "method": "gausslegendre", "tolerance": 0.01, "min_steps": 8, "max_steps": 256}
     assert explainer.step_schedule() == [8, 16, 32, 64, 128, 256]
-    assert get_explainer("integrated_gradients", min_steps=3, max_steps=20).step_schedule() == [3, 6, 12, 20]
+    assert get_explainer("integrated_gradients", method="gausslegendre", min_steps=3,
+                         max_steps=20).step_schedule() == [3, 6, 12, 20]
     fixed = get_explainer("integrated_gradients", n_steps=200)
     assert not fixed.adaptive and fixed.params() == {"n_steps": 200, "method": "gausslegendre"}
     assert fixed.step_schedule() == [200] and fixed.rows_per_sentence == 200
@@ -38,7 +43,7 @@ def test_the_default_is_adaptive_and_recorded_as_such():
 ])
 def test_bad_settings_are_refused_naming_the_setting(params, message):
     with pytest.raises(ValueError, match=message):
-        get_explainer("integrated_gradients", **params)
+        get_explainer("integrated_gradients", method="gausslegendre", **params)
 
 
 def test_each_sentence_gets_the_fewest_scheduled_steps_that_reach_the_tolerance(model64, tokenizer):
@@ -106,7 +111,7 @@ def test_adaptive_batched_scores_equal_one_sentence_at_a_time(model64, tokenizer
 
 
 def test_a_sentence_that_never_reaches_the_tolerance_stops_at_max_steps_and_says_so(model64, tokenizer):
-    strict = get_explainer("integrated_gradients", min_steps=1, max_steps=3, tolerance=1e-12)
+    strict = get_explainer("integrated_gradients", method="gausslegendre", min_steps=1, max_steps=3, tolerance=1e-12)
     result = attribute_detailed(strict, model64, tokenizer, WORDS, TARGETS)
     assert (result.diagnostics["n_steps"] == 3).all()
     assert (result.diagnostics["completeness_error"] > 1e-12).all()
@@ -118,7 +123,8 @@ def test_an_additive_model_is_integrated_exactly_at_the_first_count(tokenizer):
     she = tokenizer.convert_tokens_to_ids("she")
     model = BagOfWordsModel(tokenizer.vocab_size, {she: (0.0, 3.0)})
     words = [["yesterday", "she", "went", "home"], ["she", "is"]]
-    result = attribute_detailed(get_explainer("integrated_gradients"), model, tokenizer, words, [1, 1])
+    result = attribute_detailed(get_explainer("integrated_gradients", method="gausslegendre"), model, tokenizer, words,
+                                [1, 1])
     assert (result.diagnostics["n_steps"] == 8).all()
     # exact up to Captum's Gauss–Legendre weights, which it stores in float32 (their sum is 1 within ~eps32)
     assert (result.diagnostics["completeness_error"] < 10 * float(np.finfo(np.float32).eps)).all()
@@ -144,6 +150,7 @@ def test_the_evaluation_records_the_steps_used_and_the_error_reached(tiny_models
     from gecobench.store import LocalStore
 
     settings = EvaluationSettings(data_dir=str(geco_dir), filter_correct=False, properties=False, **FAST)
+    # the default (nested Clenshaw-Curtis) rule: levels 2, 4, 8, 16 intervals have 3, 5, 9, 17 nodes
     run_evaluation(["integrated_gradients:min_steps=2,max_steps=16", "integrated_gradients:n_steps=4"],
                    [tiny_models["CE"]], ["binary_all"], settings, store_location=str(tmp_path / "r"),
                    checkpoint_dir=tmp_path / "ck", progress=False)
@@ -153,6 +160,6 @@ def test_the_evaluation_records_the_steps_used_and_the_error_reached(tiny_models
     n_scored = adaptive["counts"]["n_scored"]
     steps, error = adaptive["explainer"]["diagnostics"]["n_steps"], adaptive["explainer"]["diagnostics"]["completeness_error"]
     assert steps["n"] == error["n"] == n_scored > 0
-    assert {steps["min"], steps["max"]} <= {2, 4, 8, 16} and steps["min"] <= steps["mean"] <= steps["max"]
-    assert error["max"] <= 0.01 or steps["max"] == 16  # either every sentence converged or some hit the cap
+    assert {steps["min"], steps["max"]} <= {3, 5, 9, 17} and steps["min"] <= steps["mean"] <= steps["max"]
+    assert error["max"] <= 0.01 or steps["max"] == 17  # either every sentence converged or some hit the cap
     assert fixed["explainer"]["diagnostics"]["n_steps"] == {"n": n_scored, "mean": 4.0, "median": 4.0, "min": 4.0, "max": 4.0}

@@ -31,7 +31,12 @@ from gecobench.explainers.inputs import (
     fold_batch,
     model_device,
     outputs_without_words,
+    pack_by_length,
     sentence_seed,
+)
+from gecobench.explainers.quadrature import (
+    clenshaw_curtis_nodes,
+    clenshaw_curtis_weights,
 )
 from gecobench.explainers.stability import split_half_agreement
 
@@ -200,45 +205,91 @@ class DeepLiftExplainer(GradientExplainer):
 
 @register_explainer
 class IntegratedGradientsExplainer(GradientExplainer):
-    """Captum ``IntegratedGradients`` with an accuracy target: the fewest Gauss–Legendre steps that integrate well.
+    """Integrated Gradients from the ``[CLS] [PAD]… [SEP]`` reference with an accuracy target.
 
-    By default (``n_steps=None``) every sentence starts at ``min_steps`` and only the sentences whose
-    completeness error is still above ``tolerance`` run again with twice the steps, up to ``max_steps``. The
-    completeness error is IG's own check on its integral (Sundararajan et al., 2017): the attributions must add
-    up to the output difference they explain,
+    By default (``n_steps=None``) the path integral is refined per sentence until its **completeness error** is
+    at most ``tolerance``. The completeness error is IG's own check on its integral (Sundararajan et al., 2017):
+    the attributions must add up to the output difference they explain,
 
         error = |sum(attributions) - (f(x) - f(reference))| / |f(x) - f(reference)|
 
     (the denominator is floored at ``sqrt(eps(dtype))`` so a sentence whose output hardly moves from the
-    reference is judged on an absolute gap, not on 0/0). A fixed ``n_steps=N``
-    runs N steps for every sentence, as version 1 did (the paper's protocol: ``n_steps=200``).
+    reference is judged on an absolute gap, not on 0/0).
 
-    After each call ``last_diagnostics`` holds, per sentence: ``n_steps`` (the steps of the attributions
-    returned), ``completeness_error`` (as above) and ``convergence_delta`` (Captum's signed gap
-    ``sum(attributions) - (f(x) - f(reference))``, before the hidden-dimension reduction and the word rule).
+    ``method`` names the rule:
+
+    * ``"clenshaw_curtis"`` (the adaptive default, 3.0.0): nested Clenshaw–Curtis levels ``min_steps``,
+      ``2 min_steps``, … ``max_steps`` intervals (:mod:`gecobench.explainers.quadrature`). Each level reuses
+      every gradient of the coarser ones, so a sentence that stops at level ``n`` has cost ``n + 1`` gradient
+      evaluations in all; both ends of the path are nodes, so f(x) and f(reference) come from the same passes.
+      The gradients are computed here (interpolated embeddings → forward → autograd), only for the sentences
+      still above the tolerance and only at the new nodes of each level, packed by length into passes of about
+      ``tokens_per_forward`` positions.
+    * Captum's rules (``"gausslegendre"``, ``"riemann_*"``; 2.0.0's adaptive rule, and every fixed count):
+      Captum's ``IntegratedGradients``. Adaptive, ``min_steps`` (default 8) steps doubled until ``max_steps``;
+      the points do not nest, so a sentence stopping at 32 steps has cost 8 + 16 + 32 (plus Captum's two
+      forward passes per round for its convergence delta).
+
+    A fixed ``n_steps=N`` runs N Captum steps (``method`` defaults to ``"gausslegendre"``) for every sentence,
+    as version 1 did (the paper's protocol: ``n_steps=200``).
+
+    After each call ``last_diagnostics`` holds, per sentence: ``n_steps`` (gradient evaluations of the returned
+    attributions: ``n + 1`` at Clenshaw–Curtis level ``n``, N for N Captum steps), ``completeness_error`` (as
+    above) and ``convergence_delta`` (the signed gap ``sum(attributions) - (f(x) - f(reference))``).
     """
 
     name = "integrated_gradients"
-    version = "2.0.0"  # 2.0.0: steps chosen per sentence by completeness error (1.x: a fixed 200 steps)
-    description = "Captum IntegratedGradients from the [CLS][PAD]..[SEP] reference, Gauss-Legendre steps doubled until completeness error <= 1%."
+    # 3.0.0: adaptive default is nested Clenshaw-Curtis (2.x: Gauss-Legendre doubling; 1.x: a fixed 200 steps)
+    version = "3.0.0"
+    description = (
+        "Integrated Gradients from the [CLS][PAD]..[SEP] reference, nested Clenshaw-Curtis levels refined per "
+        "sentence until completeness error <= 1% (gradients reused across levels)."
+    )
+    #: Captum's rules, usable with a fixed ``n_steps`` (Gauss–Legendre also adaptively)
+    CAPTUM_METHODS: ClassVar[tuple[str, ...]] = (
+        "gausslegendre", "riemann_right", "riemann_left", "riemann_middle", "riemann_trapezoid",
+    )
+    NESTED_METHOD: ClassVar[str] = "clenshaw_curtis"
+    #: first level when ``min_steps`` is not given: 4 intervals (5 nodes) nested, 8 steps for Captum's rules (2.x)
+    NESTED_MIN_STEPS: ClassVar[int] = 4
+    CAPTUM_MIN_STEPS: ClassVar[int] = 8
 
     def __init__(
-        self, n_steps: int | None = None, method: str = "gausslegendre", tolerance: float = 0.01,
-        min_steps: int = 8, max_steps: int = 256, **kwargs: Any,
+        self, n_steps: int | None = None, method: str | None = None, tolerance: float = 0.01,
+        min_steps: int | None = None, max_steps: int = 256, **kwargs: Any,
     ) -> None:
+        known = (self.NESTED_METHOD, *self.CAPTUM_METHODS)
+        if method is not None and method not in known:
+            raise ValueError(f"method must be one of {', '.join(known)}, got {method!r}")
         if n_steps is not None:
             if int(n_steps) < 1:
                 raise ValueError(f"n_steps must be >= 1 or None (adaptive), got {n_steps}")
-            super().__init__(n_steps=int(n_steps), method=str(method), **kwargs)
+            if method == self.NESTED_METHOD:
+                raise ValueError(
+                    f"method={self.NESTED_METHOD!r} is adaptive only (leave n_steps unset); a fixed n_steps runs "
+                    f"one of Captum's rules: {', '.join(self.CAPTUM_METHODS)}"
+                )
+            super().__init__(n_steps=int(n_steps), method=method or "gausslegendre", **kwargs)
             return
+        method = method or self.NESTED_METHOD
         if not 0 < float(tolerance) < 1:
             raise ValueError(f"tolerance must be a relative completeness error in (0, 1), got {tolerance}")
-        if int(min_steps) < 1:
+        if min_steps is None:
+            min_steps = self.NESTED_MIN_STEPS if method == self.NESTED_METHOD else self.CAPTUM_MIN_STEPS
+        min_steps = int(min_steps)
+        if min_steps < 1:
             raise ValueError(f"min_steps must be >= 1, got {min_steps}")
-        if int(max_steps) < int(min_steps):
+        if int(max_steps) < min_steps:
             raise ValueError(f"max_steps ({max_steps}) must be >= min_steps ({min_steps})")
+        if method == self.NESTED_METHOD:
+            ratio = int(max_steps) // min_steps
+            if int(max_steps) % min_steps or ratio & (ratio - 1):
+                raise ValueError(
+                    f"max_steps ({max_steps}) must be min_steps ({min_steps}) times a power of two for "
+                    f"{self.NESTED_METHOD!r}: its levels double, each containing the nodes of the one before"
+                )
         super().__init__(
-            n_steps=None, method=str(method), tolerance=float(tolerance), min_steps=int(min_steps),
+            n_steps=None, method=method, tolerance=float(tolerance), min_steps=min_steps,
             max_steps=int(max_steps), **kwargs,
         )
 
@@ -247,8 +298,17 @@ class IntegratedGradientsExplainer(GradientExplainer):
         """True when the step count is chosen per sentence (``n_steps=None``)."""
         return self._params["n_steps"] is None
 
+    @property
+    def nested(self) -> bool:
+        """True for the nested Clenshaw–Curtis rule (gradients computed here, reused across levels)."""
+        return self._params["method"] == self.NESTED_METHOD
+
     def step_schedule(self) -> list[int]:
-        """Step counts tried in turn: ``min_steps`` doubled until ``max_steps`` (the last one is ``max_steps``)."""
+        """Levels tried in turn: ``min_steps`` doubled until ``max_steps`` (the last one is ``max_steps``).
+
+        Gauss–Legendre: steps (gradient evaluations) per round. Clenshaw–Curtis: intervals ``n`` of each level,
+        ``n + 1`` nodes, of which the ``n / 2 + 1`` shared with the level before are not evaluated again.
+        """
         if not self.adaptive:
             return [self._params["n_steps"]]
         steps, schedule = self._params["min_steps"], []
@@ -260,9 +320,12 @@ class IntegratedGradientsExplainer(GradientExplainer):
     @property
     def rows_per_sentence(self) -> int:
         # Adaptive: the first round decides the batch; later rounds only re-run the few unconverged sentences.
-        return self.step_schedule()[0]
+        first = self.step_schedule()[0]
+        return first + 1 if self.nested else first
 
     def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
+        if self.nested:
+            return self._attribute_nested(forward, batch, inputs, baselines, target)
         n_sentences = inputs.shape[0]
         lengths = torch.as_tensor(batch.lengths)
         extra = self.additional_args(batch)
@@ -291,6 +354,85 @@ class IntegratedGradientsExplainer(GradientExplainer):
                 break
         self.last_diagnostics = {"convergence_delta": deltas, "n_steps": steps_used, "completeness_error": errors}
         return attributions
+
+    def _attribute_nested(
+        self, forward: EmbeddingForward, batch: EncodedBatch, inputs: torch.Tensor, baselines: torch.Tensor,
+        target: torch.Tensor,
+    ) -> torch.Tensor:
+        """Nested Clenshaw–Curtis IG: ``(B, T, 1)`` token scores (hidden dimension already summed, float64).
+
+        Every node's gradient is reduced at once to its per-token contribution ``sum_h (x - b)_h * grad_h``:
+        the attribution is linear in the gradients, so any level's result is a weighted sum of those
+        contributions and the full ``(T, H)`` gradients need not be kept.
+        """
+        n_sentences = inputs.shape[0]
+        lengths = batch.lengths
+        levels = self.step_schedule()
+        finest = levels[-1]
+        # contributions[i][j]: sentence i's per-token contribution at node j of the finest level's grid
+        contributions: list[dict[int, torch.Tensor]] = [{} for _ in range(n_sentences)]
+        # f(reference) and f(x): the outputs at the path's two ends, nodes 0 and `finest`
+        ends = np.zeros((n_sentences, 2))
+        scores = torch.zeros(inputs.shape[:2] + (1,), dtype=torch.float64, device=inputs.device)
+        steps_used = np.zeros(n_sentences, dtype=np.int64)
+        errors = np.zeros(n_sentences)
+        deltas = np.zeros(n_sentences)
+        pending = np.arange(n_sentences)
+        tolerance = self._params["tolerance"]
+        for number, level in enumerate(levels):
+            stride = finest // level
+            level_nodes = np.arange(0, finest + 1, stride)
+            # the nodes the coarser level did not have (all of them on the first level)
+            new_nodes = level_nodes if number == 0 else level_nodes[1::2]
+            self._gradients_at_nodes(
+                forward, batch, inputs, baselines, target, [(i, int(j)) for i in pending for j in new_nodes],
+                finest, contributions, ends,
+            )
+            weights = torch.as_tensor(clenshaw_curtis_weights(level), dtype=torch.float64, device=inputs.device)
+            for i in pending:
+                length = lengths[i]
+                token_scores = weights @ torch.stack([contributions[i][int(j)] for j in level_nodes])
+                scores[i, :length, 0] = token_scores
+                deltas[i] = float(token_scores.sum()) - (ends[i, 1] - ends[i, 0])
+            steps_used[pending] = level + 1
+            errors[pending] = completeness_error(deltas[pending], ends[pending, 1] - ends[pending, 0], inputs.dtype)
+            pending = pending[errors[pending] > tolerance]
+            if len(pending) == 0:
+                break
+        self.last_diagnostics = {"convergence_delta": deltas, "n_steps": steps_used, "completeness_error": errors}
+        return scores
+
+    def _gradients_at_nodes(
+        self, forward: EmbeddingForward, batch: EncodedBatch, inputs: torch.Tensor, baselines: torch.Tensor,
+        target: torch.Tensor, rows: list[tuple[int, int]], finest: int,
+        contributions: list[dict[int, torch.Tensor]], ends: np.ndarray,
+    ) -> None:
+        """Gradients at ``(sentence, node)`` rows, packed by length into passes of about the token budget.
+
+        Node ``j`` of the finest level (``finest`` intervals) is ``alpha = (1 - cos(j pi / finest)) / 2``; the
+        row's input is ``lerp(reference, x, alpha)``, exact at both ends. Fills ``contributions`` and ``ends``.
+        """
+        lengths = batch.lengths
+        extra = self.additional_args(batch)
+        alphas = clenshaw_curtis_nodes(finest)
+        for members in pack_by_length([lengths[i] for i, _ in rows], self.tokens_per_forward):
+            pass_rows = [rows[m] for m in members]
+            width = max(lengths[i] for i, _ in pass_rows)
+            index = torch.as_tensor([i for i, _ in pass_rows], device=inputs.device)
+            alpha = torch.as_tensor([alphas[j] for _, j in pass_rows], dtype=inputs.dtype, device=inputs.device)
+            start, end = baselines[index, :width].detach(), inputs[index, :width].detach()
+            path = torch.lerp(start, end, alpha[:, None, None]).detach().requires_grad_(True)
+            outputs = forward(path, *(t[index, :width] for t in extra))
+            picked = outputs.gather(1, target[index][:, None])[:, 0]
+            (gradient,) = torch.autograd.grad(picked.sum(), path)
+            per_token = (gradient * (end - start)).sum(dim=-1).detach().to(torch.float64)
+            picked = picked.detach().to(torch.float64).cpu().numpy()
+            for r, (i, j) in enumerate(pass_rows):
+                contributions[i][j] = per_token[r, : lengths[i]]
+                if j == 0:
+                    ends[i, 0] = picked[r]
+                elif j == finest:
+                    ends[i, 1] = picked[r]
 
     def _integrate(
         self, forward: EmbeddingForward, inputs: torch.Tensor, baselines: torch.Tensor, target: torch.Tensor,
