@@ -235,6 +235,29 @@ def test_a_removed_word_is_gone_from_the_text_the_model_reads(tokenizer):
     assert types is None or int(types.abs().sum()) == 0
 
 
+def test_a_run_of_masked_words_becomes_one_mask_token(tokenizer):
+    from gecobench.explainers.inputs import words_removed
+
+    # "grandmother" is several MiniLM tokens: a masked word leaves one mask, not one per token
+    words = [["Yesterday", "she", "visited", "her", "grandmother"]]
+    batch = encode_batch(tokenizer, words, torch.device("cpu"))
+    keep = torch.tensor([[1, 0, 1, 1, 1], [1, 0, 0, 1, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1], [1, 1, 1, 1, 0]])
+    ids, attention, _ = words_removed(batch, 0, keep, tokenizer.pad_token_id, mask_id=tokenizer.mask_token_id)
+    for row, kept in enumerate(keep.tolist()):
+        shown = []
+        for word, k in zip(words[0], kept):
+            if k:
+                shown.append(word)
+            elif not shown or shown[-1] != tokenizer.mask_token:
+                shown.append(tokenizer.mask_token)
+        expected = tokenizer(shown, is_split_into_words=True)["input_ids"]
+        length = int(attention[row].sum())
+        assert ids[row, :length].tolist() == expected, (row, shown)
+        assert set(ids[row, length:].tolist()) <= {tokenizer.pad_token_id}
+    assert ids[1, :int(attention[1].sum())].tolist().count(tokenizer.mask_token_id) == 2  # two separate runs
+    assert ids[2, :int(attention[2].sum())].tolist().count(tokenizer.mask_token_id) == 1  # the whole sentence
+
+
 def test_repeated_perturbations_are_evaluated_once(model64, tokenizer):
     from gecobench.explainers.inputs import EmbeddingForward, outputs_without_words
 

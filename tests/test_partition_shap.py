@@ -55,14 +55,24 @@ def brute_force_shapley(n_players: int, value) -> np.ndarray:
     return average_marginal_contributions(n_players, value, itertools.permutations(range(n_players)))
 
 
-def model_on_words(model, tokenizer, words, target):
+def model_on_words(model, tokenizer, words, target, removal="delete"):
     """The set function the explainer explains, computed independently: the model's target logit on the text made
-    of the present words only (absent words deleted from the word list before tokenising)."""
+    of the present words only — absent words deleted from the word list before tokenising, or with
+    ``removal="mask"`` each run of them written as one mask token."""
     cache = {}
+
+    def shown_words(coalition):
+        kept = []
+        for k, word in enumerate(words):
+            if k in coalition:
+                kept.append(word)
+            elif removal == "mask" and (not kept or kept[-1] != tokenizer.mask_token or k - 1 in coalition):
+                kept.append(tokenizer.mask_token)
+        return kept
 
     def value(coalition: frozenset[int]) -> float:
         if coalition not in cache:
-            kept = [w for k, w in enumerate(words) if k in coalition]
+            kept = shown_words(coalition)
             encoding = tokenizer([kept], is_split_into_words=True, return_tensors="pt") if kept else \
                 tokenizer([""], return_tensors="pt")
             with torch.no_grad():
@@ -159,11 +169,16 @@ def test_partition_shap_is_registered_with_its_protocol():
     assert "partition_shap" in available_explainers()
     explainer = get_explainer("partition_shap")
     protocol = explainer.protocol()
-    assert protocol["params"] == {"output": "logit", "hierarchy": "balanced binary partition of the word sequence"}
-    assert "removed" in protocol["perturbation"] and not explainer.is_baseline
+    assert protocol["params"] == {"output": "logit", "removal": "mask",
+                                  "hierarchy": "balanced binary partition of the word sequence"}
+    assert "mask token" in protocol["perturbation"] and not explainer.is_baseline
+    deleting = get_explainer("partition_shap", removal="delete").protocol()
+    assert deleting["perturbation"] == get_explainer("lime").protocol()["perturbation"]  # the shared protocol
     assert "perturbations_per_eval" not in get_explainer("partition_shap", perturbations_per_eval=1).params()
     with pytest.raises(ValueError, match="output"):
         get_explainer("partition_shap", output="margin")
+    with pytest.raises(ValueError, match="removal must be one of mask, delete"):
+        get_explainer("partition_shap", removal="blank")
 
 
 def test_on_an_additive_model_owen_values_are_each_words_own_contribution(tokenizer):
@@ -190,11 +205,23 @@ def test_on_an_interacting_model_scores_are_the_exact_owen_values_not_the_shaple
     assert owen.sum() == pytest.approx(shapley.sum()) == pytest.approx(value(frozenset(range(6))) - value(frozenset()))
 
 
-def test_on_a_bert_the_scores_are_the_owen_values_of_its_outputs_on_shortened_sentences(model64, tokenizer):
+@pytest.mark.parametrize("removal", ["mask", "delete"])
+def test_on_a_bert_the_scores_are_the_owen_values_of_its_outputs_on_perturbed_sentences(model64, tokenizer, removal):
     words, target = WORDS[0], TARGETS[0]
-    (scores,) = attribute(get_explainer("partition_shap"), model64, tokenizer, [words], [target])
-    expected = np.abs(brute_force_owen(len(words), model_on_words(model64, tokenizer, words, target)))
+    (scores,) = attribute(get_explainer("partition_shap", removal=removal), model64, tokenizer, [words], [target])
+    expected = np.abs(brute_force_owen(len(words), model_on_words(model64, tokenizer, words, target, removal)))
     assert max_error_relative_to_largest([scores], [expected]) < 1e-9
+    other = "delete" if removal == "mask" else "mask"
+    wrong = np.abs(brute_force_owen(len(words), model_on_words(model64, tokenizer, words, target, other)))
+    assert max_error_relative_to_largest([scores], [wrong]) > 1e-3  # the two removals are different games
+
+
+def test_masking_needs_a_tokenizer_with_a_mask_token(model64, tokenizer):
+    class NoMask:
+        mask_token_id = None
+
+    with pytest.raises(ValueError, match="no.*mask token|mask token.*none|removal='delete'"):
+        get_explainer("partition_shap").explain(model64, NoMask(), WORDS[:1], TARGETS[:1])
 
 
 def test_batched_scores_equal_the_unbatched_reference(model64, tokenizer):

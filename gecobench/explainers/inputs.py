@@ -147,12 +147,17 @@ def embed(model: Any, input_ids: torch.Tensor) -> torch.Tensor:
     return model.get_input_embeddings()(input_ids)
 
 
-def words_removed(batch: EncodedBatch, index: int, keep_words: torch.Tensor, pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+def words_removed(
+    batch: EncodedBatch, index: int, keep_words: torch.Tensor, pad_id: int, mask_id: int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """Sentence ``index`` once per row of ``keep_words`` ``(R, n_words)``, the words a row zeroes *removed*.
 
     Every token of a removed word is dropped and the rest move up (special tokens always stay), so a row is
-    the shorter sentence a reader would see, not the sentence with holes. Returns right-padded ``input_ids``,
-    ``attention_mask`` and ``token_type_ids`` (or ``None``), each ``(R, length of the sentence)``.
+    the shorter sentence a reader would see, not the sentence with holes. With ``mask_id``, each run of
+    consecutive removed words leaves one mask token in its place instead (as ``shap``'s text masker collapses
+    its mask tokens): the model still sees that something stood there, at the cost of one position per run.
+    Returns right-padded ``input_ids``, ``attention_mask`` and ``token_type_ids`` (or ``None``), each
+    ``(R, length of the sentence)``.
     """
     length = batch.lengths[index]
     ids = batch.input_ids[index, :length]
@@ -161,10 +166,18 @@ def words_removed(batch: EncodedBatch, index: int, keep_words: torch.Tensor, pad
     keep = torch.ones((keep_words.shape[0], length), dtype=torch.bool, device=ids.device)
     is_word = word_of_token >= 0
     keep[:, is_word] = keep_words[:, word_of_token[is_word]]
-    # a stable sort of "dropped?" moves the kept tokens to the front in their original order
-    order = torch.sort((~keep).to(torch.int8), dim=1, stable=True).indices
-    attention = torch.arange(length, device=ids.device)[None, :] < keep.sum(dim=1, keepdim=True)
-    rows = torch.where(attention, ids[order], torch.full_like(order, pad_id))
+    shown, tokens = keep, ids[None, :].expand(keep.shape[0], -1)
+    if mask_id is not None:
+        removed = ~keep
+        after_removed = torch.zeros_like(removed)
+        after_removed[:, 1:] = removed[:, :-1]
+        run_start = removed & ~after_removed  # the first token of each run of removed tokens (= of removed words)
+        shown = keep | run_start
+        tokens = torch.where(run_start, torch.full_like(tokens, mask_id), tokens)
+    # a stable sort of "dropped?" moves the shown tokens to the front in their original order
+    order = torch.sort((~shown).to(torch.int8), dim=1, stable=True).indices
+    attention = torch.arange(length, device=ids.device)[None, :] < shown.sum(dim=1, keepdim=True)
+    rows = torch.where(attention, torch.gather(tokens, 1, order), torch.full_like(order, pad_id))
     types = None
     if batch.token_type_ids is not None:
         types = torch.where(attention, batch.token_type_ids[index, :length][order], torch.zeros_like(order))
@@ -246,8 +259,10 @@ def outputs_without_words(
     rows_per_forward: int | None = None,
     tokens_per_forward: int = 1024,
     deduplicate: bool = True,
+    mask_id: int | None = None,
 ) -> list[np.ndarray]:
-    """Model outputs for ``(sentence index, (R, n_words) 0/1 keep-matrix)`` pairs, words marked 0 removed.
+    """Model outputs for ``(sentence index, (R, n_words) 0/1 keep-matrix)`` pairs, words marked 0 removed
+    (each run of them replaced by one ``mask_id`` token when given: :func:`words_removed`).
 
     All rows of all pairs are evaluated together (see :func:`forward_rows`). With ``deduplicate`` a row drawn
     several times for a sentence is evaluated once: sampling-based explainers repeat rows often (Kernel SHAP's
@@ -261,7 +276,7 @@ def outputs_without_words(
             distinct, copy_of = np.unique(keep, axis=0, return_inverse=True)
         else:
             distinct, copy_of = keep, np.arange(len(keep))
-        ids, attention, type_ids = words_removed(batch, index, torch.as_tensor(distinct), pad_id)
+        ids, attention, type_ids = words_removed(batch, index, torch.as_tensor(distinct), pad_id, mask_id)
         rows.append(ids)
         masks.append(attention)
         types.append(type_ids)

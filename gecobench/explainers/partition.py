@@ -13,8 +13,11 @@ Sibling groups either all present or all absent is what makes this cheap: a sent
 ``2 n^2 / 3`` model outputs (a balanced tree of depth ``log2 n``), not the ``2^n`` of exact Shapley values, and
 no sampling (the values are exact and deterministic). The values add up to ``f(sentence) - f(no word)``.
 
-A model output for a coalition is the output on the sentence with the absent words *removed* (the shared
-perturbation protocol, as for LIME and Kernel SHAP), so "no word" is ``[CLS] [SEP]``. All coalitions of all
+A model output for a coalition is the output on the sentence with each run of absent words replaced by one
+``[MASK]`` token (``removal="mask"``, the default since 2.0.0, as ``shap``'s text masker does), so "no word" is
+``[CLS] [MASK] [SEP]``; ``removal="delete"`` drops them instead (1.0.0, the shared perturbation protocol of LIME
+and Kernel SHAP; "no word" is ``[CLS] [SEP]``). On the reference CEfAf model the mask reached ferret's MA where
+deletion stayed 0.02 below it (BENCHMARKS.md, "Partition SHAP: masked runs"). All coalitions of all
 sentences in a batch are evaluated together, packed by length into forward passes of about the token budget.
 """
 
@@ -34,6 +37,11 @@ from gecobench.explainers.inputs import (
     model_device,
     outputs_without_words,
 )
+
+#: The protocol's ``perturbation`` entry for ``removal="mask"`` (``"delete"`` keeps the shared one of LIME and
+#: Kernel SHAP).
+MASKED_PERTURBATION = ("whole words removed, each run of consecutive removed words replaced by one mask token of "
+                       "the tokenizer (special tokens kept)")
 
 #: A node of the hierarchy: the half-open range ``[start, stop)`` of player indices it groups.
 Node = tuple[int, int]
@@ -119,23 +127,37 @@ class PartitionShapExplainer(BuiltinExplainer):
     """Partition SHAP: exact Owen values of the words over a balanced binary hierarchy, ``|Owen value|`` per word.
 
     Deterministic (no sampling). Words lost to truncation are not players and score 0. ``output`` is the model
-    output explained: the target ``"logit"`` (default) or its softmax ``"probability"``.
+    output explained: the target ``"logit"`` (default) or its softmax ``"probability"``. ``removal``: how an
+    absent word leaves the sentence — ``"mask"`` (default: each run of absent words becomes one mask token of
+    the tokenizer) or ``"delete"`` (its tokens dropped, as LIME and Kernel SHAP do; version 1.0.0).
     """
 
     name = "partition_shap"
-    version = "1.0.0"
-    description = "Partition SHAP: exact Owen values over a balanced binary word hierarchy (words removed); |value| per word."
+    version = "2.0.0"  # 2.0.0: absent words masked (one mask token per run); 1.0.0: deleted
+    description = ("Partition SHAP: exact Owen values over a balanced binary word hierarchy (each run of absent "
+                   "words one [MASK]); |value| per word.")
     protocol_keys = ("perturbation", "target", "max_length")
+    REMOVALS = ("mask", "delete")
 
-    def __init__(self, output: str = "logit", perturbations_per_eval: int | None = None, **kwargs: Any) -> None:
+    def __init__(self, output: str = "logit", removal: str = "mask", perturbations_per_eval: int | None = None,
+                 **kwargs: Any) -> None:
         if output not in ("logit", "probability"):
             raise ValueError(f"output must be 'logit' or 'probability', got {output!r}")
+        if removal not in self.REMOVALS:
+            raise ValueError(f"removal must be one of {', '.join(self.REMOVALS)}, got {removal!r}")
         if perturbations_per_eval is not None and int(perturbations_per_eval) < 1:
             raise ValueError(f"perturbations_per_eval must be >= 1, got {perturbations_per_eval}")
-        super().__init__(output=output, hierarchy="balanced binary partition of the word sequence", **kwargs)
+        super().__init__(output=output, removal=removal, hierarchy="balanced binary partition of the word sequence",
+                         **kwargs)
         # Speed knob only: None packs the coalitions of every sentence by length into passes of the token budget;
         # N evaluates each sentence's coalitions N at a time, in order (the unbatched reference with N = 1).
         self.perturbations_per_eval = None if perturbations_per_eval is None else int(perturbations_per_eval)
+
+    def protocol(self) -> dict[str, Any]:
+        out = super().protocol()
+        if self._params["removal"] == "mask":
+            out["perturbation"] = MASKED_PERTURBATION
+        return out
 
     @property
     def rows_per_sentence(self) -> int:
@@ -143,6 +165,12 @@ class PartitionShapExplainer(BuiltinExplainer):
         return 1
 
     def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
+        mask_id = None
+        if self._params["removal"] == "mask":
+            mask_id = getattr(tokenizer, "mask_token_id", None)
+            if mask_id is None:
+                raise ValueError(f"partition_shap with removal='mask' needs a tokenizer with a mask token; "
+                                 f"{type(tokenizer).__name__} has none: use removal='delete'")
         batch = encode_batch(tokenizer, words, model_device(model))
         present = [word_first_tokens(batch.word_ids[i], batch.n_words[i]) >= 0 for i in range(len(words))]
         keep_matrices = []
@@ -154,10 +182,12 @@ class PartitionShapExplainer(BuiltinExplainer):
         forward = EmbeddingForward(model, self._params["output"])
         if self.perturbations_per_eval is None:
             outputs = outputs_without_words(forward, model, batch, keep_matrices, tokenizer.pad_token_id,
-                                            tokens_per_forward=self.tokens_per_forward, deduplicate=False)
+                                            tokens_per_forward=self.tokens_per_forward, deduplicate=False,
+                                            mask_id=mask_id)
         else:
             outputs = [outputs_without_words(forward, model, batch, [pair], tokenizer.pad_token_id,
-                                             rows_per_forward=self.perturbations_per_eval, deduplicate=False)[0]
+                                             rows_per_forward=self.perturbations_per_eval, deduplicate=False,
+                                             mask_id=mask_id)[0]
                        for pair in keep_matrices]
         scores = []
         for i, output in enumerate(outputs):
