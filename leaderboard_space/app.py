@@ -465,11 +465,16 @@ def build_app(results_location: str | None = None, requests_location: str | None
         return by_regime, by_group, files
 
     def drill_sentences(config, base_model, regime, seed, search, source, filter_value):
-        state, records = scoped_records(source, filter_value)
+        state, chosen = scope(source, filter_value)
+        records = state.records(chosen)
         cell = ranking.cell_records(records, config, base_model, regime, seed)
         documents = [d for d in (state.side_files.get(str(r["record_id"])) for r in cell) if d is not None]
         options = drilldown.sentence_options(documents, search or "")
-        if not documents:
+        if not documents and cell and state.name == sources.REFERENCE and chosen != sources.PAPER_FILTER:
+            # the reference ships the side files of the paper's filter only (they are 50 kB per record)
+            message = ("No per-sentence scores for this choice: the reference results ship them for the paper's "
+                       "filter only. Choose it under *Sentences scored*.")
+        elif not documents:
             message = "No per-sentence scores for this choice (its records were written without side files)."
         elif not options:
             message = f"No sentence contains {search!r}."

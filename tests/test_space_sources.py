@@ -254,3 +254,14 @@ def test_a_page_load_shows_the_ranking_without_building_the_long_table(tmp_path,
     assert len(built) == 1  # a changed store drops the old table; the next All models step builds the new one
     across = functions["across_models"]([], [], [], "", "MA", True, True, sources.USER, page[2]["value"])
     assert sorted(across[4]["Explainer"]) == ["deeplift", "lime", "saliency"] and len(built) == 2
+
+
+def test_the_reference_drill_down_says_its_side_files_are_for_the_paper_s_filter_only(app):
+    """The reference ships per-sentence side files for the paper's filter only: the unfiltered view says so and
+    points to the filter that has them, instead of blaming how the records were written."""
+    _, unfiltered_message = app["drill_sentences"]("binary_all", REFERENCE_BASE, "CE", "0", "", sources.REFERENCE,
+                                                   sources.UNFILTERED)
+    assert "paper's filter only" in unfiltered_message
+    _, paper_message = app["drill_sentences"]("binary_all", REFERENCE_BASE, "CE", "0", "", sources.REFERENCE,
+                                              sources.PAPER_FILTER)
+    assert "paper's filter only" not in paper_message
