@@ -258,10 +258,43 @@ def render_markdown(rows: list[dict[str, Any]], findings: list[Finding], pivot: 
     return "\n".join(lines) + "\n"
 
 
+#: Column order of the tables without a published counterpart: from scratch, zero-shot, then from frozen to fully
+#: fine-tuned (the order of the Space's pivot view).
+OURS_ONLY_REGIMES = ("OLA", "ZS", "C", "CE", "CEf", "CEfAf")
+
+
+def render_ours_only(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
+                     paper: Mapping[tuple[str, str, str], float]) -> str:
+    """One table per config the paper publishes no figure for (the non-binary ones): this package's median MA,
+    explainers × regimes; empty when every config of ``index`` has a published counterpart."""
+    published = {config for config, _, _ in paper}
+    configs = sorted({config for config, _, _ in index} - published)
+    lines: list[str] = []
+    for config in configs:
+        present = {regime for c, regime, _ in index if c == config}
+        regimes = [r for r in OURS_ONLY_REGIMES if r in present] + sorted(present - set(OURS_ONLY_REGIMES))
+        explainers = sorted({e for c, _, e in index if c == config})
+        lines += [f"**{config}** — median MA, this package (no published figure)", "",
+                  "| explainer | " + " | ".join(regimes) + " |", "|---|" + "---|" * len(regimes)]
+        for explainer in explainers:
+            cells = []
+            for regime in regimes:
+                record = index.get((config, regime, explainer))
+                value = _value(record, MA, "median") if record else None
+                cells.append("—" if value is None else f"{value:.2f}")
+            lines.append(f"| {explainer} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def compare_records(records: Iterable[Mapping[str, Any]], filtered: bool = True, seed: int = 0,
                     figures: str | Path | None = None, pivot: bool = False) -> str:
     """The whole comparison of a store's records with the paper, as Markdown: what
-    ``scripts/compare_with_paper.py`` prints and ``docs/reproducing.md`` shows."""
+    ``scripts/compare_with_paper.py`` prints and ``docs/reproducing.md`` shows — the side-by-side, the findings,
+    then this package's tables for the configs the paper publishes no figure for."""
     index = index_records(records, filtered=filtered, seed=seed)
+    paper = load_paper_medians(figures)
     share = {c: ground_truth_share(c) for c in ("binary_all", "binary_subject")}
-    return render_markdown(side_by_side(index, load_paper_medians(figures)), check_findings(index, share), pivot=pivot)
+    text = render_markdown(side_by_side(index, paper), check_findings(index, share), pivot=pivot)
+    ours_only = render_ours_only(index, paper)
+    return text + ("\n" + ours_only if ours_only else "")

@@ -122,3 +122,20 @@ def test_pivot_puts_each_cell_under_its_regime_with_the_paper_in_brackets() -> N
     others = [c for i, c in enumerate(cells[1:], start=1) if columns[i] != regime and c]
     assert others and all(c.startswith("— (") for c in others), "cells without a record show a dash, not a number"
     assert render_markdown(rows, [], pivot=True).startswith(f"**{sorted({k[0] for k in paper})[0]}**")
+
+
+def test_configs_without_a_published_figure_get_a_table_of_this_package_s_numbers_only(tmp_path: Path) -> None:
+    from gecobench.paper_comparison import compare_records, render_ours_only
+
+    records = _paper_like_grid() + [_record("nonbinary_all", "ZS", "lime", 0.31),
+                                    _record("nonbinary_all", "OLA", "lime", 0.62),
+                                    _record("nonbinary_all", "OLA", "saliency", 0.44)]
+    index = index_records(records)
+    table = render_ours_only(index, load_paper_medians())
+    lines = table.splitlines()
+    assert lines[0] == "**nonbinary_all** — median MA, this package (no published figure)"
+    assert lines[2] == "| explainer | OLA | ZS |"  # the regimes present, in the fixed order
+    assert "| lime | 0.62 | 0.31 |" in lines and "| saliency | 0.44 | — |" in lines
+    assert "binary_all" not in table.replace("nonbinary_all", "")  # published configs stay in the side-by-side
+    assert render_ours_only(index_records(_paper_like_grid()), load_paper_medians()) == ""
+    assert compare_records(records, pivot=True).rstrip().endswith("| saliency | 0.44 | — |")
