@@ -286,11 +286,10 @@ class LeaderboardState:
     def explainer_records(self) -> list[dict]:
         """The store's explainer records, less any the long table skipped once it was built (records validated
         on read never are: see the class docstring), so every tab shows the same records."""
-        records = self.loaded.explainer_records
-        skipped = self.frame_warnings
-        if not skipped:
+        records, built = self.loaded.explainer_records, self._frame  # one read each: a refresh may replace them
+        if built is None or not built.warnings:
             return records
-        valid = set(self._frame.frame["record_id"]) if not self._frame.frame.empty else set()
+        valid = set(built.frame["record_id"]) if not built.frame.empty else set()
         return [r for r in records if r.get("record_id") in valid]
 
     def record_link(self, record: dict) -> str:
