@@ -32,14 +32,6 @@ def _timed(fn):
     return value, time.perf_counter() - start
 
 
-def _event_functions(demo) -> dict:
-    """The Blocks' event functions by name: calling one is what the browser's event does."""
-    functions = {}
-    for block_function in demo.fns.values():
-        functions.setdefault(block_function.fn.__name__, block_function.fn)
-    return functions
-
-
 def run(n: int, source: str = "user", with_reference: bool = True) -> dict[str, float]:
     """Time the phases on ``n`` synthetic records; return seconds per phase.
 
@@ -48,7 +40,7 @@ def run(n: int, source: str = "user", with_reference: bool = True) -> dict[str, 
     import torch
 
     from leaderboard_space import sources
-    from leaderboard_space.app import build_app
+    from leaderboard_space.app import build_app, event_functions
     from leaderboard_space.sample_records import sample_records
 
     torch.set_num_threads(1)
@@ -60,7 +52,7 @@ def run(n: int, source: str = "user", with_reference: bool = True) -> dict[str, 
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"{record['record_id']}.json").write_text(json.dumps(record), encoding="utf-8")
         demo = build_app(str(root), str(Path(tmp) / "requests"), show_reference=with_reference)
-        app = _event_functions(demo)
+        app = event_functions(demo)
         shown = sources.REFERENCE if source == "reference" else sources.USER
         scope = (shown, sources.PAPER_FILTER)
 

@@ -348,6 +348,15 @@ def identical_pairs_note(ranking_table: pd.DataFrame) -> str:
     return "\n\n".join(notes)
 
 
+def event_functions(demo: gr.Blocks) -> dict:
+    """The app's event functions by name (the views are mostly private events): calling one is what the
+    browser's event does. For tests and benchmarks that drive the views without a server."""
+    functions = {}
+    for block_function in demo.fns.values():
+        functions.setdefault(block_function.fn.__name__, block_function.fn)
+    return functions
+
+
 def build_app(results_location: str | None = None, requests_location: str | None = None,
               geco_dir: str | None = None, reference_location: str | None = None,
               show_reference: bool = True) -> gr.Blocks:

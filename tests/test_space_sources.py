@@ -60,10 +60,9 @@ def stores(tmp_path_factory) -> dict[str, Path]:
 
 def app_functions(demo) -> dict:
     """The Blocks' event functions by name (the views are private events; calling them is what a click does)."""
-    functions = {}
-    for block_function in demo.fns.values():
-        functions.setdefault(block_function.fn.__name__, block_function.fn)
-    return functions
+    from leaderboard_space.app import event_functions
+
+    return event_functions(demo)
 
 
 @pytest.fixture(scope="module")
