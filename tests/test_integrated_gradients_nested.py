@@ -1,5 +1,6 @@
-"""Integrated Gradients on nested Clenshaw–Curtis levels (the 3.0.0 default): the rule, the reuse of gradients
-across levels, the cost per sentence, and the same scores whatever the batching."""
+"""Integrated Gradients on nested Clenshaw–Curtis levels (the 3.0.0 default, ``method="clenshaw_curtis"`` since
+4.0.0): the rule, the reuse of gradients across levels, the cost per sentence, and the same scores whatever the
+batching."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from gecobench.words import fold_token_scores_to_words
 
 # On the float64 tiny BERT these settings make the sentences stop at different levels (5 and 9 nodes, see
 # test_sentences_converge_independently) while float64 rounding stays far below the tolerance.
-VARIED = {"min_steps": 1, "tolerance": 1e-5, "max_steps": 64}
+VARIED = {"method": "clenshaw_curtis", "min_steps": 1, "tolerance": 1e-5, "max_steps": 64}
 LEVELS = [1, 2, 3, 4, 5, 8, 16, 32, 64]
 
 
@@ -71,9 +72,9 @@ def test_the_rule_refuses_a_level_that_is_not_a_positive_integer(level):
 # ----------------------------------------------------------------------------------------------- the explainer
 
 
-def test_the_default_is_the_nested_rule_and_a_fixed_count_still_runs_captum():
-    explainer = get_explainer("integrated_gradients")
-    assert explainer.adaptive and explainer.nested and explainer.version == "3.0.0"
+def test_the_nested_rule_keeps_its_settings_and_a_fixed_count_still_runs_captum():
+    explainer = get_explainer("integrated_gradients", method="clenshaw_curtis")
+    assert explainer.adaptive and explainer.nested and not explainer.locally_adaptive
     assert explainer.params() == {"n_steps": None, "method": "clenshaw_curtis", "tolerance": 0.01, "min_steps": 4,
                                   "max_steps": 256}
     assert explainer.step_schedule() == [4, 8, 16, 32, 64, 128, 256]
@@ -87,8 +88,8 @@ def test_the_default_is_the_nested_rule_and_a_fixed_count_still_runs_captum():
 @pytest.mark.parametrize("params, message", [
     ({"method": "simpson"}, "method must be one of"),
     ({"method": "clenshaw_curtis", "n_steps": 16}, "adaptive only"),
-    ({"max_steps": 24}, "power of two"),
-    ({"min_steps": 3, "max_steps": 9}, "power of two"),
+    ({"method": "clenshaw_curtis", "max_steps": 24}, "power of two"),
+    ({"method": "clenshaw_curtis", "min_steps": 3, "max_steps": 9}, "power of two"),
     ({"min_steps": 0}, "min_steps"),
     ({"min_steps": 8, "max_steps": 4}, "max_steps"),
     ({"tolerance": 0.0}, "tolerance"),
@@ -135,7 +136,7 @@ def test_a_sentence_costs_the_node_count_of_its_final_level_and_nothing_more(mod
         explainer.explain(model64, tokenizer, WORDS, TARGETS)
     assert sum(counter.rows) == explainer.last_diagnostics["n_steps"].sum() == total
     # the non-nested rule pays for every level it passes: the nested one must be cheaper on the same sentences
-    doubling = get_explainer("integrated_gradients", method="gausslegendre", **VARIED)
+    doubling = get_explainer("integrated_gradients", **{**VARIED, "method": "gausslegendre"})
     with _RowCounter(model64) as counter, torch.enable_grad():
         doubling.explain(model64, tokenizer, WORDS, TARGETS)
     assert sum(counter.rows) > total
@@ -189,7 +190,7 @@ def test_sentences_converge_independently(model64, tokenizer):
 
 
 def test_a_sentence_that_never_reaches_the_tolerance_stops_at_max_steps_and_says_so(model64, tokenizer):
-    strict = get_explainer("integrated_gradients", min_steps=1, max_steps=4, tolerance=1e-12)
+    strict = get_explainer("integrated_gradients", method="clenshaw_curtis", min_steps=1, max_steps=4, tolerance=1e-12)
     result = attribute_detailed(strict, model64, tokenizer, WORDS, TARGETS)
     assert (result.diagnostics["n_steps"] == 5).all()
     assert (result.diagnostics["completeness_error"] > 1e-12).all()
@@ -224,7 +225,8 @@ def test_a_low_degree_polynomial_integrand_is_exact_at_the_first_level(tokenizer
     words = [["yesterday", "she", "went", "home"], ["she", "is"], ["the", "doctor", "said", "he", "would", "come"]]
     targets = [1, 1, 1]
     # level 4 (5 nodes) integrates the degree-4 integrand exactly
-    result = attribute_detailed(get_explainer("integrated_gradients"), model, tokenizer, words, targets)
+    result = attribute_detailed(get_explainer("integrated_gradients", method="clenshaw_curtis"), model, tokenizer,
+                                words, targets)
     assert (result.diagnostics["n_steps"] == 5).all()
     batch = encode_batch(tokenizer, words, torch.device("cpu"))
     with torch.no_grad():
@@ -238,8 +240,8 @@ def test_a_low_degree_polynomial_integrand_is_exact_at_the_first_level(tokenizer
         exact = fold_token_scores_to_words((x_out - b_out)[i, :length].numpy(), batch.word_ids[i][:length], len(sentence))
         np.testing.assert_allclose(result.scores[i], exact, rtol=0, atol=rounding)
     # Simpson's level 2 (exact to degree 3) is not enough for it: the error decides and the rule refines
-    coarse = attribute_detailed(get_explainer("integrated_gradients", min_steps=2, max_steps=2), model, tokenizer,
-                                words, targets)
+    coarse = attribute_detailed(get_explainer("integrated_gradients", method="clenshaw_curtis", min_steps=2,
+                                              max_steps=2), model, tokenizer, words, targets)
     assert (coarse.diagnostics["completeness_error"] > 0.01).any()
 
 

@@ -35,6 +35,7 @@ from gecobench.explainers.inputs import (
     sentence_seed,
 )
 from gecobench.explainers.quadrature import (
+    AdaptiveSimpson,
     clenshaw_curtis_nodes,
     clenshaw_curtis_weights,
 )
@@ -218,7 +219,13 @@ class IntegratedGradientsExplainer(GradientExplainer):
 
     ``method`` names the rule:
 
-    * ``"clenshaw_curtis"`` (the adaptive default, 3.0.0): nested Clenshaw–Curtis levels ``min_steps``,
+    * ``"adaptive_simpson"`` (the adaptive default, 4.0.0): a locally adaptive Simpson rule on the Clenshaw–Curtis
+      nodes of level ``max_steps`` (:class:`~gecobench.explainers.quadrature.AdaptiveSimpson`). It starts from
+      ``min_steps / 2`` panels (``min_steps - 1`` interior nodes) and, each round, halves the panel with the
+      largest local error estimate of every sentence still above the tolerance (two new nodes), so nodes go
+      where the integrand varies instead of doubling everywhere. In the rule's variable the path's ends weigh
+      nothing, so their gradients are never taken: f(x) and f(reference) come from one forward-only pass.
+    * ``"clenshaw_curtis"`` (3.0.0's adaptive default): nested Clenshaw–Curtis levels ``min_steps``,
       ``2 min_steps``, … ``max_steps`` intervals (:mod:`gecobench.explainers.quadrature`). Each level reuses
       every gradient of the coarser ones, so a sentence that stops at level ``n`` has cost ``n + 1`` gradient
       evaluations in all; both ends of the path are nodes, so f(x) and f(reference) come from the same passes.
@@ -234,23 +241,28 @@ class IntegratedGradientsExplainer(GradientExplainer):
     as version 1 did (the paper's protocol: ``n_steps=200``).
 
     After each call ``last_diagnostics`` holds, per sentence: ``n_steps`` (gradient evaluations of the returned
-    attributions: ``n + 1`` at Clenshaw–Curtis level ``n``, N for N Captum steps), ``completeness_error`` (as
-    above) and ``convergence_delta`` (the signed gap ``sum(attributions) - (f(x) - f(reference))``).
+    attributions: the interior nodes used by adaptive Simpson, which also pays two forward-only rows; ``n + 1`` at
+    Clenshaw–Curtis level ``n``; N for N Captum steps), ``completeness_error`` (as above) and
+    ``convergence_delta`` (the signed gap ``sum(attributions) - (f(x) - f(reference))``).
     """
 
     name = "integrated_gradients"
-    # 3.0.0: adaptive default is nested Clenshaw-Curtis (2.x: Gauss-Legendre doubling; 1.x: a fixed 200 steps)
-    version = "3.0.0"
+    # 4.0.0: adaptive default is locally adaptive Simpson (3.x: nested Clenshaw-Curtis; 2.x: Gauss-Legendre
+    # doubling; 1.x: a fixed 200 steps)
+    version = "4.0.0"
     description = (
-        "Integrated Gradients from the [CLS][PAD]..[SEP] reference, nested Clenshaw-Curtis levels refined per "
-        "sentence until completeness error <= 1% (gradients reused across levels)."
+        "Integrated Gradients from the [CLS][PAD]..[SEP] reference, a locally adaptive Simpson rule refined per "
+        "sentence where the integrand varies until completeness error <= 1%."
     )
     #: Captum's rules, usable with a fixed ``n_steps`` (Gauss–Legendre also adaptively)
     CAPTUM_METHODS: ClassVar[tuple[str, ...]] = (
         "gausslegendre", "riemann_right", "riemann_left", "riemann_middle", "riemann_trapezoid",
     )
     NESTED_METHOD: ClassVar[str] = "clenshaw_curtis"
-    #: first level when ``min_steps`` is not given: 4 intervals (5 nodes) nested, 8 steps for Captum's rules (2.x)
+    SIMPSON_METHOD: ClassVar[str] = "adaptive_simpson"
+    #: first level when ``min_steps`` is not given: 8 intervals (7 interior nodes) for adaptive Simpson, 4 intervals
+    #: (5 nodes) nested, 8 steps for Captum's rules (2.x)
+    SIMPSON_MIN_STEPS: ClassVar[int] = 8
     NESTED_MIN_STEPS: ClassVar[int] = 4
     CAPTUM_MIN_STEPS: ClassVar[int] = 8
 
@@ -258,36 +270,43 @@ class IntegratedGradientsExplainer(GradientExplainer):
         self, n_steps: int | None = None, method: str | None = None, tolerance: float = 0.01,
         min_steps: int | None = None, max_steps: int = 256, **kwargs: Any,
     ) -> None:
-        known = (self.NESTED_METHOD, *self.CAPTUM_METHODS)
+        known = (self.SIMPSON_METHOD, self.NESTED_METHOD, *self.CAPTUM_METHODS)
+        own_rules = (self.SIMPSON_METHOD, self.NESTED_METHOD)
         if method is not None and method not in known:
             raise ValueError(f"method must be one of {', '.join(known)}, got {method!r}")
         if n_steps is not None:
             if int(n_steps) < 1:
                 raise ValueError(f"n_steps must be >= 1 or None (adaptive), got {n_steps}")
-            if method == self.NESTED_METHOD:
+            if method in own_rules:
                 raise ValueError(
-                    f"method={self.NESTED_METHOD!r} is adaptive only (leave n_steps unset); a fixed n_steps runs "
+                    f"method={method!r} is adaptive only (leave n_steps unset); a fixed n_steps runs "
                     f"one of Captum's rules: {', '.join(self.CAPTUM_METHODS)}"
                 )
             super().__init__(n_steps=int(n_steps), method=method or "gausslegendre", **kwargs)
             return
-        method = method or self.NESTED_METHOD
+        method = method or self.SIMPSON_METHOD
         if not 0 < float(tolerance) < 1:
             raise ValueError(f"tolerance must be a relative completeness error in (0, 1), got {tolerance}")
         if min_steps is None:
-            min_steps = self.NESTED_MIN_STEPS if method == self.NESTED_METHOD else self.CAPTUM_MIN_STEPS
+            min_steps = {self.SIMPSON_METHOD: self.SIMPSON_MIN_STEPS, self.NESTED_METHOD: self.NESTED_MIN_STEPS}.get(
+                method, self.CAPTUM_MIN_STEPS)
         min_steps = int(min_steps)
         if min_steps < 1:
             raise ValueError(f"min_steps must be >= 1, got {min_steps}")
         if int(max_steps) < min_steps:
             raise ValueError(f"max_steps ({max_steps}) must be >= min_steps ({min_steps})")
-        if method == self.NESTED_METHOD:
+        if method in own_rules:
             ratio = int(max_steps) // min_steps
             if int(max_steps) % min_steps or ratio & (ratio - 1):
                 raise ValueError(
                     f"max_steps ({max_steps}) must be min_steps ({min_steps}) times a power of two for "
-                    f"{self.NESTED_METHOD!r}: its levels double, each containing the nodes of the one before"
+                    f"{method!r}: its intervals are halved, each finer grid containing the nodes of the one before"
                 )
+        if method == self.SIMPSON_METHOD and min_steps % 2:
+            raise ValueError(
+                f"min_steps ({min_steps}) must be even for {method!r}: it starts from min_steps / 2 Simpson panels "
+                f"of two intervals each"
+            )
         super().__init__(
             n_steps=None, method=method, tolerance=float(tolerance), min_steps=min_steps,
             max_steps=int(max_steps), **kwargs,
@@ -303,11 +322,18 @@ class IntegratedGradientsExplainer(GradientExplainer):
         """True for the nested Clenshaw–Curtis rule (gradients computed here, reused across levels)."""
         return self._params["method"] == self.NESTED_METHOD
 
+    @property
+    def locally_adaptive(self) -> bool:
+        """True for the adaptive Simpson rule (gradients computed here, panels halved where needed)."""
+        return self._params["method"] == self.SIMPSON_METHOD
+
     def step_schedule(self) -> list[int]:
         """Levels tried in turn: ``min_steps`` doubled until ``max_steps`` (the last one is ``max_steps``).
 
         Gauss–Legendre: steps (gradient evaluations) per round. Clenshaw–Curtis: intervals ``n`` of each level,
-        ``n + 1`` nodes, of which the ``n / 2 + 1`` shared with the level before are not evaluated again.
+        ``n + 1`` nodes, of which the ``n / 2 + 1`` shared with the level before are not evaluated again. Adaptive
+        Simpson: only the first (its starting steps) and the last (the finest grid its panels can be halved down
+        to) are used; its panels are halved one at a time, not level by level.
         """
         if not self.adaptive:
             return [self._params["n_steps"]]
@@ -321,9 +347,13 @@ class IntegratedGradientsExplainer(GradientExplainer):
     def rows_per_sentence(self) -> int:
         # Adaptive: the first round decides the batch; later rounds only re-run the few unconverged sentences.
         first = self.step_schedule()[0]
+        if self.locally_adaptive:
+            return first - 1  # interior nodes of the first level (the ends' forward-only rows are cheap)
         return first + 1 if self.nested else first
 
     def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
+        if self.locally_adaptive:
+            return self._attribute_simpson(forward, batch, inputs, baselines, target)
         if self.nested:
             return self._attribute_nested(forward, batch, inputs, baselines, target)
         n_sentences = inputs.shape[0]
@@ -402,15 +432,88 @@ class IntegratedGradientsExplainer(GradientExplainer):
         self.last_diagnostics = {"convergence_delta": deltas, "n_steps": steps_used, "completeness_error": errors}
         return scores
 
+    def _attribute_simpson(
+        self, forward: EmbeddingForward, batch: EncodedBatch, inputs: torch.Tensor, baselines: torch.Tensor,
+        target: torch.Tensor,
+    ) -> torch.Tensor:
+        """Locally adaptive Simpson IG: ``(B, T, 1)`` token scores (hidden dimension already summed, float64).
+
+        One forward-only pass gives f(reference) and f(x); then the first level's interior nodes for every
+        sentence; then rounds in which each sentence still above the tolerance halves its worst panel. A round's
+        new nodes, all sentences together, are packed by length into passes of about ``tokens_per_forward``.
+        """
+        n_sentences = inputs.shape[0]
+        lengths = batch.lengths
+        finest = self._params["max_steps"]
+        rules = [AdaptiveSimpson(finest, self._params["min_steps"], lengths[i]) for i in range(n_sentences)]
+        ends = self._outputs_at_ends(forward, batch, inputs, baselines, target)
+        difference = ends[:, 1] - ends[:, 0]
+        contributions: list[dict[int, torch.Tensor]] = [{} for _ in range(n_sentences)]
+        rows = [(i, j) for i in range(n_sentences) for j in rules[i].initial_nodes()]
+        self._gradients_at_nodes(forward, batch, inputs, baselines, target, rows, finest, contributions, None)
+        for i, j in rows:
+            rules[i].add(j, contributions[i][j].cpu().numpy())
+        for rule in rules:
+            rule.start()
+        deltas = np.zeros(n_sentences)
+        errors = np.zeros(n_sentences)
+        pending = list(range(n_sentences))
+        tolerance = self._params["tolerance"]
+        while pending:
+            for i in pending:
+                deltas[i] = float(rules[i].estimate().sum()) - difference[i]
+            errors[pending] = completeness_error(deltas[pending], difference[pending], inputs.dtype)
+            pending = [i for i in pending if errors[i] > tolerance]
+            # a sentence whose panels are all one finest step wide stops here, above the tolerance (diagnostics)
+            proposals = {i: rules[i].next_nodes() for i in pending}
+            pending = [i for i in pending if proposals[i]]
+            rows = [(i, j) for i in pending for j in proposals[i]]
+            if not rows:
+                break
+            self._gradients_at_nodes(forward, batch, inputs, baselines, target, rows, finest, contributions, None)
+            for i, j in rows:
+                rules[i].add(j, contributions[i][j].cpu().numpy())
+            for i in pending:
+                rules[i].refine()
+        scores = torch.zeros(inputs.shape[:2] + (1,), dtype=torch.float64, device=inputs.device)
+        for i, rule in enumerate(rules):
+            scores[i, : lengths[i], 0] = torch.as_tensor(rule.estimate(), dtype=torch.float64, device=inputs.device)
+        steps_used = np.array([rule.n_nodes for rule in rules], dtype=np.int64)
+        self.last_diagnostics = {"convergence_delta": deltas, "n_steps": steps_used, "completeness_error": errors}
+        return scores
+
+    def _outputs_at_ends(
+        self, forward: EmbeddingForward, batch: EncodedBatch, inputs: torch.Tensor, baselines: torch.Tensor,
+        target: torch.Tensor,
+    ) -> np.ndarray:
+        """``(B, 2)`` float64: f(reference) and f(x) for the target class, forward-only, packed by length."""
+        lengths = batch.lengths
+        extra = self.additional_args(batch)
+        rows = [(i, end) for i in range(inputs.shape[0]) for end in (0, 1)]
+        ends = np.zeros((inputs.shape[0], 2))
+        with torch.no_grad():
+            for members in pack_by_length([lengths[i] for i, _ in rows], self.tokens_per_forward):
+                pass_rows = [rows[m] for m in members]
+                width = max(lengths[i] for i, _ in pass_rows)
+                index = torch.as_tensor([i for i, _ in pass_rows], device=inputs.device)
+                at_x = torch.as_tensor([end == 1 for _, end in pass_rows], device=inputs.device)
+                points = torch.where(at_x[:, None, None], inputs[index, :width], baselines[index, :width]).detach()
+                outputs = forward(points, *(t[index, :width] for t in extra))
+                picked = outputs.gather(1, target[index][:, None])[:, 0].to(torch.float64).cpu().numpy()
+                for r, (i, end) in enumerate(pass_rows):
+                    ends[i, end] = picked[r]
+        return ends
+
     def _gradients_at_nodes(
         self, forward: EmbeddingForward, batch: EncodedBatch, inputs: torch.Tensor, baselines: torch.Tensor,
         target: torch.Tensor, rows: list[tuple[int, int]], finest: int,
-        contributions: list[dict[int, torch.Tensor]], ends: np.ndarray,
+        contributions: list[dict[int, torch.Tensor]], ends: np.ndarray | None,
     ) -> None:
         """Gradients at ``(sentence, node)`` rows, packed by length into passes of about the token budget.
 
         Node ``j`` of the finest level (``finest`` intervals) is ``alpha = (1 - cos(j pi / finest)) / 2``; the
-        row's input is ``lerp(reference, x, alpha)``, exact at both ends. Fills ``contributions`` and ``ends``.
+        row's input is ``lerp(reference, x, alpha)``, exact at both ends. Fills ``contributions`` and, when given,
+        ``ends`` (the outputs at nodes ``0`` and ``finest``).
         """
         lengths = batch.lengths
         extra = self.additional_args(batch)
@@ -429,6 +532,8 @@ class IntegratedGradientsExplainer(GradientExplainer):
             picked = picked.detach().to(torch.float64).cpu().numpy()
             for r, (i, j) in enumerate(pass_rows):
                 contributions[i][j] = per_token[r, : lengths[i]]
+                if ends is None:
+                    continue
                 if j == 0:
                     ends[i, 0] = picked[r]
                 elif j == finest:
