@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gecobench.formatting import format_number
+
 #: The paper's column names → registry names; its model names → regimes; its dataset names → binary configs.
 PAPER_EXPLAINERS = {
     "Uniform Random": "uniform_random", "Saliency": "saliency", "Kernel SHAP": "kernel_shap",
@@ -168,7 +170,7 @@ def check_findings(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
         "OLA has the highest mean MA over methods and configs, and Pattern Variant − Input×Gradient ≤ 0.10 on OLA",
         (ola_best and ixg_close) if means and ixg_gap else None,
         "mean MA: " + ", ".join(f"{r} {v:.2f}" for r, v in sorted(means.items(), key=lambda kv: -kv[1]))
-        + "; OLA PV − IxG: " + ", ".join(f"{c} {pv - ixg:+.2f}" for c, pv, ixg in ixg_gap)))
+        + "; OLA PV − IxG: " + ", ".join(f"{c} {format_number(pv - ixg, 2, signed=True)}" for c, pv, ixg in ixg_gap)))
 
     # 4. Trained or fine-tuned embeddings above C and CEfAf on D_A, with positive RMA
     da = {r: statistics.fmean(v) for r in PRETRAINED_REGIMES
@@ -242,7 +244,7 @@ def render_pivot(rows: list[dict[str, Any]]) -> str:
 def render_markdown(rows: list[dict[str, Any]], findings: list[Finding], pivot: bool = False) -> str:
     """The docs section: the side-by-side table and the findings list."""
     def fmt(value: float | None, signed: bool = False) -> str:
-        return "—" if value is None else (f"{value:+.2f}" if signed else f"{value:.2f}")
+        return "—" if value is None else format_number(value, 2, signed)
 
     if pivot:
         lines = [render_pivot(rows)]

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from gecobench.formatting import format_number
 from gecobench.metrics.bias_indices import overall_bias
 from gecobench.spanish.plots import (
     FEMALE_RGB,
@@ -94,12 +95,11 @@ def format_with_interval(value: float | None, low: float | None = None, high: fl
     >>> format_with_interval(-1.5, None, None, signed=True)
     '-1.50'
     """
-    spec = "+.2f" if signed else ".2f"
     if not _finite(value):
         return "–"
-    text = format(float(value), spec)
+    text = format_number(value, 2, signed)
     if _finite(low) and _finite(high):
-        text += f" [{format(float(low), spec)}, {format(float(high), spec)}]"
+        text += f" [{format_number(low, 2, signed)}, {format_number(high, 2, signed)}]"
     return text
 
 

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gecobench.formatting import format_number
 from gecobench.pooling import (
     across_seeds,
     across_seeds_t,
@@ -378,9 +379,9 @@ def format_value(value: float, low: float = np.nan, high: float = np.nan, digits
     """``0.623 [0.581, 0.664]``; ``–`` when undefined; the interval only when both ends are known."""
     if value is None or not np.isfinite(value):
         return "–"
-    text = f"{value:.{digits}f}"
+    text = format_number(value, digits)
     if low is not None and high is not None and np.isfinite(low) and np.isfinite(high):
-        text += f" [{low:.{digits}f}, {high:.{digits}f}]"
+        text += f" [{format_number(low, digits)}, {format_number(high, digits)}]"
     return text
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gecobench.formatting import format_number
 from gecobench.pooling import (
     across_seeds,
     distinguishing_fields,
@@ -31,14 +32,13 @@ LEGEND = ("log RMA = median over sentences of ln(MA / MA_ZS), MA_ZS being the sa
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
+    return "—" if value is None else format_number(value, digits)
 
 
 def _interval(low: Any, high: Any, digits: int = 3, signed: bool = False) -> str:
     if low is None or high is None:
         return "—"
-    form = f"{{:+.{digits}f}}" if signed else f"{{:.{digits}f}}"
-    return f"[{form.format(low)},{form.format(high)}]"
+    return f"[{format_number(low, digits, signed)},{format_number(high, digits, signed)}]"
 
 
 def _metric(record: dict[str, Any], name: str) -> Any:
@@ -97,7 +97,7 @@ def explainer_rows(records: list[dict[str, Any]]) -> list[list[str]]:
             label = name if len(versions[name]) == 1 else f"{name} {first['explainer']['version']}"
             ma, ma_low, ma_high, _ = pooled_metric(pool, "mass_accuracy")
             gap, gap_low, gap_high, _ = pooled_metric(pool, "mass_accuracy_gap")
-            gap_text = "—" if gap is None else f"{gap:+.3f} {_interval(gap_low, gap_high, signed=True)}"
+            gap_text = "—" if gap is None else f"{format_number(gap, 3, signed=True)} {_interval(gap_low, gap_high, signed=True)}"
             scored = sorted({int(r["counts"]["n_scored"]) for r in pool})
             runtimes = [r["runtime"].get("seconds_per_sentence") for r in pool]
             runtime = across_seeds(runtimes)[0]
@@ -133,7 +133,7 @@ def _largest_bpi_bias(record: dict[str, Any]) -> str:
             numeric = {k: v for k, v in bpi.items() if isinstance(v, (int, float)) and k != "unknown"}
             if numeric:
                 category = max(numeric, key=lambda k: abs(numeric[k]))
-                return f"{category} {numeric[category]:+.2f}"
+                return f"{category} {format_number(numeric[category], 2, signed=True)}"
     return "—"
 
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from gecobench.formatting import format_number
 from gecobench.metrics.bias_indices import (
     bias_indices,
     invert_lexicon,
@@ -59,7 +60,7 @@ def supersense_bias_markdown(spanish_dir: Path, k: int = 10, as_json: bool = Fal
         for c in SUPERSENSES:
             lines.append(
                 f"| {label} | {c} | {r['bpi'][c]['male']:.2f} | {r['bpi'][c]['female']:.2f} | "
-                f"{r['bias']['bpi'][c]:+.2f} | {r['bri'][c]['male']:.2f} | {r['bri'][c]['female']:.2f} | "
-                f"{r['bias']['bri'][c]:+.2f} |"
+                f"{format_number(r['bias']['bpi'][c], 2, signed=True)} | {r['bri'][c]['male']:.2f} | {r['bri'][c]['female']:.2f} | "
+                f"{format_number(r['bias']['bri'][c], 2, signed=True)} |"
             )
     return "\n".join(lines)
