@@ -118,15 +118,26 @@ def _methods(index: Mapping[tuple[str, str, str], Mapping[str, Any]]) -> list[st
     return sorted({e for (_, _, e) in index if e not in BASELINES})
 
 
+#: The paper's D_A and D_S, and the same pair of alterations for the non-binary configs (no published figure)
+BINARY_PAIR = ("binary_all", "binary_subject")
+NONBINARY_PAIR = ("nonbinary_all", "nonbinary_subject")
+
+
 def check_findings(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
-                   ground_truth_share: Mapping[str, float]) -> list[Finding]:
-    """The five findings of GECOBench's paper, each with its criterion, answer and numbers (binary configs)."""
+                   ground_truth_share: Mapping[str, float],
+                   configs: tuple[str, str] = BINARY_PAIR) -> list[Finding]:
+    """The five findings of GECOBench's paper, each with its criterion, answer and numbers.
+
+    ``configs`` is the (D_A, D_S) pair judged: the paper's binary configs by default; the non-binary pair applies
+    the same criteria where the paper published no figure.
+    """
+    all_words, subject = configs
     methods = _methods(index)
     regimes = sorted({r for (_, r, _) in index})
     findings: list[Finding] = []
 
     # 1. D_S below D_A
-    pairs = [(r, e, _ma(index, "binary_all", r, e), _ma(index, "binary_subject", r, e)) for r in regimes for e in methods]
+    pairs = [(r, e, _ma(index, all_words, r, e), _ma(index, subject, r, e)) for r in regimes for e in methods]
     pairs = [p for p in pairs if p[2] is not None and p[3] is not None]
     lower = [p for p in pairs if p[3] < p[2]]
     below = [p for p in pairs if p[3] < 0.25]
@@ -138,7 +149,7 @@ def check_findings(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
 
     # 2. Integrated Gradients first for the pretrained models
     firsts, cells = [], 0
-    for config in ("binary_all", "binary_subject"):
+    for config in configs:
         for regime in PRETRAINED_REGIMES:
             scored = {e: _ma(index, config, regime, e) for e in methods}
             scored = {e: v for e, v in scored.items() if v is not None}
@@ -156,12 +167,12 @@ def check_findings(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
 
     # 3. OLA higher overall; Input×Gradient near Pattern Variant
     def mean_ma(regime: str) -> float | None:
-        values = [v for c in ("binary_all", "binary_subject") for e in methods
+        values = [v for c in configs for e in methods
                   if (v := _ma(index, c, regime, e)) is not None]
         return statistics.fmean(values) if values else None
     means = {r: m for r in regimes if (m := mean_ma(r)) is not None}
     ixg_gap = [(c, _ma(index, c, "OLA", "pattern_variant"), _ma(index, c, "OLA", "input_x_gradient"))
-               for c in ("binary_all", "binary_subject")]
+               for c in configs]
     ixg_gap = [(c, pv, ixg) for c, pv, ixg in ixg_gap if pv is not None and ixg is not None]
     ola_best = "OLA" in means and all(means["OLA"] >= v for v in means.values())
     ixg_close = bool(ixg_gap) and all(pv - ixg <= 0.1 for _, pv, ixg in ixg_gap)
@@ -174,9 +185,9 @@ def check_findings(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
 
     # 4. Trained or fine-tuned embeddings above C and CEfAf on D_A, with positive RMA
     da = {r: statistics.fmean(v) for r in PRETRAINED_REGIMES
-          if (v := [m for e in methods if (m := _ma(index, "binary_all", r, e)) is not None])}
-    rmas = [(r, e, _value(index[("binary_all", r, e)], RMA)) for r in ("CE", "CEf") for e in methods
-            if ("binary_all", r, e) in index]
+          if (v := [m for e in methods if (m := _ma(index, all_words, r, e)) is not None])}
+    rmas = [(r, e, _value(index[(all_words, r, e)], RMA)) for r in ("CE", "CEf") for e in methods
+            if (all_words, r, e) in index]
     rmas = [x for x in rmas if x[2] is not None]
     positive = [x for x in rmas if x[2] > 0]
     above = len(da) == 4 and min(da["CE"], da["CEf"]) > max(da["C"], da["CEfAf"])
@@ -189,7 +200,7 @@ def check_findings(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
 
     # 5. Nobody reaches Pattern Variant; Uniform Random at the share of ground-truth words
     gaps, uniform = [], []
-    for config in ("binary_all", "binary_subject"):
+    for config in configs:
         for regime in regimes:
             pv = _ma(index, config, regime, "pattern_variant")
             best = max((v for e in methods if (v := _ma(index, config, regime, e)) is not None), default=None)
@@ -206,7 +217,7 @@ def check_findings(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
         (not reaches and len(near_share) == len(uniform)) if gaps and uniform else None,
         f"a method reaches PV in {len(reaches)} of {len(gaps)} cells; Uniform Random within 0.05 of the share in "
         f"{len(near_share)} of {len(uniform)} (share: "
-        + ", ".join(f"{c} {s:.3f}" for c, s in sorted(ground_truth_share.items())) + ")"))
+        + ", ".join(f"{c} {s:.3f}" for c, s in sorted(ground_truth_share.items()) if c in configs) + ")"))
     return findings
 
 
@@ -254,6 +265,13 @@ def render_markdown(rows: list[dict[str, Any]], findings: list[Finding], pivot: 
         lines += [f"| {r['config']} | {r['regime']} | {r['explainer']} | {r['paper_median']:.2f} | "
                   f"{fmt(r['ours_median'])} | {fmt(r['difference'], signed=True)} |" for r in rows]
         lines.append("")
+    lines.append(render_findings(findings))
+    return "\n".join(lines)
+
+
+def render_findings(findings: list[Finding]) -> str:
+    """The findings as a numbered Markdown list: claim, yes/no/not measured, criterion, numbers."""
+    lines = []
     for f in findings:
         answer = {True: "**yes**", False: "**no**", None: "**not measured**"}[f.holds]
         lines.append(f"{f.number}. {f.claim} — {answer}. Criterion: {f.criterion}. Numbers: {f.evidence}.")
@@ -296,7 +314,14 @@ def compare_records(records: Iterable[Mapping[str, Any]], filtered: bool = True,
     then this package's tables for the configs the paper publishes no figure for."""
     index = index_records(records, filtered=filtered, seed=seed)
     paper = load_paper_medians(figures)
-    share = {c: ground_truth_share(c) for c in ("binary_all", "binary_subject")}
+    share = {c: ground_truth_share(c) for c in BINARY_PAIR}
     text = render_markdown(side_by_side(index, paper), check_findings(index, share), pivot=pivot)
     ours_only = render_ours_only(index, paper)
-    return text + ("\n" + ours_only if ours_only else "")
+    if ours_only:
+        text += "\n" + ours_only
+    if any(config in NONBINARY_PAIR for config, _, _ in index):
+        share = {c: ground_truth_share(c) for c in NONBINARY_PAIR}
+        text += ("\nThe same five criteria on the non-binary configurations (D_A = `nonbinary_all`, D_S = "
+                 "`nonbinary_subject`; the paper has no figure to compare with):\n\n"
+                 + render_findings(check_findings(index, share, NONBINARY_PAIR)))
+    return text

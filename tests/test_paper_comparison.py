@@ -138,4 +138,24 @@ def test_configs_without_a_published_figure_get_a_table_of_this_package_s_number
     assert "| lime | 0.62 | 0.31 |" in lines and "| saliency | 0.44 | — |" in lines
     assert "binary_all" not in table.replace("nonbinary_all", "")  # published configs stay in the side-by-side
     assert render_ours_only(index_records(_paper_like_grid()), load_paper_medians()) == ""
-    assert compare_records(records, pivot=True).rstrip().endswith("| saliency | 0.44 | — |")
+    text = compare_records(records, pivot=True)
+    assert "| saliency | 0.44 | — |\n" in text
+    # then the five criteria on the non-binary pair: not measured here, nonbinary_subject has no records
+    tail = text[text.index("| saliency | 0.44 | — |"):]
+    assert "same five criteria on the non-binary configurations" in tail and "**not measured**" in tail
+
+
+def test_the_same_criteria_judge_the_non_binary_pair() -> None:
+    from gecobench.paper_comparison import NONBINARY_PAIR
+
+    renamed = {"binary_all": "nonbinary_all", "binary_subject": "nonbinary_subject"}
+    records = _paper_like_grid()
+    for record in records:
+        record["dataset"]["config"] = renamed[record["dataset"]["config"]]
+        record["record_id"] = "nb-" + record["record_id"]
+    share = {"nonbinary_all": SHARE["binary_all"], "nonbinary_subject": SHARE["binary_subject"]}
+    findings = check_findings(index_records(records), share, NONBINARY_PAIR)
+    assert all(f.holds is True for f in findings), [(f.number, f.evidence) for f in findings]
+    assert "nonbinary_subject" in findings[1].evidence and "binary_all" not in findings[1].evidence.replace("nonbinary_all", "")
+    # the default pair is the paper's: on non-binary records alone nothing of it is measured
+    assert all(f.holds is None for f in check_findings(index_records(records), share))
