@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gecobench.formatting import format_number
 from leaderboard_space.tables import (
     DEFAULT_DIRECTION,
     METRIC_LABELS,
@@ -226,7 +227,7 @@ def best_per_column(ranking: pd.DataFrame) -> dict[str, int]:
 
 
 def _interval(low: float, high: float) -> str:
-    return f"[{low:.3f}, {high:.3f}]" if np.isfinite(low) and np.isfinite(high) else "–"
+    return f"[{format_number(low)}, {format_number(high)}]" if np.isfinite(low) and np.isfinite(high) else "–"
 
 
 def ranking_display(ranking: pd.DataFrame) -> pd.DataFrame:

@@ -41,3 +41,25 @@ def test_the_cli_and_the_space_write_a_float_rounding_gap_the_same_way():
     assert _interval(low, high, signed=True) == "[-0.012,+0.012]"
     assert format_with_interval(-1e-18, -0.001, 0.004, signed=True) == "0.00 [0.00, 0.00]"
     assert format_value(np.nan) == "–"
+
+
+def test_the_space_ranking_of_the_committed_reference_shows_no_signed_zero(tmp_path):
+    """Pattern Variant scores both genders alike, so its gap is 0 up to float rounding in the reference records;
+    the ranking must write it 0.000, as the CLI does."""
+    import json
+    from pathlib import Path
+
+    from leaderboard_space import sources
+    from leaderboard_space.app import build_app, event_functions
+
+    reference = sources.default_reference_location()
+    records = [json.loads(f.read_text()) for f in Path(reference, "explainer_score").glob("*.json")]
+    base = next(r["model"]["base_model"] for r in records if r["model"]["regime"] == "CE")
+    demo = build_app(str(tmp_path / "empty"), str(tmp_path / "requests"), reference_location=reference)
+    table, *_ = event_functions(demo)["ranking_view"]("binary_all", base, "OLA", "0", None, sources.REFERENCE,
+                                                       sources.PAPER_FILTER)
+    gaps = table.data["Gap m−f"]
+    assert (gaps.abs() < 5e-4).any(), "the check needs a gap that rounds to zero"
+    shown = table.to_html()
+    assert "pattern_variant" in shown and "-0.000" not in shown and "0.000" in shown
+    assert ">1</td>" in shown and ">2</td>" in shown  # the rank stays an integer
