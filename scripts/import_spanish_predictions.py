@@ -30,6 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--store", default=None, help="results store: folder or hf://datasets/<repo> (default results/)")
     parser.add_argument("--pictures-dir", default=None, help="write per-model and per-scheme pictures here")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    from gecobench.spanish.cli_options import add_bootstrap_arguments
+
+    add_bootstrap_arguments(parser)
     return parser
 
 
@@ -40,7 +43,14 @@ def main(argv: list[str] | None = None) -> int:
 
         silence_library_progress()
     from gecobench.spanish import import_recorded_predictions
+    from gecobench.spanish.cli_options import bootstrap_from_arguments
     from gecobench.store import open_results_store
+
+    try:
+        bootstrap = bootstrap_from_arguments(args)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
 
     predictions_dir = args.predictions_dir
     if predictions_dir is None:
@@ -62,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     all_ids: dict[int, list[str]] = {}
     try:
         for k in args.top_k:
-            all_ids[k] = import_recorded_predictions(predictions_dir, store, k=k, progress=not args.no_progress)
+            all_ids[k] = import_recorded_predictions(predictions_dir, store, k=k, progress=not args.no_progress,
+                                                     bootstrap=bootstrap)
             print(f"top{k}: {len(all_ids[k])} model_bias records in {store}")
     except (ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)

@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--predictions-out", default=None, help="also write the prediction table as TSV here")
     parser.add_argument("--cpu", action="store_true", help="force CPU even when an accelerator is available")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    from gecobench.spanish.cli_options import add_bootstrap_arguments
+
+    add_bootstrap_arguments(parser)
     return parser
 
 
@@ -68,12 +71,15 @@ def main(argv: list[str] | None = None) -> int:
         data_dir = default_spanish_dir()
     accelerator = Accelerator(cpu=args.cpu)
     try:
+        from gecobench.spanish.cli_options import bootstrap_from_arguments
+
+        bootstrap = bootstrap_from_arguments(args)
         tagger = get_tagger(args.tagger, spanish_data_dir=data_dir)
         record, table = run_live(
             args.model, revision=args.revision, k=args.top_k, config=args.templates, data_dir=data_dir,
             templates_file=args.templates_file, tagger=tagger, schemes=args.schemes, casing=args.casing,
             batch_size=args.batch_size, device=accelerator.device, model_id=args.model_id,
-            progress=not args.no_progress,
+            progress=not args.no_progress, bootstrap=bootstrap,
         )
     except (ValueError, OSError, ImportError) as err:
         print(f"error: {err}", file=sys.stderr)

@@ -269,6 +269,20 @@ def test_script_end_to_end_bert_canonical_templates(tmp_path, tiny_bert, spanish
     assert len(list((store_dir / "model_bias").glob("*.json"))) == 1
 
 
+def test_script_takes_the_bootstrap_settings_and_names_a_bad_one(tmp_path, tiny_bert, spanish_dir, capsys):
+    store_dir = tmp_path / "store"
+    argv = ["--model", str(tiny_bert), "--data-dir", str(spanish_dir), "--tagger", "cess", "--store", str(store_dir),
+            "-k", "3", "--cpu", "--no-progress"]
+    assert spanish_bias.main([*argv, "--bootstrap-resamples", "20", "--bootstrap-seed", "3"]) == 0
+    (record,) = LocalStore(store_dir).read_all("model_bias").documents
+    assert record["protocol"]["bootstrap"]["n_resamples"] == 20 and record["protocol"]["bootstrap"]["seed"] == 3
+    assert record["protocol"]["bootstrap"]["confidence"] == 0.95
+    capsys.readouterr()
+    assert spanish_bias.main([*argv, "--confidence", "0"]) == 2
+    assert "--confidence" in capsys.readouterr().err
+    assert len(LocalStore(store_dir).read_all("model_bias").documents) == 1
+
+
 def test_script_roberta_three_groups(tmp_path, tiny_roberta, spanish_dir):
     templates = tmp_path / "three.tsv"
     templates.write_text(

@@ -167,6 +167,31 @@ def test_import_script(tmp_path, spanish_dir):
     assert len(list((store_dir / "model_bias").glob("*.json"))) == 20
 
 
+def test_import_script_takes_the_bootstrap_settings_into_every_record(tmp_path, spanish_dir, capsys):
+    import json
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import import_spanish_predictions
+
+    store_dir = tmp_path / "store"
+    base = ["--predictions-dir", str(spanish_dir / "predictions"), "-k", "10", "--store", str(store_dir), "--no-progress"]
+    assert import_spanish_predictions.main([*base, "--bootstrap-resamples", "50", "--bootstrap-seed", "7",
+                                            "--confidence", "0.9"]) == 0
+    records = [json.loads(p.read_text()) for p in (store_dir / "model_bias").glob("*.json")]
+    assert len(records) == 20
+    assert {json.dumps(r["protocol"]["bootstrap"], sort_keys=True) for r in records} == {json.dumps(
+        {"method": records[0]["protocol"]["bootstrap"]["method"], "resampling_unit":
+         records[0]["protocol"]["bootstrap"]["resampling_unit"], "n_resamples": 50, "seed": 7, "confidence": 0.9},
+        sort_keys=True)}
+    # other settings are another protocol: new records beside these, never a silent overwrite
+    assert import_spanish_predictions.main([*base, "--bootstrap-resamples", "60"]) == 0
+    assert len(list((store_dir / "model_bias").glob("*.json"))) == 40
+    for option, value in (("--bootstrap-resamples", "0"), ("--bootstrap-seed", "-1"), ("--confidence", "1.5")):
+        assert import_spanish_predictions.main([*base, option, value]) == 2
+        assert option in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_import_script_writes_pictures_for_all_models(tmp_path, spanish_dir):
     import sys
