@@ -5,11 +5,11 @@ batching."""
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Self
 
 import numpy as np
 import pytest
 import torch
+from model_calls import RowCounter
 from test_explainers import TARGETS, WORDS
 from tolerances import (
     max_error_relative_to_largest,
@@ -101,28 +101,11 @@ def test_bad_settings_are_refused_naming_the_setting(params, message):
         get_explainer("integrated_gradients", **params)
 
 
-class _RowCounter:
-    """Counts the rows (inputs) every forward call of a model receives."""
-
-    def __init__(self, model: nn.Module) -> None:
-        self.rows: list[int] = []
-        self.handle = model.register_forward_hook(self._record, with_kwargs=True)
-
-    def _record(self, module, args, kwargs, output) -> None:
-        self.rows.append(int(kwargs["inputs_embeds"].shape[0]))
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.handle.remove()
-
-
 def test_a_sentence_costs_the_node_count_of_its_final_level_and_nothing_more(model64, tokenizer):
     total = 0
     for words, target in zip(WORDS, TARGETS):
         explainer = get_explainer("integrated_gradients", **VARIED)
-        with _RowCounter(model64) as counter, torch.enable_grad():
+        with RowCounter(model64) as counter, torch.enable_grad():
             explainer.explain(model64, tokenizer, [words], [target])
         steps = int(explainer.last_diagnostics["n_steps"][0])
         # the final level n has n + 1 nodes; every coarser level's gradients were reused, and f(x), f(reference)
@@ -132,12 +115,12 @@ def test_a_sentence_costs_the_node_count_of_its_final_level_and_nothing_more(mod
         total += steps
     # several sentences in one batch: still their node counts summed
     explainer = get_explainer("integrated_gradients", **VARIED)
-    with _RowCounter(model64) as counter, torch.enable_grad():
+    with RowCounter(model64) as counter, torch.enable_grad():
         explainer.explain(model64, tokenizer, WORDS, TARGETS)
     assert sum(counter.rows) == explainer.last_diagnostics["n_steps"].sum() == total
     # the non-nested rule pays for every level it passes: the nested one must be cheaper on the same sentences
     doubling = get_explainer("integrated_gradients", **{**VARIED, "method": "gausslegendre"})
-    with _RowCounter(model64) as counter, torch.enable_grad():
+    with RowCounter(model64) as counter, torch.enable_grad():
         doubling.explain(model64, tokenizer, WORDS, TARGETS)
     assert sum(counter.rows) > total
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from model_calls import RowCounter
 from test_explainers import TARGETS, WORDS
 from tolerances import (
     max_error_relative_to_largest,
     relative_ulp_tolerance,
     ulp_tolerance,
 )
-from torch import nn
 
 from gecobench.explainers import get_explainer
 from gecobench.explainers.engine import attribute_detailed
@@ -138,28 +138,9 @@ def test_bad_settings_are_refused_naming_the_setting(params, message):
         get_explainer("integrated_gradients", **params)
 
 
-class _RowCounter:
-    """Counts the rows every forward call of a model receives, with and without autograd."""
-
-    def __init__(self, model: nn.Module) -> None:
-        self.with_gradient: list[int] = []
-        self.forward_only: list[int] = []
-        self.handle = model.register_forward_hook(self._record, with_kwargs=True)
-
-    def _record(self, module, args, kwargs, output) -> None:
-        rows = int(kwargs["inputs_embeds"].shape[0])
-        (self.with_gradient if torch.is_grad_enabled() else self.forward_only).append(rows)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.handle.remove()
-
-
 def test_a_sentence_costs_its_interior_nodes_plus_two_forward_only_rows(model64, tokenizer):
     explainer = get_explainer("integrated_gradients", **VARIED)
-    with _RowCounter(model64) as counter, torch.enable_grad():
+    with RowCounter(model64) as counter, torch.enable_grad():
         explainer.explain(model64, tokenizer, WORDS, TARGETS)
     steps = explainer.last_diagnostics["n_steps"]
     assert sum(counter.with_gradient) == steps.sum()
