@@ -19,7 +19,6 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Any
 
 _HERE = Path(__file__).resolve().parent
 
@@ -44,7 +43,6 @@ import numpy as np
 import pandas as pd
 
 import gecobench
-from gecobench.formatting import format_number
 from gecobench.records import SCHEMA_VERSION
 from gecobench.spanish.plots import model_label
 from gecobench.store import RESULTS_REPO_ENV, hub_repo_of
@@ -326,11 +324,6 @@ def _filters(configs, regimes, base_models, search, sort_by, descending, show_ba
     )
 
 
-def _display_number(value: Any) -> str:
-    """A number cell of the ranking: three decimals, no signed zero, ``–`` when undefined."""
-    return format_number(value) if isinstance(value, (int, float, np.number)) and np.isfinite(value) else "–"
-
-
 def _best_styles(table: pd.DataFrame, best: dict[str, int]) -> pd.DataFrame:
     styles = pd.DataFrame("", index=table.index, columns=table.columns)
     for column, position in best.items():
@@ -445,7 +438,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
             best = ranking.best_per_column(numbers)
             files = table_files(shown, f"{prefix}-ranking-{config}-{base_model}-{regime}-seed{seed}")
             styled = shown.style.apply(lambda _: _best_styles(shown, best), axis=None).format(
-                _display_number, subset=list(shown.select_dtypes("floating").columns))
+                tables.format_value, subset=list(shown.select_dtypes("floating").columns))
             identical = identical_pairs_note(numbers)
             if identical:
                 notes.append(identical)

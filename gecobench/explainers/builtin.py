@@ -446,7 +446,10 @@ class IntegratedGradientsExplainer(GradientExplainer):
         lengths = batch.lengths
         finest = self._params["max_steps"]
         rules = [AdaptiveSimpson(finest, self._params["min_steps"], lengths[i]) for i in range(n_sentences)]
-        ends = self._outputs_at_ends(forward, batch, inputs, baselines, target)
+        # f(reference) and f(x): nodes 0 and `finest`, forward only (their weight in the rule is zero)
+        ends = np.zeros((n_sentences, 2))
+        self._gradients_at_nodes(forward, batch, inputs, baselines, target,
+                                 [(i, j) for i in range(n_sentences) for j in (0, finest)], finest, None, ends)
         difference = ends[:, 1] - ends[:, 0]
         contributions: list[dict[int, torch.Tensor]] = [{} for _ in range(n_sentences)]
         rows = [(i, j) for i in range(n_sentences) for j in rules[i].initial_nodes()]
@@ -482,38 +485,17 @@ class IntegratedGradientsExplainer(GradientExplainer):
         self.last_diagnostics = {"convergence_delta": deltas, "n_steps": steps_used, "completeness_error": errors}
         return scores
 
-    def _outputs_at_ends(
-        self, forward: EmbeddingForward, batch: EncodedBatch, inputs: torch.Tensor, baselines: torch.Tensor,
-        target: torch.Tensor,
-    ) -> np.ndarray:
-        """``(B, 2)`` float64: f(reference) and f(x) for the target class, forward-only, packed by length."""
-        lengths = batch.lengths
-        extra = self.additional_args(batch)
-        rows = [(i, end) for i in range(inputs.shape[0]) for end in (0, 1)]
-        ends = np.zeros((inputs.shape[0], 2))
-        with torch.no_grad():
-            for members in pack_by_length([lengths[i] for i, _ in rows], self.tokens_per_forward):
-                pass_rows = [rows[m] for m in members]
-                width = max(lengths[i] for i, _ in pass_rows)
-                index = torch.as_tensor([i for i, _ in pass_rows], device=inputs.device)
-                at_x = torch.as_tensor([end == 1 for _, end in pass_rows], device=inputs.device)
-                points = torch.where(at_x[:, None, None], inputs[index, :width], baselines[index, :width]).detach()
-                outputs = forward(points, *(t[index, :width] for t in extra))
-                picked = outputs.gather(1, target[index][:, None])[:, 0].to(torch.float64).cpu().numpy()
-                for r, (i, end) in enumerate(pass_rows):
-                    ends[i, end] = picked[r]
-        return ends
-
     def _gradients_at_nodes(
         self, forward: EmbeddingForward, batch: EncodedBatch, inputs: torch.Tensor, baselines: torch.Tensor,
         target: torch.Tensor, rows: list[tuple[int, int]], finest: int,
-        contributions: list[dict[int, torch.Tensor]], ends: np.ndarray | None,
+        contributions: list[dict[int, torch.Tensor]] | None, ends: np.ndarray | None,
     ) -> None:
         """Gradients at ``(sentence, node)`` rows, packed by length into passes of about the token budget.
 
         Node ``j`` of the finest level (``finest`` intervals) is ``alpha = (1 - cos(j pi / finest)) / 2``; the
         row's input is ``lerp(reference, x, alpha)``, exact at both ends. Fills ``contributions`` and, when given,
-        ``ends`` (the outputs at nodes ``0`` and ``finest``).
+        ``ends`` (the outputs at nodes ``0`` and ``finest``). With ``contributions=None`` the passes are
+        forward-only (no autograd) and only ``ends`` is filled.
         """
         lengths = batch.lengths
         extra = self.additional_args(batch)
@@ -524,14 +506,17 @@ class IntegratedGradientsExplainer(GradientExplainer):
             index = torch.as_tensor([i for i, _ in pass_rows], device=inputs.device)
             alpha = torch.as_tensor([alphas[j] for _, j in pass_rows], dtype=inputs.dtype, device=inputs.device)
             start, end = baselines[index, :width].detach(), inputs[index, :width].detach()
-            path = torch.lerp(start, end, alpha[:, None, None]).detach().requires_grad_(True)
-            outputs = forward(path, *(t[index, :width] for t in extra))
-            picked = outputs.gather(1, target[index][:, None])[:, 0]
-            (gradient,) = torch.autograd.grad(picked.sum(), path)
-            per_token = (gradient * (end - start)).sum(dim=-1).detach().to(torch.float64)
+            with torch.set_grad_enabled(contributions is not None):
+                path = torch.lerp(start, end, alpha[:, None, None]).detach().requires_grad_(contributions is not None)
+                outputs = forward(path, *(t[index, :width] for t in extra))
+                picked = outputs.gather(1, target[index][:, None])[:, 0]
+                if contributions is not None:
+                    (gradient,) = torch.autograd.grad(picked.sum(), path)
+                    per_token = (gradient * (end - start)).sum(dim=-1).detach().to(torch.float64)
             picked = picked.detach().to(torch.float64).cpu().numpy()
             for r, (i, j) in enumerate(pass_rows):
-                contributions[i][j] = per_token[r, : lengths[i]]
+                if contributions is not None:
+                    contributions[i][j] = per_token[r, : lengths[i]]
                 if ends is None:
                     continue
                 if j == 0:
