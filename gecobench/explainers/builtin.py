@@ -32,6 +32,7 @@ from gecobench.explainers.inputs import (
     model_device,
     outputs_without_words,
     pack_by_length,
+    parameters_frozen,
     sentence_seed,
 )
 from gecobench.explainers.quadrature import (
@@ -105,7 +106,7 @@ class GradientExplainer(BuiltinExplainer):
         inputs = embed(model, batch.input_ids).detach().requires_grad_(True)
         baselines = embed(model, batch.reference_ids).detach()
         target = torch.as_tensor(list(targets), dtype=torch.long, device=inputs.device)
-        with torch.enable_grad(), warnings.catch_warnings():
+        with torch.enable_grad(), parameters_frozen(model), warnings.catch_warnings():
             # Captum announces every time that it hooks ReLU/nonlinear modules; that is the documented behaviour
             warnings.filterwarnings("ignore", message=r"Setting (forward, )?backward hooks", category=UserWarning)
             token_scores = self.attribute_embeddings(forward, batch, inputs, baselines, target, list(words), list(targets))
