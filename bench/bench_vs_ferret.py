@@ -151,6 +151,7 @@ def main() -> int:
     parser.add_argument("--output", default=None, help="also write all figures as JSON here")
     args = parser.parse_args()
     now = time.process_time if args.clock == "cpu" else time.perf_counter
+    unit = "sentences/CPU-s" if args.clock == "cpu" else "sentences/s"
 
     from gecobench.evaluation.data import load_split
     from gecobench.evaluation.faithfulness import FaithfulnessProbe
@@ -201,7 +202,7 @@ def main() -> int:
         if "completeness_error" in detailed.diagnostics:
             row["completeness_error_max"] = float(np.max(detailed.diagnostics["completeness_error"]))
         results["rows"].append(row)
-        print(f"hub {spec}: {len(words) / seconds:.2f} sentences/CPU-s", flush=True)
+        print(f"hub {spec}: {len(words) / seconds:.2f} {unit}", flush=True)
         if args.output:  # partial figures survive an interrupted run
             Path(args.output).write_text(json.dumps(results, indent=1))
 
@@ -255,13 +256,13 @@ def main() -> int:
     if "faithfulness" in results:
         f = results["faithfulness"]
         print(f"\nfaithfulness on {f['hub']['explainer']}: hub (comprehensiveness + sufficiency + LOO tau together) "
-              f"{f['hub']['sps']:.2f} sentences/CPU-s; comprehensiveness {f['hub']['comprehensiveness']:.3f}, "
+              f"{f['hub']['sps']:.2f} {unit}; comprehensiveness {f['hub']['comprehensiveness']:.3f}, "
               f"sufficiency {f['hub']['sufficiency']:.3f}, LOO tau {f['hub']['leave_one_out_tau']:.3f}")
         if f["ferret"]:
             total = sum(len(words) / e["sps"] for e in f["ferret"].values())
-            print("ferret: " + ", ".join(f"{k} {e['sps']:.2f} sentences/CPU-s (mean {e['mean']:.3f})"
+            print("ferret: " + ", ".join(f"{k} {e['sps']:.2f} {unit} (mean {e['mean']:.3f})"
                                          for k, e in f["ferret"].items())
-                  + f"; all three {len(words) / total:.2f} sentences/CPU-s")
+                  + f"; all three {len(words) / total:.2f} {unit}")
     if args.output:
         Path(args.output).write_text(json.dumps(results, indent=1))
     shutil.rmtree(workdir, ignore_errors=True)
