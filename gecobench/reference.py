@@ -194,7 +194,8 @@ def checkpoint_is_current(plan: ReferencePlan, unit: ZooUnit) -> bool:
 
 
 class Timings:
-    """Wall time per unit, kept in a JSON file so a resumed run keeps the times of the units it skips."""
+    """Wall time per unit (and the process's CPU seconds for it: what the unit cost when the cores were shared),
+    kept in a JSON file so a resumed run keeps the times of the units it skips."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -214,9 +215,14 @@ class Timings:
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
         stages: dict[str, float] = {}
+        stages_cpu: dict[str, float] = {}
         for key, entry in self.entries.items():
-            stages[key.split("/")[0]] = stages.get(key.split("/")[0], 0.0) + entry["seconds"]
+            stage = key.split("/")[0]
+            stages[stage] = stages.get(stage, 0.0) + entry["seconds"]
+            if "cpu_seconds" in entry:  # units timed before CPU seconds were recorded have none
+                stages_cpu[stage] = stages_cpu.get(stage, 0.0) + entry["cpu_seconds"]
         document = {"stages_seconds": {k: round(v, 1) for k, v in sorted(stages.items())},
+                    "stages_cpu_seconds": {k: round(v, 1) for k, v in sorted(stages_cpu.items())},
                     "units": dict(sorted(self.entries.items())), "provenance": base_provenance(None)}
         partial = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         partial.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
@@ -243,10 +249,10 @@ def run_zoo(plan: ReferencePlan, shard: tuple[int, int] | None = None, threads: 
             log.warning("%s was made with another schedule; moved to %s", folder, stale)
         preset, overrides = plan.schedule_for(unit.regime, unit.config)
         log.info("[%d/%d] %s: training (%s %s)", i, len(units), unit.key, preset, overrides)
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         _with_threads(threads, lambda: train(unit.regime, unit.config, unit.seed, folder, schedule=preset,
                                              show_progress=progress, **overrides))
-        timings.record(unit.key, time.perf_counter() - start)
+        timings.record(unit.key, time.perf_counter() - start, cpu_seconds=round(time.process_time() - cpu_start, 1))
         trained.append(unit)
     return trained
 
@@ -308,13 +314,14 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
         settings = EvaluationSettings(seed=unit.seed, properties=True, bootstrap=plan.bootstrap,
                                       max_groups=plan.max_groups, properties_max_groups=plan.properties_groups,
                                       faithfulness_max_groups=plan.properties_groups)
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         summary = run_evaluation(list(plan.explainers), models, [unit.config], settings,
                                  store_location=str(plan.store),
                                  checkpoint_dir=checkpoint_dir or Path(plan.checkpoint_root) / "eval_checkpoints",
                                  progress=progress, filters=FILTERS)
         if summary.written:  # a unit that only found its records is not re-timed
-            timings.record(unit.key, time.perf_counter() - start, records=len(summary.written))
+            timings.record(unit.key, time.perf_counter() - start, records=len(summary.written),
+                           cpu_seconds=round(time.process_time() - cpu_start, 1))
         done.append(unit)
     return done
 

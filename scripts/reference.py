@@ -35,6 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run only shard K of N (units are whole: zoo cells, config × filter evaluations)")
     parser.add_argument("--threads", type=int, default=max(1, (os.cpu_count() or 1)),
                         help="torch threads for training (default: every core)")
+    parser.add_argument("--output", type=Path, default=None, metavar="DIR",
+                        help="write the records (DIR/store), zoo summary and timings here instead of reference/ "
+                             "(e.g. to time a run without touching the committed results)")
     parser.add_argument("--plan", action="store_true", help="print the plan and what is done; run nothing")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     return parser
@@ -59,7 +62,11 @@ def main(argv: list[str] | None = None) -> int:
         write_zoo_summary,
     )
 
-    plan = ReferencePlan(seeds=tuple(args.seeds), configs=tuple(args.configs), regimes=REGIMES)
+    outputs = {}
+    if args.output is not None:
+        outputs = {"store": args.output / "store", "zoo_summary": args.output / "zoo_summary.json",
+                   "timings": args.output / "timings.json"}
+    plan = ReferencePlan(seeds=tuple(args.seeds), configs=tuple(args.configs), regimes=REGIMES, **outputs)
     if args.plan:
         for unit in select_shard(plan.zoo_units(), args.shard):
             preset, overrides = plan.schedule_for(unit.regime, unit.config)

@@ -114,6 +114,9 @@ def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -
                          schedules={"ZS": ("tiny", {}), "OLA": ("tiny", {})})
     run_zoo(plan, progress=False)
     run_evaluations(plan, progress=False)
+    timings = json.loads(plan.timings.read_text())
+    assert set(timings["stages_cpu_seconds"]) == {"zoo", "evaluate"}
+    assert all(entry["cpu_seconds"] > 0 for entry in timings["units"].values())
     report = LocalStore(plan.store).read_all()
     assert report.warnings == []
     cells = coverage(plan, report.documents)
@@ -139,11 +142,33 @@ def test_timings_of_two_shards_writing_one_file_are_all_kept(tmp_path: Path) -> 
     from gecobench.reference import Timings
 
     first, second = Timings(tmp_path / "t.json"), Timings(tmp_path / "t.json")  # both read the file before
-    first.record("evaluate/binary_all/seed0", 10.0)
-    second.record("evaluate/binary_subject/seed0", 20.0)
+    first.record("evaluate/binary_all/seed0", 10.0, cpu_seconds=9.0)
+    second.record("evaluate/binary_subject/seed0", 20.0, cpu_seconds=12.0)
+    second.record("zoo/binary_all/C/seed0", 5.0)  # timed before CPU seconds were recorded
     units = json.loads((tmp_path / "t.json").read_text())
-    assert units["units"].keys() == {"evaluate/binary_all/seed0", "evaluate/binary_subject/seed0"}
-    assert units["stages_seconds"] == {"evaluate": 30.0}
+    assert units["units"].keys() == {"evaluate/binary_all/seed0", "evaluate/binary_subject/seed0", "zoo/binary_all/C/seed0"}
+    assert units["stages_seconds"] == {"evaluate": 30.0, "zoo": 5.0}
+    assert units["stages_cpu_seconds"] == {"evaluate": 21.0}
+
+
+def test_reference_cli_output_folder_takes_records_summary_and_timings(tmp_path: Path, monkeypatch) -> None:
+    import importlib.util
+
+    from gecobench import reference
+
+    spec = importlib.util.spec_from_file_location("reference_cli_under_test", Path(__file__).parent.parent / "scripts" / "reference.py")
+    cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cli)
+    main = cli.main
+
+    seen = []
+    monkeypatch.setattr(reference, "run_evaluations", lambda plan, shard, progress: seen.append(plan) or [])
+    assert main(["--stage", "evaluate", "--output", str(tmp_path / "timed"), "--quiet"]) == 0
+    (plan,) = seen
+    assert (plan.store, plan.zoo_summary, plan.timings) == (
+        tmp_path / "timed" / "store", tmp_path / "timed" / "zoo_summary.json", tmp_path / "timed" / "timings.json")
+    assert main(["--stage", "evaluate", "--quiet"]) == 0
+    assert seen[1].store == reference.REFERENCE_STORE  # the committed store stays the default
 
 
 def test_export_refuses_an_empty_store(tmp_path: Path) -> None:
