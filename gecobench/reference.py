@@ -13,7 +13,8 @@
 
 Every stage resumes: a checkpoint whose recorded schedule equals the planned one is kept, evaluation chunks are
 checkpointed by the runner, and records already in the store are not written again. ``--shard K/N`` gives one
-of N machines (or process groups) its share of the units; each unit is whole, so shards never overlap.
+of N machines (or process groups) its share of the units; each unit is whole, so shards never overlap, and a
+shard trains the checkpoints of the configs it evaluates, so it never needs another shard's.
 Wall times per unit go to ``reference/timings.json``.
 """
 
@@ -174,6 +175,18 @@ def select_shard(units: Sequence[Any], shard: tuple[int, int] | None) -> list[An
     return [u for i, u in enumerate(units) if i % n == k - 1]
 
 
+def zoo_units_of_shard(plan: ReferencePlan, shard: tuple[int, int] | None) -> list[ZooUnit]:
+    """The checkpoints shard ``k`` of ``n`` trains: every regime of the (config, seed) units it evaluates.
+
+    So ``--stage all --shard K/N`` never waits for, or reads, another shard's checkpoints: shards can run on
+    machines that share no disk, and a shard starts its evaluation as soon as its own training is done.
+    """
+    if shard is None:
+        return plan.zoo_units()
+    evaluated = {(unit.config, unit.seed) for unit in select_shard(plan.evaluation_units(), shard)}
+    return [unit for unit in plan.zoo_units() if (unit.config, unit.seed) in evaluated]
+
+
 def parse_shard(text: str) -> tuple[int, int]:
     """``"2/3"`` → ``(2, 3)``, with an error naming the value when it is not ``K/N``."""
     k, sep, n = text.partition("/")
@@ -236,7 +249,7 @@ def run_zoo(plan: ReferencePlan, shard: tuple[int, int] | None = None, threads: 
         from gecobench.models.training import train_regime as train
     timings = Timings(plan.timings)
     trained = []
-    units = select_shard(plan.zoo_units(), shard)
+    units = zoo_units_of_shard(plan, shard)
     for i, unit in enumerate(units, start=1):
         folder = plan.checkpoint(unit)
         if checkpoint_is_current(plan, unit):

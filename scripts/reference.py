@@ -32,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0], help="default: 0")
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=CONFIGS, help="default: all four")
     parser.add_argument("--shard", type=_shard, default=None, metavar="K/N",
-                        help="run only shard K of N (units are whole: zoo cells, config × filter evaluations)")
+                        help="run only shard K of N: whole (config, seed) evaluations, each with its own zoo checkpoints, "
+                             "so shards need no shared disk")
     parser.add_argument("--threads", type=int, default=max(1, (os.cpu_count() or 1)),
                         help="torch threads for training (default: every core)")
     parser.add_argument("--output", type=Path, default=None, metavar="DIR",
@@ -60,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         run_zoo,
         select_shard,
         write_zoo_summary,
+        zoo_units_of_shard,
     )
 
     outputs = {}
@@ -68,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
                    "timings": args.output / "timings.json"}
     plan = ReferencePlan(seeds=tuple(args.seeds), configs=tuple(args.configs), regimes=REGIMES, **outputs)
     if args.plan:
-        for unit in select_shard(plan.zoo_units(), args.shard):
+        for unit in zoo_units_of_shard(plan, args.shard):
             preset, overrides = plan.schedule_for(unit.regime, unit.config)
             state = "done" if checkpoint_is_current(plan, unit) else "to train"
             print(f"{unit.key:<40} {preset:<8} {overrides}  [{state}]")

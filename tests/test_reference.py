@@ -23,6 +23,7 @@ from gecobench.reference import (
     run_zoo,
     select_shard,
     write_zoo_summary,
+    zoo_units_of_shard,
 )
 from gecobench.results_export import export_store
 from gecobench.store import LocalStore
@@ -55,13 +56,21 @@ def test_bad_plans_and_shards_are_refused_with_the_value_named() -> None:
             parse_shard(text)
 
 
-def test_shards_partition_the_units() -> None:
-    units = ReferencePlan(seeds=(0, 1)).zoo_units()
-    shards = [select_shard(units, (k, 3)) for k in (1, 2, 3)]
-    flat = [u for s in shards for u in s]
-    assert sorted(flat, key=lambda u: u.key) == sorted(units, key=lambda u: u.key)
-    assert len(set(flat)) == len(flat)
-    assert all(len({u.config for u in s}) > 1 for s in shards)  # each shard gets a mix, not one config
+def test_shards_partition_the_units_and_train_what_they_evaluate() -> None:
+    plan = ReferencePlan(seeds=(0, 1))
+    for n in (2, 3):
+        zoo = [zoo_units_of_shard(plan, (k, n)) for k in range(1, n + 1)]
+        evaluations = [select_shard(plan.evaluation_units(), (k, n)) for k in range(1, n + 1)]
+        for units, every in ((zoo, plan.zoo_units()), (evaluations, plan.evaluation_units())):
+            flat = [u for shard in units for u in shard]
+            assert sorted(flat, key=lambda u: u.key) == sorted(every, key=lambda u: u.key)
+            assert len(set(flat)) == len(flat)
+        for trained, evaluated in zip(zoo, evaluations):
+            # a shard's evaluations need only the checkpoints it trains itself: every regime of its configs
+            assert {(u.config, u.seed) for u in trained} == {(u.config, u.seed) for u in evaluated}
+            assert len(trained) == len(evaluated) * len(plan.regimes)
+        assert all(len({u.config for u in shard}) > 1 for shard in evaluations)  # each shard gets a mix of configs
+    assert zoo_units_of_shard(plan, None) == plan.zoo_units()
 
 
 def _fake_train(calls: list):
