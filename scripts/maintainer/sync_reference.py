@@ -7,6 +7,12 @@ the unfiltered ones are left out to keep the repository small) and timings.json,
 the way (a record that does not validate is reported and not copied):
 
   python scripts/maintainer/sync_reference.py --from ../wt-reference/reference
+
+A run made to supersede the committed results (a new tagged version, written with ``make reference --output
+DIR``) replaces them with ``--replace``: records and side files that the run did not make are removed, so the
+store never holds two versions of one grid cell; its ``zoo_summary.json`` is copied too.
+
+  python scripts/maintainer/sync_reference.py --from /work/ref-v050 --replace
 """
 
 from __future__ import annotations
@@ -24,7 +30,12 @@ def main(argv: list[str] | None = None) -> int:
     from gecobench.store import LocalStore
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--from", dest="source", required=True, help="the run's reference/ folder")
+    parser.add_argument("--from", dest="source", required=True,
+                        help="the run's reference/ folder (or its --output DIR)")
+    parser.add_argument("--to", dest="target", type=Path, default=REFERENCE_DIR,
+                        help="the reference folder to update (default: this checkout's reference/)")
+    parser.add_argument("--replace", action="store_true",
+                        help="the run supersedes the committed results: remove every record it did not make")
     args = parser.parse_args(argv)
     source = Path(args.source)
     report = LocalStore(source / "store").read_all("explainer_score")
@@ -32,9 +43,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"not copied: {warning}", file=sys.stderr)
     if not report.documents:
         parser.error(f"no valid explainer_score records under {source / 'store'}")
-    target = REFERENCE_DIR / "store"
+    target = args.target / "store"
     (target / "explainer_score").mkdir(parents=True, exist_ok=True)
     (target / "sentence_scores").mkdir(parents=True, exist_ok=True)
+    removed = 0
+    if args.replace:  # only after the run's records validated: a bad source never empties the store
+        kept = {record["record_id"] for record in report.documents}
+        for old in [*(target / "explainer_score").glob("*.json"), *(target / "sentence_scores").glob("*.json.gz")]:
+            if old.name.split(".")[0] not in kept:
+                old.unlink()
+                removed += 1
     sides = 0
     for record in report.documents:
         name = f"{record['record_id']}.json"
@@ -43,9 +61,12 @@ def main(argv: list[str] | None = None) -> int:
         if record["protocol"].get("filter") != "none" and side.is_file():
             shutil.copy2(side, target / "sentence_scores" / side.name)
             sides += 1
-    if (source / "timings.json").is_file():
-        shutil.copy2(source / "timings.json", REFERENCE_DIR / "timings.json")
-    print(f"{len(report.documents)} records and {sides} side files copied into {target}")
+    copied = ["timings.json"] + (["zoo_summary.json"] if args.replace else [])
+    for name in copied:
+        if (source / name).is_file():
+            shutil.copy2(source / name, args.target / name)
+    print(f"{len(report.documents)} records and {sides} side files copied into {target}"
+          + (f"; {removed} files of other runs removed" if args.replace else ""))
     return 0
 
 
