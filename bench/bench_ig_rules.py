@@ -104,19 +104,14 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
 
-    from gecobench.evaluation.data import load_split
+    from zoo_sentences import load_bench_inputs
+
     from gecobench.explainers.quadrature import clenshaw_curtis_weights
     from gecobench.metrics.mass_accuracy import mass_accuracy_per_sentence
-    from gecobench.models import load_zoo_model
     from gecobench.words import fold_token_scores_to_words, tokenize_words
 
-    torch.set_num_threads(args.threads)
-    model, tokenizer, _ = load_zoo_model(args.model)
-    model.eval()
-    rows = load_split(args.config, "test", args.data_dir).rows[: args.n_sentences]
-    words = [list(r.words) for r in rows]
-    targets = [int(r.label) for r in rows]
-    truth = [list(r.ground_truth) for r in rows]
+    inputs = load_bench_inputs(args.model, args.config, args.n_sentences, args.data_dir, args.threads)
+    model, tokenizer, words, targets, truth = inputs.model, inputs.tokenizer, inputs.words, inputs.targets, inputs.truth
     _, word_ids = tokenize_words(tokenizer, words, padding=False, return_tensors=None)
     sentences = grid_contributions(model, tokenizer, words, targets, args.finest)
     full = [clenshaw_curtis_weights(args.finest) @ s["contributions"] for s in sentences]

@@ -153,18 +153,13 @@ def main() -> int:
     now = time.process_time if args.clock == "cpu" else time.perf_counter
     unit = "sentences/CPU-s" if args.clock == "cpu" else "sentences/s"
 
-    from gecobench.evaluation.data import load_split
+    from zoo_sentences import load_bench_inputs
+
     from gecobench.evaluation.faithfulness import FaithfulnessProbe
     from gecobench.explainers.engine import attribute, attribute_detailed
-    from gecobench.models import load_zoo_model
 
-    torch.set_num_threads(args.threads)
-    model, tokenizer, _ = load_zoo_model(args.model)
-    model.eval()
-    rows = load_split(args.config, "test", args.data_dir).rows[: args.n_sentences]
-    words = [list(r.words) for r in rows]
-    targets = [int(r.label) for r in rows]
-    truth = [list(r.ground_truth) for r in rows]
+    inputs = load_bench_inputs(args.model, args.config, args.n_sentences, args.data_dir, args.threads)
+    model, tokenizer, words, targets, truth = inputs.model, inputs.tokenizer, inputs.words, inputs.targets, inputs.truth
     results: dict = {"machine": f"{platform.machine()} {os.cpu_count()} CPUs, {platform.python_version()}, "
                                 f"torch {torch.__version__}", "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                      "threads": args.threads, "clock": args.clock, "n_sentences": len(words), "model": args.model, "rows": []}
