@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 
 def format_number(value: float, digits: int = 3, signed: bool = False) -> str:
     """``value`` with ``digits`` decimals; ``signed`` puts ``+`` on positive numbers.
@@ -20,3 +23,31 @@ def format_number(value: float, digits: int = 3, signed: bool = False) -> str:
     if round(value, digits) == 0:
         return f"{0.0:.{digits}f}"
     return format(value, f"{'+' if signed else ''}.{digits}f")
+
+
+def format_interval(value: Any, low: Any = None, high: Any = None, digits: int = 3, signed: bool = False) -> str:
+    """``value [low, high]`` through :func:`format_number`: ``–`` when the value is undefined (None, NaN, inf),
+    the value alone when either end of the interval is.
+
+    >>> format_interval(0.6234, 0.5812, 0.6641)
+    '0.623 [0.581, 0.664]'
+    >>> format_interval(-1.5, -2.25, 0.5, digits=2, signed=True)
+    '-1.50 [-2.25, +0.50]'
+    >>> format_interval(3.0, None, 4.0), format_interval(float("nan"), 0.1, 0.2)
+    ('3.000', '–')
+    """
+    if not _finite(value):
+        return "–"
+    text = format_number(value, digits, signed)
+    if _finite(low) and _finite(high):
+        text += f" [{format_number(low, digits, signed)}, {format_number(high, digits, signed)}]"
+    return text
+
+
+def _finite(value: Any) -> bool:
+    if value is None or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False

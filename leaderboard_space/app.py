@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 import gecobench
+from gecobench.formatting import format_interval
 from gecobench.records import SCHEMA_VERSION
 from gecobench.spanish.plots import model_label
 from gecobench.store import RESULTS_REPO_ENV, hub_repo_of
@@ -438,7 +439,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
             best = ranking.best_per_column(numbers)
             files = table_files(shown, f"{prefix}-ranking-{config}-{base_model}-{regime}-seed{seed}")
             styled = shown.style.apply(lambda _: _best_styles(shown, best), axis=None).format(
-                tables.format_value, subset=list(shown.select_dtypes("floating").columns))
+                format_interval, subset=list(shown.select_dtypes("floating").columns))
             identical = identical_pairs_note(numbers)
             if identical:
                 notes.append(identical)

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from gecobench.formatting import format_number
+from gecobench.formatting import format_interval
 from gecobench.metrics.bias_indices import overall_bias
 from gecobench.spanish.plots import (
     FEMALE_RGB,
@@ -83,24 +83,6 @@ def _preference(record: Mapping[str, Any]) -> tuple[bool, str]:
 def records_with_scheme(records: Sequence[Mapping[str, Any]], scheme: str | None) -> list[Mapping[str, Any]]:
     """The records that score ``scheme`` (the radar's model choices follow the scheme)."""
     return [r for r in records if scheme in (r.get("schemes") or {})]
-
-
-def format_with_interval(value: float | None, low: float | None = None, high: float | None = None,
-                         signed: bool = False) -> str:
-    """``0.12 [0.05, 0.20]`` (two decimals; ``signed`` puts + on positive numbers); the value alone when the
-    interval is missing, ``–`` when the value is.
-
-    >>> format_with_interval(0.123, 0.05, 0.2)
-    '0.12 [0.05, 0.20]'
-    >>> format_with_interval(-1.5, None, None, signed=True)
-    '-1.50'
-    """
-    if not _finite(value):
-        return "–"
-    text = format_number(value, 2, signed)
-    if _finite(low) and _finite(high):
-        text += f" [{format_number(low, 2, signed)}, {format_number(high, 2, signed)}]"
-    return text
 
 
 def _finite(value: Any) -> bool:
@@ -194,7 +176,7 @@ def _css(value: float, scale: float) -> str:
 
 def _interval_cell(row: pd.Series, column: str, signed: bool) -> str:
     low, high = row.get(column + CI_LOW, np.nan), row.get(column + CI_HIGH, np.nan)
-    return html.escape(format_with_interval(row[column], low, high, signed=signed))
+    return html.escape(format_interval(row[column], low, high, digits=2, signed=signed))
 
 
 def _spread_title(values: Sequence[float | None] | None) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gecobench.formatting import format_number
+from gecobench.formatting import format_interval
 from gecobench.pooling import (
     across_seeds,
     across_seeds_t,
@@ -375,16 +375,6 @@ def sort_summary(summary: pd.DataFrame, sort_by: str | None, descending: bool = 
                                na_position="last", kind="stable").reset_index(drop=True)
 
 
-def format_value(value: float, low: float = np.nan, high: float = np.nan, digits: int = 3) -> str:
-    """``0.623 [0.581, 0.664]``; ``–`` when undefined; the interval only when both ends are known."""
-    if value is None or not np.isfinite(value):
-        return "–"
-    text = format_number(value, digits)
-    if low is not None and high is not None and np.isfinite(low) and np.isfinite(high):
-        text += f" [{format_number(low, digits)}, {format_number(high, digits)}]"
-    return text
-
-
 def display_table(summary: pd.DataFrame) -> pd.DataFrame:
     """Merge each value with its interval into one text column, keeping the summary's row order."""
     if summary.empty:
@@ -395,7 +385,7 @@ def display_table(summary: pd.DataFrame) -> pd.DataFrame:
             continue
         if f"{column} lo" in summary.columns:
             columns[column] = [
-                format_value(v, lo, hi)
+                format_interval(v, lo, hi)
                 for v, lo, hi in zip(summary[column], summary[f"{column} lo"], summary[f"{column} hi"])
             ]
         elif column == RUNTIME:

@@ -9,9 +9,7 @@ import pytest
 
 import gecobench.formatting
 from gecobench.evaluation.leaderboard import _interval
-from gecobench.formatting import format_number
-from leaderboard_space.spanish_view import format_with_interval
-from leaderboard_space.tables import format_value
+from gecobench.formatting import format_interval, format_number
 
 
 def test_the_module_examples_hold():
@@ -37,10 +35,10 @@ def test_other_values_keep_their_sign_and_digits(value, digits, signed, text):
 def test_the_cli_and_the_space_write_a_float_rounding_gap_the_same_way():
     # a gap of exactly zero up to float rounding (Pattern Variant scores both genders' sentences alike)
     gap, low, high = -2.7e-17, -0.0123, 0.0116
-    assert format_value(gap, low, high) == "0.000 [-0.012, 0.012]"
+    assert format_interval(gap, low, high) == "0.000 [-0.012, 0.012]"
     assert _interval(low, high, signed=True) == "[-0.012,+0.012]"
-    assert format_with_interval(-1e-18, -0.001, 0.004, signed=True) == "0.00 [0.00, 0.00]"
-    assert format_value(np.nan) == "–"
+    assert format_interval(-1e-18, -0.001, 0.004, digits=2, signed=True) == "0.00 [0.00, 0.00]"
+    assert format_interval(np.nan) == "–"
 
 
 def test_the_space_ranking_of_the_committed_reference_shows_no_signed_zero(tmp_path):

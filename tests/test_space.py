@@ -15,6 +15,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from gecobench.formatting import format_interval
 from gecobench.records import validate_record
 from gecobench.store import LocalStore
 from leaderboard_space import tables
@@ -90,8 +91,8 @@ def test_display_formats_value_and_interval(records):
     first = shown.loc[0, "MA"]
     assert first == f"{summary.loc[0, 'MA']:.3f} [{summary.loc[0, 'MA lo']:.3f}, {summary.loc[0, 'MA hi']:.3f}]"
     assert not any(c.endswith((" lo", " hi")) for c in shown.columns)
-    assert tables.format_value(float("nan")) == "–"
-    assert tables.format_value(0.5) == "0.500"
+    assert format_interval(float("nan")) == "–"
+    assert format_interval(0.5) == "0.500"
 
 
 def test_filters_change_rows_and_columns(records):

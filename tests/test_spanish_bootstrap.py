@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gecobench.formatting import format_interval
 from gecobench.metrics.bias_indices import bias_indices, overall_bias
 from gecobench.metrics.bias_indices_bootstrap import (
     BootstrapSettings,
@@ -282,11 +283,11 @@ def test_records_without_intervals_stay_valid():
 # ---------------------------------------------------------------- the Space's Spanish tab
 
 
-def test_format_with_interval():
-    assert spanish_view.format_with_interval(0.1234, 0.05, 0.2) == "0.12 [0.05, 0.20]"
-    assert spanish_view.format_with_interval(-1.5, -2.25, 0.5, signed=True) == "-1.50 [-2.25, +0.50]"
-    assert spanish_view.format_with_interval(3.0, None, 4.0) == "3.00"
-    assert spanish_view.format_with_interval(None, 1.0, 2.0) == "–"
+def test_spanish_cells_use_the_shared_interval_format_at_two_digits():
+    assert format_interval(0.1234, 0.05, 0.2, digits=2) == "0.12 [0.05, 0.20]"
+    assert format_interval(-1.5, -2.25, 0.5, digits=2, signed=True) == "-1.50 [-2.25, +0.50]"
+    assert format_interval(3.0, None, 4.0, digits=2) == "3.00"
+    assert format_interval(None, 1.0, 2.0, digits=2) == "–"
 
 
 def test_spanish_tab_shows_each_value_with_its_interval(recorded):
@@ -296,13 +297,13 @@ def test_spanish_tab_shows_each_value_with_its_interval(recorded):
     html = spanish_view.scheme_table_html(table, "supersenses_top10", "bpi")
     uncertainty = record["schemes"]["supersenses_top10"]["uncertainty"]
     overall = overall_bias(record["schemes"]["supersenses_top10"]["bias"]["bpi"])
-    expected = spanish_view.format_with_interval(overall, uncertainty["overall"]["bpi"]["ci_low"],
-                                                 uncertainty["overall"]["bpi"]["ci_high"])
+    expected = format_interval(overall, uncertainty["overall"]["bpi"]["ci_low"],
+                               uncertainty["overall"]["bpi"]["ci_high"], digits=2)
     assert re.fullmatch(r"\d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\]", expected)
     assert f">{expected}</td>" in html
     body = record["schemes"]["supersenses_top10"]["bias"]["bpi"]["BODY"]
     body_interval = uncertainty["bias"]["bpi"]["BODY"]
-    body_text = spanish_view.format_with_interval(body, body_interval["ci_low"], body_interval["ci_high"], signed=True)
+    body_text = format_interval(body, body_interval["ci_low"], body_interval["ci_high"], digits=2, signed=True)
     assert f">{body_text}</td>" in html
     assert "bootstrap over the 8 templates" in html and "1 older record(s) without intervals" in html
     # the older record's row: values alone, no brackets
