@@ -21,6 +21,7 @@ Wall times per unit go to ``reference/timings.json``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 import os
@@ -263,8 +264,8 @@ def run_zoo(plan: ReferencePlan, shard: tuple[int, int] | None = None, threads: 
         preset, overrides = plan.schedule_for(unit.regime, unit.config)
         log.info("[%d/%d] %s: training (%s %s)", i, len(units), unit.key, preset, overrides)
         start, cpu_start = time.perf_counter(), time.process_time()
-        _with_threads(threads, lambda: train(unit.regime, unit.config, unit.seed, folder, schedule=preset,
-                                             show_progress=progress, **overrides))
+        _with_threads(threads, functools.partial(train, unit.regime, unit.config, unit.seed, folder, schedule=preset,
+                                                 show_progress=progress, **overrides))
         timings.record(unit.key, time.perf_counter() - start, cpu_seconds=round(time.process_time() - cpu_start, 1))
         trained.append(unit)
     return trained
