@@ -468,3 +468,37 @@ def test_filters_must_name_at_least_one(tiny_models, plugin_dir, geco_dir, tmp_p
                        checkpoint_dir=tmp_path / "ck", progress=False, filters=())
     with pytest.raises(ValueError, match="faithfulness_max_groups"):
         EvaluationSettings(chunk_size=2, faithfulness_max_groups=3)
+
+
+def test_partition_shap_label_difference_reuses_the_models_outputs(tiny_models, plugin_dir, geco_dir, tmp_path,
+                                                                   monkeypatch) -> None:
+    """The label-difference pass of Partition SHAP runs no model call of its own, and its record is the one a run
+    without the reuse writes (same id, same numbers)."""
+    from gecobench.explainers.partition import PartitionShapExplainer
+
+    fast = {**FAST, "chunk_size": 2, "max_groups": 2}
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter_correct=False, **fast)
+    calls: list[tuple[int, int]] = []
+    explain = PartitionShapExplainer.explain
+
+    def counting_explain(self, model, tokenizer, words, targets):
+        # (model, number of sentences whose outputs were not kept) for every call
+        store = self._reused_outputs or {}
+        fresh = sum((id(model), id(tokenizer), tuple(w)) not in store for w in words)
+        calls.append((id(model), fresh))
+        return explain(self, model, tokenizer, words, targets)
+
+    monkeypatch.setattr(PartitionShapExplainer, "explain", counting_explain)
+    run_evaluation(["partition_shap"], [tiny_models["CE"]], ["binary_all"], settings,
+                   store_location=str(tmp_path / "reused"), checkpoint_dir=tmp_path / "ck1", progress=False)
+    main_model = calls[0][0]
+    on_main = [fresh for model, fresh in calls if model == main_model]
+    assert len(on_main) >= 2 and on_main[0] > 0 and all(fresh == 0 for fresh in on_main[1:]), calls
+
+    monkeypatch.setattr(PartitionShapExplainer, "outputs_reused", None)
+    run_evaluation(["partition_shap"], [tiny_models["CE"]], ["binary_all"], settings,
+                   store_location=str(tmp_path / "fresh"), checkpoint_dir=tmp_path / "ck2", progress=False)
+    (reused,) = _records(tmp_path / "reused").values()
+    (fresh,) = _records(tmp_path / "fresh").values()
+    assert reused["metrics"]["label_difference"]["n_scored"] > 0
+    assert _metrics_without_time(reused) == _metrics_without_time(fresh)

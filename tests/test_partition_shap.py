@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from conftest import make_tiny_bert_classifier
 from test_explainers import TARGETS, WORDS
 from tolerances import max_error_relative_to_largest
 from torch import nn
@@ -267,3 +268,31 @@ def test_cost_matches_the_design(tokenizer):
     finally:
         handle.remove()
     assert sum(rows) == owen_design(len(SENTENCE))[0].shape[0] < math.factorial(len(SENTENCE))
+
+
+def test_inside_outputs_reused_another_target_costs_no_model_call_and_gives_the_same_scores(model64, tokenizer):
+    """The label-difference pass of the evaluation: the same sentences and model, the other class."""
+    from model_calls import RowCounter
+
+    others = [1 - t for t in TARGETS]
+    fresh = attribute(get_explainer("partition_shap"), model64, tokenizer, WORDS, others)
+    explainer = get_explainer("partition_shap")
+    with explainer.outputs_reused():
+        main = attribute(explainer, model64, tokenizer, WORDS, TARGETS)
+        with RowCounter(model64) as again:
+            reused = attribute(explainer, model64, tokenizer, WORDS, others)
+        # a subset of the sentences, in another order, is served from the same outputs
+        with RowCounter(model64) as subset:
+            reordered = attribute(explainer, model64, tokenizer, WORDS[::-1][:2], others[::-1][:2])
+        another = make_tiny_bert_classifier(seed=11).double()
+        with RowCounter(another) as other_model:  # another model is never answered from this one's outputs
+            on_another = attribute(explainer, another, tokenizer, WORDS, others)
+    assert again.rows == [] and subset.rows == []
+    assert other_model.rows
+    assert max_error_relative_to_largest(on_another, fresh) > 1e-3
+    assert max_error_relative_to_largest(reused, fresh) == 0.0  # the same outputs, the same arithmetic
+    assert max_error_relative_to_largest(reordered, fresh[::-1][:2]) == 0.0
+    assert max_error_relative_to_largest(main, fresh) > 1e-3  # the other class: different scores
+    with RowCounter(model64) as outside:  # after the block nothing is kept
+        attribute(explainer, model64, tokenizer, WORDS, others)
+    assert outside.rows

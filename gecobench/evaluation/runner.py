@@ -20,6 +20,7 @@ Flow for one (GECO config, model):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -278,17 +279,21 @@ def _explain_chunk(explainer: Explainer, spec: ExplainerSpec, lm: LoadedModel, p
     run = lambda model, tok, tg: [s.tolist() for s in attribute_words(
         explainer, model, tok, words, tg, batch_size=settings.batch_size, seed=seed)]
     scores: dict[str, Any] = {kind: None for kind in SCORE_KINDS}
-    start = time.perf_counter()
-    main = attribute_words_detailed(explainer, lm.model, lm.tokenizer, words, targets, settings.batch_size, seed)
-    scores["main"] = [s.tolist() for s in main.scores]
-    # per-sentence explainer diagnostics (IG: steps used, completeness error), summarised in the record
-    scores["diagnostics"] = {key: values.tolist() for key, values in main.diagnostics.items()}
-    main_seconds = time.perf_counter() - start
-    if settings.properties_in_chunk(chunk_id):
-        scores["randomised"] = run(perturbed.randomised, lm.tokenizer, targets)
-        scores["noisy"] = run(perturbed.noisy, lm.tokenizer, targets)
-        scores["other_target"] = mean_over_other_targets(
-            lambda other: run(lm.model, lm.tokenizer, other), targets, lm.num_labels)
+    # An explainer whose other-target scores follow from the same model outputs (Partition SHAP) keeps them for
+    # the label-difference pass while this chunk's models are alive and unchanged.
+    reuse = getattr(explainer, "outputs_reused", None)
+    with reuse() if callable(reuse) else contextlib.nullcontext():
+        start = time.perf_counter()
+        main = attribute_words_detailed(explainer, lm.model, lm.tokenizer, words, targets, settings.batch_size, seed)
+        scores["main"] = [s.tolist() for s in main.scores]
+        # per-sentence explainer diagnostics (IG: steps used, completeness error), summarised in the record
+        scores["diagnostics"] = {key: values.tolist() for key, values in main.diagnostics.items()}
+        main_seconds = time.perf_counter() - start
+        if settings.properties_in_chunk(chunk_id):
+            scores["randomised"] = run(perturbed.randomised, lm.tokenizer, targets)
+            scores["noisy"] = run(perturbed.noisy, lm.tokenizer, targets)
+            scores["other_target"] = mean_over_other_targets(
+                lambda other: run(lm.model, lm.tokenizer, other), targets, lm.num_labels)
     return scores, main_seconds
 
 

@@ -24,7 +24,8 @@ sentences in a batch are evaluated together, packed by length into forward passe
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -152,6 +153,26 @@ class PartitionShapExplainer(BuiltinExplainer):
         # Speed knob only: None packs the coalitions of every sentence by length into passes of the token budget;
         # N evaluates each sentence's coalitions N at a time, in order (the unbatched reference with N = 1).
         self.perturbations_per_eval = None if perturbations_per_eval is None else int(perturbations_per_eval)
+        # Coalition outputs kept for reuse, only inside `outputs_reused` (None outside it).
+        self._reused_outputs: dict[tuple[int, int, tuple[str, ...]], np.ndarray] | None = None
+
+    @contextmanager
+    def outputs_reused(self) -> Iterator[None]:
+        """Inside the block, a sentence explained again on the same model and tokenizer (for another target: the
+        label-difference pass) reuses its coalition outputs instead of running the model again.
+
+        Owen values are linear in the outputs, and the outputs carry every class, so the scores are exactly those
+        of a fresh run. The outputs are keyed by the model's and tokenizer's identity: the caller keeps both alive
+        and unchanged for the block, as the evaluation runner does for one chunk. Nested blocks share one store.
+        """
+        outer = self._reused_outputs
+        if outer is None:
+            self._reused_outputs = {}
+        try:
+            yield
+        finally:
+            if outer is None:
+                self._reused_outputs = None
 
     def protocol(self) -> dict[str, Any]:
         out = super().protocol()
@@ -173,24 +194,37 @@ class PartitionShapExplainer(BuiltinExplainer):
                                  f"{type(tokenizer).__name__} has none: use removal='delete'")
         batch = encode_batch(tokenizer, words, model_device(model))
         present = [word_first_tokens(batch.word_ids[i], batch.n_words[i]) >= 0 for i in range(len(words))]
+        store = self._reused_outputs
+        keys = [(id(model), id(tokenizer), tuple(sentence)) for sentence in words]
+        known = {i: store[key] for i, key in enumerate(keys) if store is not None and key in store}
         keep_matrices = []
         for i in range(len(words)):
+            if i in known:
+                continue
             coalitions, _ = owen_design(int(present[i].sum()))
             keep = np.ones((coalitions.shape[0], batch.n_words[i]), dtype=np.int64)
             keep[:, present[i]] = coalitions
             keep_matrices.append((i, keep))
         forward = EmbeddingForward(model, self._params["output"])
-        if self.perturbations_per_eval is None:
-            outputs = outputs_without_words(forward, model, batch, keep_matrices, tokenizer.pad_token_id,
-                                            tokens_per_forward=self.tokens_per_forward, deduplicate=False,
-                                            mask_id=mask_id)
+        if not keep_matrices:
+            computed = []
+        elif self.perturbations_per_eval is None:
+            computed = outputs_without_words(forward, model, batch, keep_matrices, tokenizer.pad_token_id,
+                                             tokens_per_forward=self.tokens_per_forward, deduplicate=False,
+                                             mask_id=mask_id)
         else:
-            outputs = [outputs_without_words(forward, model, batch, [pair], tokenizer.pad_token_id,
-                                             rows_per_forward=self.perturbations_per_eval, deduplicate=False,
-                                             mask_id=mask_id)[0]
-                       for pair in keep_matrices]
+            computed = [outputs_without_words(forward, model, batch, [pair], tokenizer.pad_token_id,
+                                              rows_per_forward=self.perturbations_per_eval, deduplicate=False,
+                                              mask_id=mask_id)[0]
+                        for pair in keep_matrices]
+        outputs = dict(known)
+        for (i, _), output in zip(keep_matrices, computed):
+            outputs[i] = output
+            if store is not None:
+                store[keys[i]] = output
         scores = []
-        for i, output in enumerate(outputs):
+        for i in range(len(words)):
+            output = outputs[i]
             word_scores = np.zeros(batch.n_words[i])
             word_scores[present[i]] = np.abs(owen_values(int(present[i].sum()), output[:, int(targets[i])]))
             scores.append(word_scores)
