@@ -483,7 +483,7 @@ def test_partition_shap_label_difference_reuses_the_models_outputs(tiny_models, 
 
     def counting_explain(self, model, tokenizer, words, targets):
         # (model, number of sentences whose outputs were not kept) for every call
-        store = self._reused_outputs or {}
+        store = self._reused or {}
         fresh = sum((id(model), id(tokenizer), tuple(w)) not in store for w in words)
         calls.append((id(model), fresh))
         return explain(self, model, tokenizer, words, targets)

@@ -1,5 +1,6 @@
-"""Partition SHAP: exact Owen values over a balanced binary word hierarchy, checked against brute-force enumeration
-of the hierarchy's orderings on small additive and interacting models, batched equal to unbatched."""
+"""Partition SHAP: Owen values over a balanced binary word hierarchy, exact ones checked against brute-force
+enumeration of the hierarchy's orderings on small additive and interacting models, the default budget checked for
+what it keeps exact (every group's total, the sum, a sparse game), batched equal to unbatched."""
 
 from __future__ import annotations
 
@@ -18,11 +19,16 @@ from torch import nn
 from gecobench.explainers import available_explainers, get_explainer
 from gecobench.explainers.engine import attribute
 from gecobench.explainers.partition import (
+    OwenExpansion,
     balanced_partition,
+    coalition_matrix,
     owen_design,
     owen_values,
     split_node,
 )
+
+#: exact Owen values (the default spends a budget of 4 model outputs per word instead)
+EXACT = {"coalitions_per_word": None}
 
 # ------------------------------------------------------------------------------------------- references
 
@@ -170,8 +176,9 @@ def test_partition_shap_is_registered_with_its_protocol():
     assert "partition_shap" in available_explainers()
     explainer = get_explainer("partition_shap")
     protocol = explainer.protocol()
-    assert protocol["params"] == {"output": "logit", "removal": "mask",
+    assert protocol["params"] == {"output": "logit", "removal": "mask", "coalitions_per_word": 4.0,
                                   "hierarchy": "balanced binary partition of the word sequence"}
+    assert get_explainer("partition_shap", **EXACT).params()["coalitions_per_word"] is None
     assert "mask token" in protocol["perturbation"] and not explainer.is_baseline
     deleting = get_explainer("partition_shap", removal="delete").protocol()
     assert deleting["perturbation"] == get_explainer("lime").protocol()["perturbation"]  # the shared protocol
@@ -180,11 +187,14 @@ def test_partition_shap_is_registered_with_its_protocol():
         get_explainer("partition_shap", output="margin")
     with pytest.raises(ValueError, match="removal must be one of mask, delete"):
         get_explainer("partition_shap", removal="blank")
+    for bad in (0, -1.0, float("nan"), "many"):
+        with pytest.raises(ValueError, match="coalitions_per_word must be a positive number or None"):
+            get_explainer("partition_shap", coalitions_per_word=bad)
 
 
 def test_on_an_additive_model_owen_values_are_each_words_own_contribution(tokenizer):
     model = two_feature_model(tokenizer, strength=0.0)
-    scores = attribute(get_explainer("partition_shap"), model, tokenizer, [SENTENCE, SENTENCE[:2]], [1, 0])
+    scores = attribute(get_explainer("partition_shap", **EXACT), model, tokenizer, [SENTENCE, SENTENCE[:2]], [1, 0])
     for sentence, target, score in zip([SENTENCE, SENTENCE[:2]], [1, 0], scores):
         own = np.array([abs(FEATURES.get(w, (0.0, 0.0))[1 - target]) for w in sentence])
         np.testing.assert_allclose(score, own, atol=1e-12)
@@ -199,7 +209,7 @@ def test_on_an_interacting_model_scores_are_the_exact_owen_values_not_the_shaple
     shapley = brute_force_shapley(len(SENTENCE), value)
     # the hierarchy matters here: Owen and Shapley values differ by far more than rounding ...
     assert np.abs(owen - shapley).max() > 0.05
-    (scores,) = attribute(get_explainer("partition_shap"), model, tokenizer, [SENTENCE], [1])
+    (scores,) = attribute(get_explainer("partition_shap", **EXACT), model, tokenizer, [SENTENCE], [1])
     scale = max(abs(value(frozenset(range(len(SENTENCE))))), 1.0)
     np.testing.assert_allclose(scores, np.abs(owen), rtol=0, atol=1e3 * np.finfo(np.float64).eps * scale)
     # ... and both agree on the total they share out
@@ -209,7 +219,8 @@ def test_on_an_interacting_model_scores_are_the_exact_owen_values_not_the_shaple
 @pytest.mark.parametrize("removal", ["mask", "delete"])
 def test_on_a_bert_the_scores_are_the_owen_values_of_its_outputs_on_perturbed_sentences(model64, tokenizer, removal):
     words, target = WORDS[0], TARGETS[0]
-    (scores,) = attribute(get_explainer("partition_shap", removal=removal), model64, tokenizer, [words], [target])
+    (scores,) = attribute(get_explainer("partition_shap", removal=removal, **EXACT), model64, tokenizer, [words],
+                          [target])
     expected = np.abs(brute_force_owen(len(words), model_on_words(model64, tokenizer, words, target, removal)))
     assert max_error_relative_to_largest([scores], [expected]) < 1e-9
     other = "delete" if removal == "mask" else "mask"
@@ -225,28 +236,41 @@ def test_masking_needs_a_tokenizer_with_a_mask_token(model64, tokenizer):
         get_explainer("partition_shap").explain(model64, NoMask(), WORDS[:1], TARGETS[:1])
 
 
-def test_batched_scores_equal_the_unbatched_reference(model64, tokenizer):
+@pytest.mark.parametrize("budget", [{}, EXACT, {"coalitions_per_word": 2.5}])
+def test_batched_scores_equal_the_unbatched_reference(model64, tokenizer, budget):
     words = WORDS + [["alone"]]
     targets = TARGETS + [1]
-    batched = attribute(get_explainer("partition_shap"), model64, tokenizer, words, targets)
-    one_batch = attribute(get_explainer("partition_shap"), model64, tokenizer, words, targets, batch_size=len(words))
+    batched = attribute(get_explainer("partition_shap", **budget), model64, tokenizer, words, targets)
+    one_batch = attribute(get_explainer("partition_shap", **budget), model64, tokenizer, words, targets,
+                          batch_size=len(words))
     # one sentence per call and one coalition per forward pass: no packing, no padding anywhere
-    reference = attribute(get_explainer("partition_shap", perturbations_per_eval=1), model64, tokenizer, words,
-                          targets, batch_size=1)
+    reference = attribute(get_explainer("partition_shap", perturbations_per_eval=1, **budget), model64, tokenizer,
+                          words, targets, batch_size=1)
     assert max_error_relative_to_largest(batched, reference) < 1e-5
     assert max_error_relative_to_largest(one_batch, reference) < 1e-5
     assert all(s.shape == (len(w),) and (s > 0).any() for s, w in zip(batched, words))
 
 
-def test_coalitions_of_several_sentences_share_forward_passes(model64, tokenizer):
+def count_forward_calls(model, explainer, tokenizer, words, targets) -> int:
     calls = []
-    handle = model64.register_forward_hook(lambda module, args, out: calls.append(1))
+    handle = model.register_forward_hook(lambda module, args, out: calls.append(1))
     try:
-        get_explainer("partition_shap").explain(model64, tokenizer, WORDS, TARGETS)
+        explainer.explain(model, tokenizer, words, targets)
     finally:
         handle.remove()
+    return len(calls)
+
+
+def test_coalitions_of_several_sentences_share_forward_passes(model64, tokenizer):
+    exact = count_forward_calls(model64, get_explainer("partition_shap", **EXACT), tokenizer, WORDS, TARGETS)
     n_coalitions = sum(owen_design(len(w))[0].shape[0] for w in WORDS)
-    assert len(calls) < len(WORDS) < n_coalitions
+    assert exact < len(WORDS) < n_coalitions
+    # within a budget the expansion runs in rounds; each round is one forward pass for all sentences together
+    budgeted = get_explainer("partition_shap", coalitions_per_word=2)
+    alone = [count_forward_calls(model64, budgeted, tokenizer, [w], [t]) for w, t in zip(WORDS, TARGETS)]
+    together = count_forward_calls(model64, budgeted, tokenizer, WORDS, TARGETS)
+    # (a round's rows of very different lengths may take two passes: packed by length, not padded)
+    assert max(alone) <= together < sum(alone) / 2
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
@@ -258,16 +282,119 @@ def test_scores_on_the_gpu_equal_the_cpu(model64, tokenizer):
     assert max_error_relative_to_largest(on_gpu, on_cpu) < 1e-6
 
 
-def test_cost_matches_the_design(tokenizer):
-    # a sentence of n one-token words: one row per coalition of its design, nothing more
+@pytest.mark.parametrize("per_word", [None, 3.0, 1.0])
+def test_cost_matches_the_design_or_the_budget(tokenizer, per_word):
+    # a sentence of n one-token words: one row per coalition of its design (exact) or at most the budget
     rows = []
     model = two_feature_model(tokenizer, strength=1.0)
     handle = model.register_forward_hook(lambda module, args, out: rows.append(out.logits.shape[0]))
+    explainer = get_explainer("partition_shap", coalitions_per_word=per_word)
     try:
-        get_explainer("partition_shap").explain(model, tokenizer, [SENTENCE], [1])
+        explainer.explain(model, tokenizer, [SENTENCE], [1])
     finally:
         handle.remove()
-    assert sum(rows) == owen_design(len(SENTENCE))[0].shape[0] < math.factorial(len(SENTENCE))
+    (used,) = explainer.last_diagnostics["n_coalitions"]
+    (spread,) = explainer.last_diagnostics["spread_share"]
+    assert sum(rows) == used
+    if per_word is None:
+        assert used == owen_design(len(SENTENCE))[0].shape[0] < math.factorial(len(SENTENCE)) and spread == 0
+    else:
+        assert used <= math.ceil(per_word * len(SENTENCE)) < owen_design(len(SENTENCE))[0].shape[0]
+        assert 0 < spread <= 1  # an interacting model: the budget leaves some groups unresolved
+
+
+# ------------------------------------------------------------------------------------------ the budget
+
+
+def run_expansion(n_players: int, value, max_outputs: int | None) -> OwenExpansion:
+    """Drive an expansion with a set function of frozensets (one class)."""
+    expansion = OwenExpansion(n_players, max_outputs)
+    while coalitions := expansion.request():
+        rows = coalition_matrix(coalitions, n_players)
+        expansion.receive(np.array([[value(frozenset(np.flatnonzero(row).tolist()))] for row in rows]))
+    return expansion
+
+
+def random_game(n_players: int, seed: int):
+    rng = np.random.default_rng(seed)
+    table = {}
+
+    def value(coalition: frozenset[int]) -> float:
+        if coalition not in table:
+            table[coalition] = rng.normal()
+        return table[coalition]
+
+    return value
+
+
+@pytest.mark.parametrize("n_players", [1, 2, 5, 9])
+def test_a_budget_at_least_the_designs_size_gives_the_exact_values_in_one_round(n_players):
+    value = random_game(n_players, seed=n_players)
+    exact = brute_force_owen(n_players, value) if n_players <= 6 else None
+    size = owen_design(n_players)[0].shape[0]
+    for budget in (None, size, size + 7):
+        expansion = OwenExpansion(n_players, budget)
+        first = expansion.request()
+        assert len(first) == size
+        expansion.receive(np.array([[value(frozenset(np.flatnonzero(r).tolist()))]
+                                    for r in coalition_matrix(first, n_players)]))
+        assert expansion.request() == [] and expansion.done
+        values, spread = expansion.values(0)
+        assert spread == 0.0
+        reference = owen_values(n_players, [value(frozenset(np.flatnonzero(r).tolist()))
+                                            for r in owen_design(n_players)[0]])
+        np.testing.assert_allclose(values, reference, rtol=0, atol=1e-12)
+        if exact is not None:
+            np.testing.assert_allclose(values, exact, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("budget", [2, 5, 11, 30, 60, 100])
+def test_within_a_budget_the_values_add_up_and_approach_the_exact_ones(budget):
+    n_players = 13
+    value = random_game(n_players, seed=budget)
+    expansion = run_expansion(n_players, value, budget)
+    values, spread = expansion.values(0)
+    assert expansion.n_outputs <= budget
+    everyone, no_one = value(frozenset(range(n_players))), value(frozenset())
+    assert values.sum() == pytest.approx(everyone - no_one, abs=1e-12)  # efficiency holds at any budget
+    exact = owen_values(n_players, [value(frozenset(np.flatnonzero(r).tolist())) for r in owen_design(n_players)[0]])
+    assert 0 <= spread <= 1
+    if budget == 2:  # only the root: everyone gets an equal share
+        np.testing.assert_allclose(values, np.full(n_players, (everyone - no_one) / n_players), atol=1e-12)
+        assert spread == 1.0
+    if budget == 100:  # 100 of the exact design's 132 outputs
+        assert np.abs(values - exact).max() < np.abs(exact).max()
+
+
+def test_the_budget_goes_where_the_output_moves_so_a_sparse_game_is_exact_for_a_fraction_of_the_design():
+    # an additive game with two words that matter among sixteen (a gender classifier's two gendered words):
+    # every group without them has zero change, so the budget is spent on the groups that hold them
+    n_players, weights = 16, np.zeros(16)
+    weights[[3, 12]] = [2.0, -1.5]
+
+    def value(coalition):
+        return float(sum(weights[k] for k in coalition))
+
+    expansion = run_expansion(n_players, value, 4 * n_players)
+    values, spread = expansion.values(0)
+    np.testing.assert_allclose(values, weights, rtol=0, atol=1e-12)
+    assert spread == 0.0 and expansion.n_outputs <= 4 * n_players < owen_design(n_players)[0].shape[0]
+
+
+def test_the_expansion_refuses_misuse():
+    with pytest.raises(ValueError, match="at least the 2 outputs"):
+        OwenExpansion(4, 1)
+    with pytest.raises(ValueError, match="at least one player"):
+        OwenExpansion(0, 10)
+    expansion = OwenExpansion(4, 6)
+    first = expansion.request()
+    with pytest.raises(RuntimeError, match="not been received"):
+        expansion.request()
+    with pytest.raises(ValueError, match="expected outputs for 2 coalitions, got 3"):
+        expansion.receive(np.zeros((3, 1)))
+    expansion.receive(np.zeros((len(first), 1)))
+    with pytest.raises(RuntimeError, match="has not finished"):
+        expansion.values(0)
 
 
 def test_inside_outputs_reused_another_target_costs_no_model_call_and_gives_the_same_scores(model64, tokenizer):

@@ -1,4 +1,4 @@
-"""Partition SHAP: exact Owen values over a balanced binary hierarchy of the sentence's words.
+"""Partition SHAP: Owen values over a balanced binary hierarchy of the sentence's words, exact or within a budget.
 
 The words of a sentence are split in two halves, each half in two again, down to single words (a balanced
 binary partition of the word sequence, as ``shap``'s Partition explainer uses a hierarchy of the text's tokens).
@@ -13,6 +13,23 @@ Sibling groups either all present or all absent is what makes this cheap: a sent
 ``2 n^2 / 3`` model outputs (a balanced tree of depth ``log2 n``), not the ``2^n`` of exact Shapley values, and
 no sampling (the values are exact and deterministic). The values add up to ``f(sentence) - f(no word)``.
 
+**The default spends a budget instead** (version 3.0.0): ``coalitions_per_word=4`` model outputs per word, not
+the exact design's ``~2 n^2 / 3``. The hierarchy is expanded from the root, always where the model's output moves
+most (``shap``'s Partition explainer expands by the same kind of priority, under its ``max_evals``). A group
+``G`` seen in context ``C`` with weight ``w`` holds ``w * (f(C + G) - f(C))`` of the Owen values; expanding it costs
+the two outputs ``f(C + left half)`` and ``f(C + right half)`` and yields its four (child, context) pairs, each
+with weight ``w / 2``. The pairs of single words are the exact terms above. When the budget is spent, every group
+not expanded shares its amount equally among its words. So the values still add up to
+``f(sentence) - f(no word)``, every pair keeps its exact amount, and only the split inside low-priority groups is
+approximated; a budget at least the exact design's size gives the exact values in one round. The priority of a
+pair is ``w * sum over classes |f(C + G) - f(C)|`` (class-agnostic, so the label-difference pass reuses the same
+outputs). Expansion runs in rounds of ``max(1, n // 4)`` groups per sentence; all sentences of a batch share each
+round's forward passes. Per sentence the explainer reports ``n_coalitions`` (model outputs used) and
+``spread_share`` (the share of the explained amount, ``sum |w * (f(C + G) - f(C))|``, that was split equally
+rather than resolved to single words: 0 for exact values). On the reference CEfAf model and 64 ``binary_all`` test
+sentences (18.4 words on average), 4 outputs per word reach MA 0.921 with 81 outputs per sentence where the exact
+values (310 outputs) reach 0.910; 3 per word fall to 0.885 (BENCHMARKS.md, "Partition SHAP on a budget").
+
 A model output for a coalition is the output on the sentence with each run of absent words replaced by one
 ``[MASK]`` token (``removal="mask"``, the default since 2.0.0, as ``shap``'s text masker does), so "no word" is
 ``[CLS] [MASK] [SEP]``; ``removal="delete"`` drops them instead (1.0.0, the shared perturbation protocol of LIME
@@ -24,6 +41,8 @@ sentences in a batch are evaluated together, packed by length into forward passe
 from __future__ import annotations
 
 import functools
+import heapq
+import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -114,6 +133,168 @@ def owen_design(n_players: int) -> tuple[np.ndarray, np.ndarray]:
     return coalitions, weights
 
 
+def group_bits(node: Node) -> int:
+    """The players of a group as a bit mask (player ``k`` is bit ``k``)."""
+    start, stop = node
+    return ((1 << (stop - start)) - 1) << start
+
+
+def coalition_matrix(coalitions: Sequence[int], n_players: int) -> np.ndarray:
+    """``(len(coalitions), n_players)`` 0/1 rows of bit-mask coalitions (Python integers: any number of players)."""
+    return np.array([[(bits >> player) & 1 for player in range(n_players)] for bits in coalitions],
+                    dtype=np.int64).reshape(len(coalitions), n_players)
+
+
+def _coarse(priority: float) -> float:
+    # Four significant digits: outputs of one coalition differ by rounding between batch layouts (padding, packing)
+    # and that must not reorder two groups of nearly equal priority; equal coarse priorities keep insertion order.
+    return float(f"{priority:.3e}")
+
+
+class OwenExpansion:
+    """Owen values of one sentence's players, computed in rounds of model outputs: exact, or within a budget.
+
+    Drive it with :meth:`request` (the coalitions, as bit masks, whose outputs the next round needs; empty when
+    done) and :meth:`receive` (their outputs, ``(len(request), n_classes)``, in that order). Then
+    :meth:`values` gives the values for any class. ``max_outputs=None``, or a budget at least the exact design's
+    size, evaluates :func:`owen_design` in one round (exact values); a smaller budget expands the hierarchy by
+    priority as the module docstring describes. The order of expansion depends only on this sentence's outputs,
+    so it does not depend on which other sentences share the forward passes.
+    """
+
+    def __init__(self, n_players: int, max_outputs: int | None = None) -> None:
+        if n_players < 1:
+            raise ValueError(f"need at least one player, got {n_players}")
+        if max_outputs is not None and max_outputs < 2:
+            raise ValueError(f"a budget needs at least the 2 outputs of everyone and no one, got {max_outputs}")
+        self.n_players = n_players
+        exact_size = owen_design(n_players)[0].shape[0]
+        self.exact = max_outputs is None or max_outputs >= exact_size
+        self.max_outputs = exact_size if self.exact else int(max_outputs)
+        self.expansions_per_round = max(1, n_players // 4)
+        self._index: dict[int, int] = {}  # coalition bits -> row of the outputs
+        self._outputs: list[np.ndarray] = []
+        self._requested: list[int] = []
+        self._expanding: list[tuple[Node, int, float]] = []
+        # (-coarse priority, insertion order, group, context bits, weight): heapq pops the highest priority first
+        self._queue: list[tuple[float, int, Node, int, float]] = []
+        self._inserted = 0
+        # (start, stop, row with the group, row without it, weight, split equally?)
+        self._terms: list[tuple[int, int, int, int, float, bool]] = []
+        self._started = False
+        self.done = False
+
+    @property
+    def n_outputs(self) -> int:
+        """Model outputs received so far."""
+        return len(self._outputs)
+
+    def request(self) -> list[int]:
+        """The coalitions (bit masks, each new) whose outputs the next round needs; ``[]`` once the values are known."""
+        if self._requested:
+            raise RuntimeError("the outputs of the previous request have not been received")
+        if self.done:
+            return []
+        if not self._started:
+            self._started = True
+            if self.exact:
+                coalitions, _ = owen_design(self.n_players)
+                self._requested = [int(sum(int(b) << k for k, b in enumerate(row))) for row in coalitions]
+            else:
+                self._requested = [group_bits((0, self.n_players)), 0]
+            return list(self._requested)
+        while True:
+            chosen: list[tuple[Node, int, float]] = []
+            new: list[int] = []
+            while self._queue and len(chosen) < self.expansions_per_round:
+                _, _, node, context, weight = self._queue[0]
+                left, right = split_node(node)
+                needed = []
+                for bits in (context | group_bits(left), context | group_bits(right)):
+                    if bits not in self._index and bits not in new and bits not in needed:
+                        needed.append(bits)
+                if len(self._index) + len(new) + len(needed) > self.max_outputs:
+                    break
+                heapq.heappop(self._queue)
+                chosen.append((node, context, weight))
+                new.extend(needed)
+            if not chosen:
+                self._finish()
+                return []
+            if new:
+                self._expanding, self._requested = chosen, new
+                return list(new)
+            for item in chosen:  # every output they need is known already
+                self._expand(*item)
+
+    def receive(self, outputs: np.ndarray) -> None:
+        """The outputs of the coalitions of the last :meth:`request`, in its order."""
+        outputs = np.asarray(outputs, dtype=np.float64)
+        if outputs.ndim == 1:
+            outputs = outputs[:, None]
+        if outputs.shape[0] != len(self._requested):
+            raise ValueError(f"expected outputs for {len(self._requested)} coalitions, got {outputs.shape[0]}")
+        for bits, output in zip(self._requested, outputs):
+            self._index[bits] = len(self._outputs)
+            self._outputs.append(output)
+        self._requested = []
+        if self.exact:
+            self.done = True
+            return
+        if len(self._outputs) == 2 and not self._expanding:  # everyone and no one: the root
+            self._add((0, self.n_players), 0, 1.0)
+        expanding, self._expanding = self._expanding, []
+        for item in expanding:
+            self._expand(*item)
+
+    def _add(self, node: Node, context: int, weight: float) -> None:
+        start, stop = node
+        if stop - start == 1:
+            self._terms.append((start, stop, self._index[context | group_bits(node)], self._index[context], weight,
+                                False))
+            return
+        change = self._outputs[self._index[context | group_bits(node)]] - self._outputs[self._index[context]]
+        priority = _coarse(weight * float(np.abs(change).sum()))
+        heapq.heappush(self._queue, (-priority, self._inserted, node, context, weight))
+        self._inserted += 1
+
+    def _expand(self, node: Node, context: int, weight: float) -> None:
+        left, right = split_node(node)
+        half = weight / 2
+        self._add(left, context, half)
+        self._add(left, context | group_bits(right), half)
+        self._add(right, context, half)
+        self._add(right, context | group_bits(left), half)
+
+    def _finish(self) -> None:
+        # the budget is spent: each group left shares its amount equally among its players
+        for _, _, node, context, weight in sorted(self._queue, key=lambda item: item[1]):
+            self._terms.append((node[0], node[1], self._index[context | group_bits(node)], self._index[context],
+                                weight, True))
+        self._queue = []
+        self.done = True
+
+    def values(self, target: int) -> tuple[np.ndarray, float]:
+        """The Owen values for class ``target`` and the share of the explained amount split equally in groups."""
+        if not self.done:
+            raise RuntimeError("the expansion has not finished: request() until it returns []")
+        outputs = np.stack(self._outputs)[:, int(target)]
+        if self.exact:
+            # requested in the design's order, one row each (the design has no repeated coalition)
+            return owen_design(self.n_players)[1] @ outputs, 0.0
+        values = np.zeros(self.n_players)
+        resolved = spread = 0.0
+        for start, stop, with_group, without_group, weight, split in self._terms:
+            amount = weight * (outputs[with_group] - outputs[without_group])
+            values[start:stop] += amount / (stop - start)
+            if split:
+                spread += abs(amount)
+            else:
+                resolved += abs(amount)
+        total = resolved + spread
+        return values, (spread / total if total > 0 else 0.0)
+
+
 def owen_values(n_players: int, outputs: np.ndarray) -> np.ndarray:
     """Owen values from the outputs of :func:`owen_design`'s coalitions (``(K,)``, or ``(K, classes)``)."""
     coalitions, weights = owen_design(n_players)
@@ -125,54 +306,70 @@ def owen_values(n_players: int, outputs: np.ndarray) -> np.ndarray:
 
 @register_explainer
 class PartitionShapExplainer(BuiltinExplainer):
-    """Partition SHAP: exact Owen values of the words over a balanced binary hierarchy, ``|Owen value|`` per word.
+    """Partition SHAP: Owen values of the words over a balanced binary hierarchy, ``|Owen value|`` per word.
 
     Deterministic (no sampling). Words lost to truncation are not players and score 0. ``output`` is the model
     output explained: the target ``"logit"`` (default) or its softmax ``"probability"``. ``removal``: how an
     absent word leaves the sentence — ``"mask"`` (default: each run of absent words becomes one mask token of
     the tokenizer) or ``"delete"`` (its tokens dropped, as LIME and Kernel SHAP do; version 1.0.0).
+    ``coalitions_per_word``: the budget of model outputs per word of the sentence (default 4; at least the two of
+    the whole sentence and of no word), the hierarchy expanded where the output moves most; ``None`` computes the
+    exact Owen values (about ``2 n / 3`` outputs per word; version 2.0.0). Diagnostics per sentence:
+    ``n_coalitions`` and ``spread_share`` (see the module docstring).
     """
 
     name = "partition_shap"
-    version = "2.0.0"  # 2.0.0: absent words masked (one mask token per run); 1.0.0: deleted
-    description = ("Partition SHAP: exact Owen values over a balanced binary word hierarchy (each run of absent "
-                   "words one [MASK]); |value| per word.")
+    # 3.0.0: a budget of 4 model outputs per word by default (exact values with coalitions_per_word=None);
+    # 2.0.0: absent words masked (one mask token per run); 1.0.0: deleted
+    version = "3.0.0"
+    description = ("Partition SHAP: Owen values over a balanced binary word hierarchy (each run of absent words one "
+                   "[MASK]), expanded by priority within 4 model outputs per word; |value| per word.")
     protocol_keys = ("perturbation", "target", "max_length")
     REMOVALS = ("mask", "delete")
 
-    def __init__(self, output: str = "logit", removal: str = "mask", perturbations_per_eval: int | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(self, output: str = "logit", removal: str = "mask", coalitions_per_word: float | None = 4.0,
+                 perturbations_per_eval: int | None = None, **kwargs: Any) -> None:
         if output not in ("logit", "probability"):
             raise ValueError(f"output must be 'logit' or 'probability', got {output!r}")
         if removal not in self.REMOVALS:
             raise ValueError(f"removal must be one of {', '.join(self.REMOVALS)}, got {removal!r}")
+        if coalitions_per_word is not None:
+            try:
+                coalitions_per_word = float(coalitions_per_word)
+            except (TypeError, ValueError):
+                raise ValueError(f"coalitions_per_word must be a positive number or None (exact values), got "
+                                 f"{coalitions_per_word!r}") from None
+            if not math.isfinite(coalitions_per_word) or coalitions_per_word <= 0:
+                raise ValueError(f"coalitions_per_word must be a positive number or None (exact values), got "
+                                 f"{coalitions_per_word!r}")
         if perturbations_per_eval is not None and int(perturbations_per_eval) < 1:
             raise ValueError(f"perturbations_per_eval must be >= 1, got {perturbations_per_eval}")
-        super().__init__(output=output, removal=removal, hierarchy="balanced binary partition of the word sequence",
-                         **kwargs)
+        super().__init__(output=output, removal=removal, coalitions_per_word=coalitions_per_word,
+                         hierarchy="balanced binary partition of the word sequence", **kwargs)
         # Speed knob only: None packs the coalitions of every sentence by length into passes of the token budget;
         # N evaluates each sentence's coalitions N at a time, in order (the unbatched reference with N = 1).
         self.perturbations_per_eval = None if perturbations_per_eval is None else int(perturbations_per_eval)
-        # Coalition outputs kept for reuse, only inside `outputs_reused` (None outside it).
-        self._reused_outputs: dict[tuple[int, int, tuple[str, ...]], np.ndarray] | None = None
+        # Finished expansions (their outputs) kept for reuse, only inside `outputs_reused` (None outside it).
+        self._reused: dict[tuple[int, int, tuple[str, ...]], OwenExpansion] | None = None
 
     @contextmanager
     def outputs_reused(self) -> Iterator[None]:
         """Inside the block, a sentence explained again on the same model and tokenizer (for another target: the
         label-difference pass) reuses its coalition outputs instead of running the model again.
 
-        Owen values are linear in the outputs, and the outputs carry every class, so the scores are exactly those
-        of a fresh run. The outputs are keyed by the model's and tokenizer's identity: the caller keeps both alive
-        and unchanged for the block, as the evaluation runner does for one chunk. Nested blocks share one store.
+        Owen values are linear in the outputs, the outputs carry every class and the expansion's priority is
+        class-agnostic, so the scores are exactly those of a fresh run. The outputs are keyed by the model's and
+        tokenizer's identity: the caller keeps both alive and unchanged for the block, as the evaluation runner
+        does for one chunk. Nested blocks share one store.
         """
-        outer = self._reused_outputs
+        outer = self._reused
         if outer is None:
-            self._reused_outputs = {}
+            self._reused = {}
         try:
             yield
         finally:
             if outer is None:
-                self._reused_outputs = None
+                self._reused = None
 
     def protocol(self) -> dict[str, Any]:
         out = super().protocol()
@@ -185,6 +382,11 @@ class PartitionShapExplainer(BuiltinExplainer):
         # As for LIME: the coalitions of all sentences in a batch are packed by length together.
         return 1
 
+    def max_outputs(self, n_players: int) -> int | None:
+        """The budget of model outputs for a sentence of ``n_players`` words (``None``: exact values)."""
+        per_word = self._params["coalitions_per_word"]
+        return None if per_word is None else max(2, math.ceil(per_word * n_players))
+
     def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
         mask_id = None
         if self._params["removal"] == "mask":
@@ -194,38 +396,52 @@ class PartitionShapExplainer(BuiltinExplainer):
                                  f"{type(tokenizer).__name__} has none: use removal='delete'")
         batch = encode_batch(tokenizer, words, model_device(model))
         present = [word_first_tokens(batch.word_ids[i], batch.n_words[i]) >= 0 for i in range(len(words))]
-        store = self._reused_outputs
+        store = self._reused
         keys = [(id(model), id(tokenizer), tuple(sentence)) for sentence in words]
-        known = {i: store[key] for i, key in enumerate(keys) if store is not None and key in store}
-        keep_matrices = []
-        for i in range(len(words)):
-            if i in known:
-                continue
-            coalitions, _ = owen_design(int(present[i].sum()))
-            keep = np.ones((coalitions.shape[0], batch.n_words[i]), dtype=np.int64)
-            keep[:, present[i]] = coalitions
-            keep_matrices.append((i, keep))
+        expansions: dict[int, OwenExpansion] = {}
+        running: dict[int, OwenExpansion] = {}
+        for i, key in enumerate(keys):
+            if store is not None and key in store:
+                expansions[i] = store[key]
+            else:
+                n_players = int(present[i].sum())
+                expansions[i] = running[i] = OwenExpansion(n_players, self.max_outputs(n_players))
         forward = EmbeddingForward(model, self._params["output"])
-        if not keep_matrices:
-            computed = []
-        elif self.perturbations_per_eval is None:
-            computed = outputs_without_words(forward, model, batch, keep_matrices, tokenizer.pad_token_id,
-                                             tokens_per_forward=self.tokens_per_forward, deduplicate=False,
-                                             mask_id=mask_id)
-        else:
-            computed = [outputs_without_words(forward, model, batch, [pair], tokenizer.pad_token_id,
-                                              rows_per_forward=self.perturbations_per_eval, deduplicate=False,
-                                              mask_id=mask_id)[0]
-                        for pair in keep_matrices]
-        outputs = dict(known)
-        for (i, _), output in zip(keep_matrices, computed):
-            outputs[i] = output
-            if store is not None:
-                store[keys[i]] = output
-        scores = []
+        while running:
+            requests = [(i, expansion.request()) for i, expansion in running.items()]
+            for i, coalitions in requests:
+                if not coalitions:
+                    del running[i]
+            requests = [(i, coalitions) for i, coalitions in requests if coalitions]
+            if not requests:
+                break
+            keep_matrices = []
+            for i, coalitions in requests:
+                keep = np.ones((len(coalitions), batch.n_words[i]), dtype=np.int64)
+                keep[:, present[i]] = coalition_matrix(coalitions, int(present[i].sum()))
+                keep_matrices.append((i, keep))
+            if self.perturbations_per_eval is None:
+                computed = outputs_without_words(forward, model, batch, keep_matrices, tokenizer.pad_token_id,
+                                                 tokens_per_forward=self.tokens_per_forward, deduplicate=False,
+                                                 mask_id=mask_id)
+            else:
+                computed = [outputs_without_words(forward, model, batch, [pair], tokenizer.pad_token_id,
+                                                  rows_per_forward=self.perturbations_per_eval, deduplicate=False,
+                                                  mask_id=mask_id)[0]
+                            for pair in keep_matrices]
+            for (i, _), output in zip(requests, computed):
+                running[i].receive(output)
+        if store is not None:
+            for i, key in enumerate(keys):
+                store.setdefault(key, expansions[i])
+        scores, n_coalitions, spread_shares = [], [], []
         for i in range(len(words)):
-            output = outputs[i]
+            values, spread_share = expansions[i].values(int(targets[i]))
             word_scores = np.zeros(batch.n_words[i])
-            word_scores[present[i]] = np.abs(owen_values(int(present[i].sum()), output[:, int(targets[i])]))
+            word_scores[present[i]] = np.abs(values)
             scores.append(word_scores)
+            n_coalitions.append(expansions[i].n_outputs)
+            spread_shares.append(spread_share)
+        self.last_diagnostics = {"n_coalitions": np.array(n_coalitions, dtype=np.float64),
+                                 "spread_share": np.array(spread_shares)}
         return scores
