@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 
 def format_number(value: float, digits: int = 3, signed: bool = False) -> str:
     """``value`` with ``digits`` decimals; ``signed`` puts ``+`` on positive numbers.
@@ -36,18 +38,21 @@ def format_interval(value: Any, low: Any = None, high: Any = None, digits: int =
     >>> format_interval(3.0, None, 4.0), format_interval(float("nan"), 0.1, 0.2)
     ('3.000', '–')
     """
-    if not _finite(value):
+    if not is_finite_number(value):
         return "–"
     text = format_number(value, digits, signed)
-    if _finite(low) and _finite(high):
+    if is_finite_number(low) and is_finite_number(high):
         text += f" [{format_number(low, digits, signed)}, {format_number(high, digits, signed)}]"
     return text
 
 
-def _finite(value: Any) -> bool:
-    if value is None or isinstance(value, bool):
+def is_finite_number(value: Any) -> bool:
+    """Whether ``value`` is a number to show: an int, float or NumPy number (not a bool, not a string) that is
+    neither NaN nor infinite. Every table decides "show it or write –" with this.
+
+    >>> [is_finite_number(v) for v in (0.5, 3, float("nan"), None, True, "0.5")]
+    [True, True, False, False, False, False]
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
         return False
-    try:
-        return math.isfinite(float(value))
-    except (TypeError, ValueError):
-        return False
+    return math.isfinite(float(value))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import html
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from gecobench.formatting import format_interval
+from gecobench.formatting import format_interval, is_finite_number
 from gecobench.metrics.bias_indices import overall_bias
 from gecobench.spanish.plots import (
     FEMALE_RGB,
@@ -85,10 +84,6 @@ def records_with_scheme(records: Sequence[Mapping[str, Any]], scheme: str | None
     return [r for r in records if scheme in (r.get("schemes") or {})]
 
 
-def _finite(value: Any) -> bool:
-    return value is not None and isinstance(value, (int, float, np.number)) and math.isfinite(float(value))
-
-
 def scheme_uncertainty(record: Mapping[str, Any], scheme: str) -> Mapping[str, Any]:
     """The scheme's bootstrap block (``{}`` for records written before intervals were stored)."""
     return ((record.get("schemes") or {}).get(scheme) or {}).get("uncertainty") or {}
@@ -98,11 +93,11 @@ def _ends(interval: Any) -> tuple[float, float]:
     if not isinstance(interval, Mapping):
         return np.nan, np.nan
     low, high = interval.get("ci_low"), interval.get("ci_high")
-    return (float(low) if _finite(low) else np.nan), (float(high) if _finite(high) else np.nan)
+    return (float(low) if is_finite_number(low) else np.nan), (float(high) if is_finite_number(high) else np.nan)
 
 
 def _rounded(value: float | None) -> float:
-    return round(float(value), 2) if _finite(value) else np.nan
+    return round(float(value), 2) if is_finite_number(value) else np.nan
 
 
 def scheme_table(records: Sequence[Mapping[str, Any]], scheme: str, index: str) -> pd.DataFrame:
