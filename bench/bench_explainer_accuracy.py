@@ -7,12 +7,19 @@ sentences of a GECO test split, with the true label as target (the evaluation's 
   process CPU time by default, fair when other jobs share the cores);
 * ``MA``: mean Mass Accuracy over the sentences (``gecobench.metrics.mass_accuracy``);
 * the explainer's diagnostics where it reports them (Integrated Gradients: mean steps per sentence and the largest
-  completeness error; Gradient SHAP, LIME, Kernel SHAP: the median split-half agreement).
+  completeness error; Gradient SHAP, LIME, Kernel SHAP: the median split-half agreement; Partition SHAP: mean
+  model outputs per sentence and mean ``spread_share``);
+* with ``--against SPEC``: how far each setting's word scores are from that setting's (an approximation against
+  its exact version): the median over sentences of the relative L1 distance ``sum |a - b| / sum |b|`` of the
+  absolute scores, and the mean share of the top-k words that agree (k = the sentence's ground-truth words).
 
 Example (a zoo checkpoint folder; the reference runs of the integrator live under ``runs/reference/zoo``)::
 
     python bench/bench_explainer_accuracy.py --model runs/reference/zoo/binary_all/OLA/seed0 --n-sentences 32 \\
         --explainers integrated_gradients integrated_gradients:n_steps=50 partition_shap kernel_shap
+    python bench/bench_explainer_accuracy.py --model runs/reference/zoo/binary_all/CEfAf/seed0 --n-sentences 64 \
+        --explainers partition_shap:coalitions_per_word=3 partition_shap partition_shap:coalitions_per_word=null \
+        --against partition_shap:coalitions_per_word=null
 """
 
 from __future__ import annotations
@@ -67,8 +74,21 @@ def clock(name: str) -> float:
     return time.process_time() if name == "cpu" else time.perf_counter()
 
 
-def bench_spec(spec: ExplainerSpec, model, tokenizer, words, truth, targets, repeats: int, clock_name: str) -> dict:
-    """Speed, MA and diagnostics of one explainer setting."""
+def distance_to(scores: list[np.ndarray], reference: list[np.ndarray], truth: list[list[int]]) -> dict[str, float]:
+    """Median relative L1 distance of the absolute scores to ``reference``'s, and the mean top-k agreement."""
+    distances, overlaps = [], []
+    for a, b, gt in zip(scores, reference, truth):
+        a, b = np.abs(np.asarray(a, dtype=float)), np.abs(np.asarray(b, dtype=float))
+        if b.sum() > 0:
+            distances.append(float(np.abs(a - b).sum() / b.sum()))
+        k = int(np.sum(gt))
+        if k:
+            overlaps.append(len(set(np.argsort(-a, kind="stable")[:k]) & set(np.argsort(-b, kind="stable")[:k])) / k)
+    return {"median_relative_l1": float(np.median(distances)), "top_k_agreement": float(np.mean(overlaps))}
+
+
+def bench_spec(spec: ExplainerSpec, model, tokenizer, words, truth, targets, repeats: int, clock_name: str) -> tuple[dict, list]:
+    """Speed, MA and diagnostics of one explainer setting, and its word scores."""
     attribute_detailed(get_explainer(spec.name, **spec.params), model, tokenizer, words[:2], targets[:2])  # warm-up
     best, result = float("inf"), None
     for _ in range(max(1, repeats)):
@@ -86,7 +106,10 @@ def bench_spec(spec: ExplainerSpec, model, tokenizer, words, truth, targets, rep
         row["max_completeness_error"] = float(diagnostics["completeness_error"].max())
     if "split_half_agreement" in diagnostics and np.isfinite(diagnostics["split_half_agreement"]).any():
         row["median_split_half_agreement"] = float(np.nanmedian(diagnostics["split_half_agreement"]))
-    return row
+    if "n_coalitions" in diagnostics:
+        row["mean_outputs"] = float(diagnostics["n_coalitions"].mean())
+        row["mean_spread_share"] = float(diagnostics["spread_share"].mean())
+    return row, result.scores
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -99,27 +122,41 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1: the machine is shared)")
     parser.add_argument("--clock", choices=["cpu", "wall"], default="cpu")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--against", default=None, metavar="SPEC",
+                        help="compare every setting's word scores with this setting's (run once more if not listed)")
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
 
     torch.set_num_threads(args.threads)
     model, tokenizer, info = load_zoo_model(args.model)
     words, truth, targets = load_rows(args.data, args.n_sentences)
-    results = []
+    results, scores = [], {}
     for text in args.explainers:
-        row = bench_spec(ExplainerSpec.parse(text), model, tokenizer, words, truth, targets, args.repeats, args.clock)
+        row, scores[text] = bench_spec(ExplainerSpec.parse(text), model, tokenizer, words, truth, targets,
+                                       args.repeats, args.clock)
         row["spec"] = text
         results.append(row)
         print(json.dumps(row), flush=True)
+    if args.against:
+        if args.against not in scores:
+            _, scores[args.against] = bench_spec(ExplainerSpec.parse(args.against), model, tokenizer, words, truth,
+                                                 targets, 1, args.clock)
+        for row in results:
+            row.update(distance_to(scores[row["spec"]], scores[args.against], truth))
     print(f"\nmodel: {info.get('regime')} {info.get('base_model')} ({args.model}), clock: {args.clock}, "
           f"threads: {args.threads}, n: {len(words)}")
-    print("| explainer | sent/s | MA | mean IG steps | max completeness error | median split-half agreement |\n"
-          "|---|---|---|---|---|---|")
+    against = f" | L1 to {args.against} (median) | top-k as {args.against}" if args.against else ""
+    print("| explainer | sent/s | MA | mean IG steps | max completeness error | median split-half agreement | "
+          f"outputs / sentence | spread share{against} |\n|---|---|---|---|---|---|---|---|" + ("---|---|" if against else ""))
+
+    def cell(row: dict, key: str, spec: str) -> str:
+        return format(row[key], spec) if key in row else "–"
+
     for r in results:
-        steps = f"{r['mean_steps']:.1f}" if "mean_steps" in r else "–"
-        error = f"{r['max_completeness_error']:.2g}" if "max_completeness_error" in r else "–"
-        agreement = f"{r['median_split_half_agreement']:.2f}" if "median_split_half_agreement" in r else "–"
-        print(f"| {r['spec']} | {r['sentences_per_second']:.2f} | {r['mass_accuracy']:.3f} | {steps} | {error} | {agreement} |")
+        extra = f" | {cell(r, 'median_relative_l1', '.3f')} | {cell(r, 'top_k_agreement', '.3f')}" if against else ""
+        print(f"| {r['spec']} | {r['sentences_per_second']:.2f} | {r['mass_accuracy']:.3f} | {cell(r, 'mean_steps', '.1f')} "
+              f"| {cell(r, 'max_completeness_error', '.2g')} | {cell(r, 'median_split_half_agreement', '.2f')} "
+              f"| {cell(r, 'mean_outputs', '.1f')} | {cell(r, 'mean_spread_share', '.3f')}{extra} |")
     if args.json:
         args.json.write_text(json.dumps({"results": results, "args": {k: str(v) for k, v in vars(args).items()},
                                          "machine": platform.platform(), "provenance": base_provenance(0)}, indent=2))
