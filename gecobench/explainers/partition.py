@@ -151,6 +151,12 @@ def _coarse(priority: float) -> float:
     return float(f"{priority:.3e}")
 
 
+@functools.lru_cache(maxsize=256)
+def _design_bits(n_players: int) -> tuple[int, ...]:
+    """:func:`owen_design`'s coalitions as bit masks, in its order (computed once per length, like the design)."""
+    return tuple(int(sum(int(b) << k for k, b in enumerate(row))) for row in owen_design(n_players)[0])
+
+
 class OwenExpansion:
     """Owen values of one sentence's players, computed in rounds of model outputs: exact, or within a budget.
 
@@ -198,8 +204,7 @@ class OwenExpansion:
         if not self._started:
             self._started = True
             if self.exact:
-                coalitions, _ = owen_design(self.n_players)
-                self._requested = [int(sum(int(b) << k for k, b in enumerate(row))) for row in coalitions]
+                self._requested = list(_design_bits(self.n_players))
             else:
                 self._requested = [group_bits((0, self.n_players)), 0]
             return list(self._requested)
@@ -408,13 +413,15 @@ class PartitionShapExplainer(BuiltinExplainer):
                 expansions[i] = running[i] = OwenExpansion(n_players, self.max_outputs(n_players))
         forward = EmbeddingForward(model, self._params["output"])
         while running:
-            requests = [(i, expansion.request()) for i, expansion in running.items()]
-            for i, coalitions in requests:
-                if not coalitions:
+            requests = []
+            for i, expansion in list(running.items()):
+                coalitions = expansion.request()
+                if coalitions:
+                    requests.append((i, coalitions))
+                else:  # finished
                     del running[i]
-            requests = [(i, coalitions) for i, coalitions in requests if coalitions]
             if not requests:
-                break
+                continue
             keep_matrices = []
             for i, coalitions in requests:
                 keep = np.ones((len(coalitions), batch.n_words[i]), dtype=np.int64)
