@@ -14,15 +14,28 @@ the runner's stage clock to it) and where they went, read from the run's per-chu
 * ``rest``: loading, predictions, filtering, scoring with bootstrap CIs, records (the total minus the above).
 
 With ``--processes 1 2`` the same evaluation also runs through the command line under ``torchrun`` with each
-process count (wall clock including start-up, fresh checkpoints, one sentence group per chunk so that every
-process gets work), for the scaling figure.
+process count (wall clock including start-up, fresh checkpoints; chunks of ``K`` groups with
+``--properties-groups K``, else one group per chunk so that every process gets work), for the scaling figure.
 
 With ``--properties-groups K`` the properties and faithfulness run on the first ``K`` groups only and both
 filters are scored, as in the reference run (``make reference``: the first 32 of 322 groups, about 10 %); the
 figures per scored sentence are then those of that protocol.
 
+With ``--reference-cached`` the zero-shot model is evaluated first, untimed, with the same explainers and protocol,
+as in the reference grid where it is one of the six models: its attributions land in the checkpoint store and are
+the RMA reference the timed model then reads instead of computing (what every model after the first of a base
+costs, in the grid or in any run that keeps its ``--checkpoint-dir``). Without it the reference is computed inside
+the timed run (the first model of a base, evaluated alone).
+
+The command-line runs also report their phases, read from the checkpoint files' times: start-up (launch to the
+first chunk's start: imports, model and data loading, fitting), explaining (first chunk's start to last chunk's
+end, on every process) and records (scoring and writing, on the main process). Start-up and records are paid once
+per run, so a whole split's 644 sentences amortise them; the explaining phase per sentence is the steady state.
+
     python bench/bench_full_evaluation.py --model runs/bench/binary_all/CEfAf/seed0 --groups 8 --threads 1
     python bench/bench_full_evaluation.py --model runs/bench/binary_all/CEfAf/seed0 --groups 40 --properties-groups 4
+    python bench/bench_full_evaluation.py --model runs/bench/binary_all/CEfAf/seed0 \
+        --zero-shot runs/bench/binary_all/ZS/seed0 --groups 40 --properties-groups 4 --reference-cached --processes 1 2
 """
 
 from __future__ import annotations
@@ -63,21 +76,77 @@ def stage_seconds(checkpoint_dir: Path) -> dict[str, dict[str, float]]:
     return stages
 
 
-def run_cli(processes: int, args: argparse.Namespace, specs: list[str], workdir: Path) -> float:
-    """Wall seconds of the same evaluation through the command line with ``processes`` processes."""
+def cli_command(processes: int, args: argparse.Namespace, specs: list[str], model: str, results: Path,
+                checkpoints: Path, both_filters: bool = False) -> list[str]:
+    """The evaluation through the command line under ``torchrun`` with ``processes`` processes."""
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}",
-               str(REPO_ROOT / "scripts" / "evaluate_explainers.py"), "--explainers", *specs, "--models", args.model,
-               "--configs", args.config, "--max-groups", str(args.groups), "--results", str(workdir / f"r{processes}"),
-               # one group per chunk: chunks are what processes share, so every process gets work
-               "--chunk-size", "1",
-               "--checkpoint-dir", str(workdir / f"ck{processes}"), "--quiet"]
+               str(REPO_ROOT / "scripts" / "evaluate_explainers.py"), "--explainers", *specs, "--models", model,
+               "--configs", args.config, "--max-groups", str(args.groups), "--results", str(results),
+               # the in-process run's chunks (K groups with --properties-groups K: the property chunk is one of
+               # many); without it one group per chunk, so that every process gets work. (Smaller chunks cost
+               # more: one group is two sentences per explainer call against up to --batch-size 8.)
+               "--chunk-size", str(args.properties_groups or 1), "--checkpoint-dir", str(checkpoints), "--quiet"]
     if args.properties_groups is not None:
         command += ["--properties-max-groups", str(args.properties_groups),
-                    "--faithfulness-max-groups", str(args.properties_groups), "--both-filters"]
+                    "--faithfulness-max-groups", str(args.properties_groups)]
+    if both_filters or args.properties_groups is not None:
+        command.append("--both-filters")
+    return command
+
+
+def cli_phases(checkpoints: Path, launched: float, finished: float) -> dict[str, float]:
+    """Start-up, explaining and records seconds of one command-line run, from its chunk checkpoints' times.
+
+    A chunk's file is written when the chunk ends; its ``seconds.total`` (wall, in the command line) says when it
+    began. Reference units are written inside their model's chunk, which the model's own file covers."""
+    spans = []
+    for path in checkpoints.glob("*/*/chunk-*.json"):
+        if path.parent.parent.name.startswith("reference-"):
+            continue
+        end = path.stat().st_mtime
+        spans.append((end - float(json.loads(path.read_text())["seconds"]["total"]), end))
+    first_start, last_end = min(s for s, _ in spans), max(e for _, e in spans)
+    return {"start_up": first_start - launched, "explaining": last_end - first_start, "records": finished - last_end}
+
+
+def reference_files(checkpoints: Path) -> set[str]:
+    """The zero-shot reference's chunk files in a checkpoint folder (relative paths)."""
+    return {str(p.relative_to(checkpoints)) for p in checkpoints.glob("reference-*/*/chunk-*.json")}
+
+
+def copy_reference_units(source: Path, target: Path) -> set[str]:
+    """Copy the zero-shot reference units (and only those) of one checkpoint folder into another."""
+    units = list(source.glob("reference-*"))
+    if not units:
+        raise RuntimeError(f"{source} holds no zero-shot reference units: the zero-shot run did not write them")
+    for unit in units:
+        shutil.copytree(unit, target / unit.name)
+    return reference_files(target)
+
+
+def check_reference_was_read(checkpoints: Path, copied: set[str]) -> None:
+    """A timed run that found no cached reference computes and writes its own: then the figure is not cached."""
+    added = reference_files(checkpoints) - copied
+    if added:
+        raise RuntimeError(f"the timed run computed {len(added)} reference chunk(s) itself (e.g. {min(added)}): "
+                           "the zero-shot run's protocol differs from the model's")
+
+
+def run_cli(processes: int, args: argparse.Namespace, specs: list[str], workdir: Path,
+            cached_reference: Path | None) -> dict[str, float]:
+    """Wall seconds (and phases) of the same evaluation through the command line with ``processes`` processes.
+
+    ``cached_reference``: a checkpoint folder whose zero-shot reference units are copied in before the run."""
+    checkpoints = workdir / f"ck{processes}"
+    copied = copy_reference_units(cached_reference, checkpoints) if cached_reference is not None else None
+    command = cli_command(processes, args, specs, args.model, workdir / f"r{processes}", checkpoints)
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "PYTHONPATH": str(REPO_ROOT)}
-    start = time.perf_counter()
+    launched, start = time.time(), time.perf_counter()
     subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    if copied is not None:
+        check_reference_was_read(checkpoints, copied)
+    return {"wall": wall, **cli_phases(checkpoints, launched, launched + wall)}
 
 
 def main() -> int:
@@ -93,9 +162,14 @@ def main() -> int:
     parser.add_argument("--properties-groups", type=int, default=None, metavar="K",
                         help="properties and faithfulness on the first K groups only, both filters scored (the "
                              "reference run's protocol); default: every group, the paper's filter only")
+    parser.add_argument("--reference-cached", action="store_true",
+                        help="evaluate the zero-shot model first (untimed), so that the timed model reads its RMA "
+                             "reference from the checkpoint store, as every model after the first of a base does")
     parser.add_argument("--processes", type=int, nargs="*", default=[], help="also time the CLI with these counts")
     parser.add_argument("--output", default=None, help="also write the figures as JSON here")
     args = parser.parse_args()
+    if args.reference_cached and not args.zero_shot:
+        parser.error("--reference-cached needs --zero-shot (the model whose attributions are the RMA reference)")
 
     import torch
     from bench_vs_ferret import builtin_specs
@@ -131,10 +205,21 @@ def main() -> int:
         warm_specs = ["saliency", "lime:n_samples=8", "kernel_shap:n_samples=8", "pattern_variant"]
         run_evaluation(warm_specs, [args.model], [args.config], EvaluationSettings(max_groups=1, bootstrap=10),
                        store_location=str(workdir / "warm"), checkpoint_dir=workdir / "ck-warm", progress=False)
+        if args.reference_cached:
+            # the zero-shot model's own evaluation (both filters: its attributions on every scorable row) leaves
+            # the RMA reference in the checkpoint store, as in the grid
+            # (in a checkpoint folder of its own: only the reference units are the timed run's)
+            run_evaluation(specs, [str(workdir / "models" / "zero_shot")], [args.config], settings,
+                           store_location=str(workdir / "zs-results"), checkpoint_dir=workdir / "ck-zs",
+                           progress=False, filters=(True, False))
+            copied = copy_reference_units(workdir / "ck-zs", workdir / "ck")
+        out["reference_cached"] = args.reference_cached
         wall_start, cpu_start = time.perf_counter(), time.process_time()
         run_evaluation(specs, [args.model], [args.config], settings, store_location=str(workdir / "results"),
                        checkpoint_dir=workdir / "ck", progress=True, filters=filters)
         wall, cpu = time.perf_counter() - wall_start, time.process_time() - cpu_start
+        if args.reference_cached:
+            check_reference_was_read(workdir / "ck", copied)
         records = LocalStore(workdir / "results").read_all("explainer_score").documents
         out["rma_reference"] = records[0]["model"]["zero_shot_reference"]
         # with both filters, per sentence of the split (the unfiltered record scores them all)
@@ -160,11 +245,21 @@ def main() -> int:
                   f"{per['faithfulness'] / n_scored:>9.3f}")
         if args.processes:
             out["scaling"] = {}
+            cached = None
+            if args.reference_cached:  # the zero-shot model's own run through the command line, untimed
+                cached = workdir / "ck-zero-shot"
+                subprocess.run(cli_command(max(args.processes), args, specs, str(workdir / "models" / "zero_shot"),
+                                           workdir / "r-zero-shot", cached, both_filters=True),
+                               check=True, stdout=subprocess.DEVNULL,
+                               env={**os.environ, "OMP_NUM_THREADS": str(args.threads), "PYTHONPATH": str(REPO_ROOT)})
             for processes in args.processes:
-                seconds = run_cli(processes, args, specs, workdir)
-                out["scaling"][processes] = seconds
-                print(f"CLI, {processes} process(es) x {args.threads} thread(s): {seconds:.1f} s wall "
-                      f"({seconds / max(n_scored, 1):.3f} s per scored sentence)")
+                timing = run_cli(processes, args, specs, workdir, cached)
+                out["scaling"][processes] = timing
+                print(f"CLI, {processes} process(es) x {args.threads} thread(s): {timing['wall']:.1f} s wall "
+                      f"({timing['wall'] / max(n_scored, 1):.3f} s per scored sentence); start-up "
+                      f"{timing['start_up']:.1f} s, explaining {timing['explaining']:.1f} s "
+                      f"({timing['explaining'] / max(n_scored, 1):.3f} s per scored sentence), records "
+                      f"{timing['records']:.1f} s")
             shutil.rmtree(workdir / "r1", ignore_errors=True)
     if args.output:
         Path(args.output).write_text(json.dumps(out, indent=1))

@@ -335,7 +335,10 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
                                  checkpoint_dir=checkpoint_dir or Path(plan.checkpoint_root) / "eval_checkpoints",
                                  progress=progress, filters=FILTERS)
         if summary.written:  # a unit that only found its records is not re-timed
-            timings.record(unit.key, time.perf_counter() - start, records=len(summary.written),
+            # A unit resumed from its chunk checkpoints also counts the chunks an earlier, interrupted run did
+            # (their wall seconds); its CPU seconds are this run's only.
+            timings.record(unit.key, time.perf_counter() - start + summary.resumed_seconds,
+                           records=len(summary.written), resumed_seconds=round(summary.resumed_seconds, 1),
                            cpu_seconds=round(time.process_time() - cpu_start, 1))
         done.append(unit)
     return done

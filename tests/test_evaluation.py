@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import os
@@ -502,3 +503,44 @@ def test_partition_shap_label_difference_reuses_the_models_outputs(tiny_models, 
     (fresh,) = _records(tmp_path / "fresh").values()
     assert reused["metrics"]["label_difference"]["n_scored"] > 0
     assert _metrics_without_time(reused) == _metrics_without_time(fresh)
+
+
+def test_chunks_are_shared_out_by_cost_so_the_property_chunks_do_not_all_land_on_one_process() -> None:
+    from gecobench.evaluation.scheduling import assign_chunks, chunk_cost
+
+    settings = EvaluationSettings(chunk_size=2, max_groups=20, properties_max_groups=4, faithfulness_max_groups=4)
+    costs = [chunk_cost(4, reference=True, properties=settings.properties_in_chunk(c),
+                        faithfulness=settings.faithfulness_in_chunk(c), n_classes=2) for c in range(10)]
+    assert costs[:2] == [4 * 6, 4 * 6] and set(costs[2:]) == {4 * 2}  # main, reference, 3 property, 1 faithfulness
+    two = assign_chunks(costs, 2)
+    assert sorted(two[0] + two[1]) == list(range(10))  # every chunk exactly once
+    assert 0 in two[0] and 1 in two[1]  # the two property chunks on different processes
+    loads = [sum(costs[c] for c in ids) for ids in two]
+    assert max(loads) - min(loads) <= max(costs[2:])  # the contiguous halves differed by 2 × (24 − 8) = 32
+    assert assign_chunks(costs, 2) == two and all(ids == sorted(ids) for ids in two)
+    assert assign_chunks(costs, 1) == [list(range(10))]
+    assert assign_chunks(costs[:1], 3) == [[0], [], []]  # more processes than chunks: the others idle
+    with pytest.raises(ValueError, match="n_processes"):
+        assign_chunks(costs, 0)
+    with pytest.raises(ValueError, match="non-negative"):
+        assign_chunks([1.0, float("nan")], 2)
+    import doctest
+
+    import gecobench.evaluation.scheduling
+
+    failures, tried = doctest.testmod(gecobench.evaluation.scheduling)
+    assert tried > 0 and failures == 0
+
+
+def test_the_zero_shot_reference_is_keyed_by_what_attributions_depend_on_only() -> None:
+    """Runs that differ in properties, faithfulness, bootstrap or filter share the reference's checkpoints;
+    runs whose chunks, seeds or batches differ do not."""
+    base = EvaluationSettings(chunk_size=4, max_groups=40)
+    shared = [dataclasses.replace(base, properties_max_groups=4, faithfulness_max_groups=8),
+              dataclasses.replace(base, bootstrap=50, filter_correct=False, faithfulness=False, properties=False),
+              dataclasses.replace(base, noise_std=0.5, randomisation_seed=7)]
+    for settings in shared:
+        assert settings.protocol() != base.protocol()
+        assert settings.attribution_protocol() == base.attribution_protocol()
+    for change in ({"seed": 1}, {"chunk_size": 8}, {"batch_size": 4}, {"max_groups": 20}, {"split": "train"}):
+        assert dataclasses.replace(base, **change).attribution_protocol() != base.attribution_protocol(), change

@@ -3,6 +3,7 @@ what the committed ``reference/`` folder holds."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -78,8 +79,6 @@ def _fake_train(calls: list):
     from gecobench.models.training import INFO_FILE, make_schedule
 
     def train(regime, config, seed, folder, schedule, show_progress=True, **overrides):
-        import dataclasses
-
         calls.append((regime, config))
         Path(folder).mkdir(parents=True)
         info = {"regime": regime, "geco_config": config, "seed": seed, "test_accuracy": 0.9,
@@ -126,6 +125,8 @@ def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -
     timings = json.loads(plan.timings.read_text())
     assert set(timings["stages_cpu_seconds"]) == {"zoo", "evaluate"}
     assert all(entry["cpu_seconds"] > 0 for entry in timings["units"].values())
+    (evaluate_key,) = [key for key in timings["units"] if key.startswith("evaluate/")]
+    assert timings["units"][evaluate_key]["resumed_seconds"] == 0.0
     report = LocalStore(plan.store).read_all()
     assert report.warnings == []
     cells = coverage(plan, report.documents)
@@ -145,6 +146,17 @@ def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -
     for row in table:
         assert json.loads(row["record_json"]) == by_id[row["record_id"]]
         assert row["mass_accuracy.value"] == by_id[row["record_id"]]["metrics"]["mass_accuracy"]["value"]
+
+    # A unit that an interrupted run had explained (every chunk checkpointed, no record written yet): its time
+    # counts the checkpointed chunks' seconds, not only the segment that finished it.
+    chunk_seconds = sum(json.loads(path.read_text())["seconds"]["total"]
+                        for path in (tmp_path / "runs" / "eval_checkpoints").glob("*/*/chunk-*.json")
+                        if not path.parent.parent.name.startswith("reference-"))
+    resumed = dataclasses.replace(plan, store=tmp_path / "store-resumed")
+    run_evaluations(resumed, progress=False)
+    entry = json.loads(plan.timings.read_text())["units"][evaluate_key]
+    assert chunk_seconds > 0 and entry["resumed_seconds"] == round(chunk_seconds, 1)
+    assert entry["seconds"] >= entry["resumed_seconds"]
 
 
 def test_timings_of_two_shards_writing_one_file_are_all_kept(tmp_path: Path) -> None:

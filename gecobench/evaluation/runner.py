@@ -5,10 +5,11 @@ Flow for one (GECO config, model):
 1. the test split's sentence groups (all gender variants of one source sentence) are cut into fixed chunks of
    ``chunk_size`` groups; the chunks — not the processes — define the work, so 1 and N processes compute the
    same thing;
-2. Accelerate splits the chunk list between processes (``split_between_processes``); each process predicts its
-   chunks, applies the correctness filter (keep a group only if every variant is classified correctly) and, per
-   explainer, computes the word scores the metrics need — the model's, the zero-shot reference's (RMA), a
-   re-initialised copy's (MRC), a noisy copy's (SNC) and other targets' (LD) — writing a checkpoint per chunk;
+2. the chunks are shared out between the processes by estimated cost (the property and faithfulness chunks
+   cost more: :mod:`gecobench.evaluation.scheduling`); each process predicts its chunks, applies the correctness
+   filter (keep a group only if every variant is classified correctly) and, per explainer, computes the word
+   scores the metrics need — the model's, the zero-shot reference's (RMA), a re-initialised copy's (MRC), a noisy
+   copy's (SNC) and other targets' (LD) — writing a checkpoint per chunk;
    the model, its zero-shot reference and its perturbed copies get the same per-chunk seed, so a stochastic
    explainer uses the same random numbers on each (common random numbers);
 3. the per-chunk results are gathered on the main process (``gather_object``), which scores them, computes the
@@ -57,6 +58,7 @@ from gecobench.evaluation.modelling import (
 )
 from gecobench.evaluation.precomputed import PrecomputedExplainer
 from gecobench.evaluation.properties import score_agreement, score_properties
+from gecobench.evaluation.scheduling import assign_chunks, chunk_cost
 from gecobench.evaluation.scoring import paired_comparisons, score_correctness
 from gecobench.evaluation.sentence_scores import (
     sentence_scores_document,
@@ -78,6 +80,9 @@ log = logging.getLogger("gecobench.evaluation")
 ZERO_SHOT_REGIME = "ZS"
 FAITHFULNESS_PROTOCOL = faithfulness_protocol()
 SCORE_KINDS = ("main", "reference", "randomised", "noisy", "other_target", "faithfulness")
+#: the protocol entries a chunk's attributions depend on (EvaluationSettings.attribution_protocol)
+ATTRIBUTION_PROTOCOL_KEYS = ("split", "seed", "batch_size", "chunk_size", "max_sentence_groups", "target",
+                             "random_streams")
 
 
 @dataclass
@@ -171,6 +176,16 @@ class EvaluationSettings:
                 protocol["faithfulness_max_sentence_groups"] = self.faithfulness_max_groups
         return protocol
 
+    def attribution_protocol(self) -> dict[str, Any]:
+        """The part of :meth:`protocol` a chunk's attributions on one model depend on (with the model, the data
+        and the explainer): the chunks (size, how many groups), the per-chunk seeds and the batching. Not the
+        filter, the properties, faithfulness or bootstrap, which are computed from the attributions.
+
+        The zero-shot reference's checkpoints are keyed by it, so a run with another property subsample,
+        bootstrap or filter reuses the reference another run computed (``runs/eval_checkpoints``)."""
+        protocol = self.protocol()
+        return {key: protocol[key] for key in ATTRIBUTION_PROTOCOL_KEYS}
+
 
 @dataclass
 class RunSummary:
@@ -179,6 +194,9 @@ class RunSummary:
     written: list[str] = field(default_factory=list)
     existing: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: wall seconds of the chunks read back from checkpoints instead of computed: the work of an earlier,
+    #: interrupted run, so that a resumed run can report what the whole job cost
+    resumed_seconds: float = 0.0
 
 
 def _stable_seed(*parts: Any) -> int:
@@ -443,8 +461,9 @@ def run_evaluation(
     store = open_results_store(store_location)
     checkpoints = CheckpointStore(checkpoint_dir)
     summary = RunSummary()
-    # A zero-shot reference's scores cover every scorable row whatever the filter, so the filter is not in their key.
-    reference_protocol = {k: v for k, v in computed.protocol().items() if k != "filter"}
+    # A zero-shot reference's scores cover every scorable row whatever the filter, and are keyed by what they depend
+    # on only, so runs with other property, faithfulness or bootstrap settings share them.
+    reference_protocol = computed.attribution_protocol()
     reference_cache: dict[str, LoadedModel] = {}
 
     for config in configs:
@@ -493,62 +512,72 @@ def run_evaluation(
                                   if lm.regime == ZERO_SHOT_REGIME and not compute_filtered else None)
 
             local_results = []
-            with accelerator.split_between_processes(list(range(len(chunks)))) as my_chunks:
-                bar = tqdm(total=len(my_chunks) * len(specs), desc=f"{lm.name} · {config}", unit="chunk×explainer",
-                           disable=not (progress and accelerator.is_main_process))
-                for chunk_id in my_chunks:
-                    chunk = chunks[chunk_id]
-                    chunk_rows = [i for g in chunk for i in g]
-                    preds = predict(lm.model, lm.tokenizer, [list(split.rows[i].words) for i in chunk_rows],
-                                    batch_size=max(settings.batch_size, 16))
-                    predictions = {i: int(p) for i, p in zip(chunk_rows, preds)}
-                    kept, malformed = _kept_rows(split, chunk, predictions, compute_filtered)
-                    chunk_probe = probe if settings.faithfulness_in_chunk(chunk_id) else None
-                    if chunk_probe is not None:
-                        chunk_probe.forget()  # its cache serves the explainers of one chunk; the next holds others
-                    per_explainer = {}
-                    for spec, explainer in zip(specs, explainers_now):
-                        if isinstance(explainer, PrecomputedExplainer):
-                            cached = _precomputed_chunk(explainer, split, kept, settings, reference is not None,
-                                                        chunk_id)
-                            _add_faithfulness(cached["scores"], chunk_probe, split, kept)
-                            per_explainer[spec.key()] = cached
-                            bar.update(1)
-                            continue
-                        cached = checkpoints.load(unit, spec.key(), chunk_id, kept)
-                        if cached is None:
-                            start = time.perf_counter()
-                            scores, main_seconds = _explain_chunk(explainer, spec, lm, perturbed, split, kept,
-                                                                  chunk_id, settings)
-                            if reference is not None and not kept:
-                                scores["reference"] = []
-                            elif reference is not None:
-                                by_row = _reference_scores(explainer, spec, reference, split, chunk, chunk_id,
-                                                           settings, checkpoints, reference_protocol)
-                                scores["reference"] = [by_row[i] for i in kept]
-                            faithfulness_start = time.perf_counter()
-                            _add_faithfulness(scores, chunk_probe, split, kept)
-                            seconds = {"total": time.perf_counter() - start, "main": main_seconds,
-                                       "faithfulness": time.perf_counter() - faithfulness_start}
-                            checkpoints.save(unit, spec.key(), chunk_id, kept, scores, seconds)
-                            cached = {"scores": scores, "seconds": seconds}
-                        if own_reference_unit is not None and kept and checkpoints.load(
-                                own_reference_unit, spec.key(), chunk_id, kept) is None:
-                            checkpoints.save(own_reference_unit, spec.key(), chunk_id, kept,
-                                             {"reference": cached["scores"]["main"]}, 0.0)
+            # Balanced by cost, not count: the property and faithfulness chunks are the first ones.
+            costs = [chunk_cost(sum(len(g) for g in chunk), reference=reference is not None,
+                                properties=settings.properties_in_chunk(c),
+                                faithfulness=settings.faithfulness_in_chunk(c),
+                                n_classes=int(getattr(lm.model.config, "num_labels", 2)))
+                     for c, chunk in enumerate(chunks)]
+            my_chunks = assign_chunks(costs, accelerator.num_processes)[accelerator.process_index]
+            bar = tqdm(total=len(my_chunks) * len(specs), desc=f"{lm.name} · {config}", unit="chunk×explainer",
+                       disable=not (progress and accelerator.is_main_process))
+            for chunk_id in my_chunks:
+                chunk = chunks[chunk_id]
+                chunk_rows = [i for g in chunk for i in g]
+                preds = predict(lm.model, lm.tokenizer, [list(split.rows[i].words) for i in chunk_rows],
+                                batch_size=max(settings.batch_size, 16))
+                predictions = {i: int(p) for i, p in zip(chunk_rows, preds)}
+                kept, malformed = _kept_rows(split, chunk, predictions, compute_filtered)
+                chunk_probe = probe if settings.faithfulness_in_chunk(chunk_id) else None
+                if chunk_probe is not None:
+                    chunk_probe.forget()  # its cache serves the explainers of one chunk; the next holds others
+                per_explainer = {}
+                resumed_seconds = 0.0
+                for spec, explainer in zip(specs, explainers_now):
+                    if isinstance(explainer, PrecomputedExplainer):
+                        cached = _precomputed_chunk(explainer, split, kept, settings, reference is not None,
+                                                    chunk_id)
+                        _add_faithfulness(cached["scores"], chunk_probe, split, kept)
                         per_explainer[spec.key()] = cached
-                        bar.set_postfix_str(spec.name)
                         bar.update(1)
-                    local_results.append({"chunk": chunk_id, "groups": chunk, "rows": chunk_rows,
-                                          "predictions": predictions, "kept": kept, "malformed": malformed,
-                                          "explainers": per_explainer})
-                bar.close()
+                        continue
+                    cached = checkpoints.load(unit, spec.key(), chunk_id, kept)
+                    if cached is not None and isinstance(cached.get("seconds"), dict):
+                        resumed_seconds += float(cached["seconds"].get("total", 0.0))
+                    if cached is None:
+                        start = time.perf_counter()
+                        scores, main_seconds = _explain_chunk(explainer, spec, lm, perturbed, split, kept,
+                                                              chunk_id, settings)
+                        if reference is not None and not kept:
+                            scores["reference"] = []
+                        elif reference is not None:
+                            by_row = _reference_scores(explainer, spec, reference, split, chunk, chunk_id,
+                                                       settings, checkpoints, reference_protocol)
+                            scores["reference"] = [by_row[i] for i in kept]
+                        faithfulness_start = time.perf_counter()
+                        _add_faithfulness(scores, chunk_probe, split, kept)
+                        seconds = {"total": time.perf_counter() - start, "main": main_seconds,
+                                   "faithfulness": time.perf_counter() - faithfulness_start}
+                        checkpoints.save(unit, spec.key(), chunk_id, kept, scores, seconds)
+                        cached = {"scores": scores, "seconds": seconds}
+                    if own_reference_unit is not None and kept and checkpoints.load(
+                            own_reference_unit, spec.key(), chunk_id, kept) is None:
+                        checkpoints.save(own_reference_unit, spec.key(), chunk_id, kept,
+                                         {"reference": cached["scores"]["main"]}, 0.0)
+                    per_explainer[spec.key()] = cached
+                    bar.set_postfix_str(spec.name)
+                    bar.update(1)
+                local_results.append({"chunk": chunk_id, "groups": chunk, "rows": chunk_rows,
+                                      "predictions": predictions, "kept": kept, "malformed": malformed,
+                                      "explainers": per_explainer, "resumed_seconds": resumed_seconds})
+            bar.close()
             gathered = gather_object(local_results)
             if accelerator.is_main_process:
                 by_chunk = {r["chunk"]: r for r in gathered}
                 if sorted(by_chunk) != list(range(len(chunks))):
                     raise RuntimeError(f"gathered chunks {sorted(by_chunk)} do not cover 0..{len(chunks) - 1}")
                 ordered = [by_chunk[c] for c in range(len(chunks))]
+                summary.resumed_seconds += sum(r["resumed_seconds"] for r in ordered)
                 for flag, (unit_protocol, identities, record_ids) in units.items():
                     if all(store.exists("explainer_score", rid) for rid in record_ids):
                         summary.existing.extend(record_ids)
