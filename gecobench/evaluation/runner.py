@@ -516,7 +516,7 @@ def run_evaluation(
             costs = [chunk_cost(sum(len(g) for g in chunk), reference=reference is not None,
                                 properties=settings.properties_in_chunk(c),
                                 faithfulness=settings.faithfulness_in_chunk(c),
-                                n_classes=int(getattr(lm.model.config, "num_labels", 2)))
+                                n_classes=lm.num_labels)
                      for c, chunk in enumerate(chunks)]
             my_chunks = assign_chunks(costs, accelerator.num_processes)[accelerator.process_index]
             bar = tqdm(total=len(my_chunks) * len(specs), desc=f"{lm.name} · {config}", unit="chunk×explainer",
