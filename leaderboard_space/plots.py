@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from gecobench.formatting import format_interval
 from leaderboard_space.ranking import (
     REGIME_ORDER,
     _label,
@@ -111,6 +112,12 @@ def ma_by_group_plot(records: Sequence[Mapping[str, Any]], title_choice: str) ->
     return _layout(figure, f"MA per gender group — {title_choice}")
 
 
+def _value_with_interval(ranking: pd.DataFrame, position: int, column: str) -> str:
+    """``value [low, high]`` of one ranking cell (the interval when the ranking carries ``<column> lo/hi``)."""
+    cell = lambda name: ranking[name].iloc[position] if name in ranking.columns else np.nan
+    return format_interval(cell(column), cell(f"{column} lo"), cell(f"{column} hi"))
+
+
 def properties_radar(ranking: pd.DataFrame, title_choice: str) -> go.Figure:
     """The Co-12 properties per explainer of one cell, rescaled across the explainers shown (outward = better)."""
     labels = [METRIC_LABELS[k] for k in PROPERTY_KEYS if METRIC_LABELS[k] in ranking.columns]
@@ -120,11 +127,14 @@ def properties_radar(ranking: pd.DataFrame, title_choice: str) -> go.Figure:
         return message_figure("Radar charts need at least three Co-12 property metrics in the records.")
     figure = go.Figure()
     axes = list(scores.columns)
-    for name, values in scores.iterrows():
+    for position, (name, values) in enumerate(scores.iterrows()):
         closed = np.nan_to_num(np.append(values.to_numpy(dtype=float), values.iloc[0]))
+        # the radius is rescaled across the explainers shown; hovering shows the record's own value and interval
+        hover = [_value_with_interval(ranking, position, axis) for axis in axes]
         # a list, not an array: plotly hands arrays to narwhals, whose first call scans every installed package's
         # entry points (about 1 s, on the first page of a just-started Space)
         figure.add_trace(go.Scatterpolar(r=closed.tolist(), theta=[*axes, axes[0]], name=str(name),
+                                         text=[*hover, hover[0]], hovertemplate="%{theta}: %{text}<extra>%{fullData.name}</extra>",
                                          fill="toself", opacity=0.55))
     figure.update_layout(title={"text": f"Co-12 properties — {title_choice} (rescaled; outward = better)",
                                 "font": {"size": FONT_SIZE + 2}},

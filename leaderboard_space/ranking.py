@@ -166,7 +166,8 @@ def model_ranking(records: Sequence[Mapping[str, Any]], record_link: Callable[[M
     (model card, dataset card)`` where the cards are ("" when unknown; default: both columns empty).
     """
     columns = ["Rank", "Explainer", "MA", "MA lo", "MA hi", "vs next", GAP, f"{GAP} lo", f"{GAP} hi",
-               *[METRIC_LABELS[k] for k in RANK_COLUMNS_METRICS], "Version", "Parameters", "Seed",
+               *[f"{METRIC_LABELS[k]}{end}" for k in RANK_COLUMNS_METRICS for end in ("", " lo", " hi")],
+               "Version", "Parameters", "Seed",
                "Sentences scored", "Model accuracy", "Model", "Model card", "Dataset", "Dataset card", "Protocol",
                "Record"]
     if not records:
@@ -185,7 +186,10 @@ def model_ranking(records: Sequence[Mapping[str, Any]], record_link: Callable[[M
             "vs next": NOT_SEPARATED_MARK if separated is False else "",
             GAP: gap, f"{GAP} lo": gap_low, f"{GAP} hi": gap_high,
         }
-        row.update({METRIC_LABELS[k]: _value(record, k) for k in RANK_COLUMNS_METRICS})
+        for key in RANK_COLUMNS_METRICS:  # every number with the interval its record carries
+            label = METRIC_LABELS[key]
+            row.update({label: _value(record, key), f"{label} lo": _value(record, key, "ci_low"),
+                        f"{label} hi": _value(record, key, "ci_high")})
         model = record["model"]
         model_card, dataset_card = cards(record) if cards else ("", "")
         accuracy = model.get("accuracy_on_evaluated")
@@ -230,16 +234,23 @@ def _interval(low: float, high: float) -> str:
     return f"[{format_number(low)}, {format_number(high)}]" if np.isfinite(low) and np.isfinite(high) else "–"
 
 
+def interval_columns(ranking: pd.DataFrame) -> list[str]:
+    """The value columns of a ranking that come with ``<column> lo`` and ``<column> hi``."""
+    return [c for c in ranking.columns if f"{c} lo" in ranking.columns and f"{c} hi" in ranking.columns]
+
+
 def ranking_display(ranking: pd.DataFrame) -> pd.DataFrame:
-    """The ranking for the screen: values rounded to three decimals, each interval as one text column."""
+    """The ranking for the screen: values rounded to three decimals, each value followed by its interval as one
+    text column (``<column> 95% CI``), the value itself kept numeric so that the column sorts."""
+    valued = interval_columns(ranking)
+    bounds = [f"{c} {end}" for c in valued for end in ("lo", "hi")]
     if ranking.empty:
-        return ranking.drop(columns=["MA lo", "MA hi", f"{GAP} lo", f"{GAP} hi"])
+        return ranking.drop(columns=bounds)
     shown = ranking.copy()
-    shown.insert(shown.columns.get_loc("MA") + 1, "MA 95% CI",
-                 [_interval(lo, hi) for lo, hi in zip(ranking["MA lo"], ranking["MA hi"])])
-    shown.insert(shown.columns.get_loc(GAP) + 1, f"{GAP} 95% CI",
-                 [_interval(lo, hi) for lo, hi in zip(ranking[f"{GAP} lo"], ranking[f"{GAP} hi"])])
-    shown = shown.drop(columns=["MA lo", "MA hi", f"{GAP} lo", f"{GAP} hi"])
+    for column in valued:
+        shown.insert(shown.columns.get_loc(column) + 1, f"{column} 95% CI",
+                     [_interval(lo, hi) for lo, hi in zip(ranking[f"{column} lo"], ranking[f"{column} hi"])])
+    shown = shown.drop(columns=bounds)
     numeric = [c for c in shown.columns if shown[c].dtype.kind == "f"]
     shown[numeric] = shown[numeric].round(3)
     return shown

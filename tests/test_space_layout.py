@@ -115,6 +115,37 @@ def test_display_has_intervals_and_downloads_match_it(cell_records, tmp_path):
     assert [r["MA 95% CI"] for r in rows] == shown["MA 95% CI"].tolist()
 
 
+def test_every_metric_of_the_ranking_shows_its_interval_in_the_table_and_on_the_radar(cell_records):
+    from gecobench.formatting import format_interval, format_number
+    from leaderboard_space import plots
+    from leaderboard_space.tables import METRIC_LABELS, PROPERTY_KEYS
+
+    numbers = ranking.model_ranking(cell_records)
+    shown = ranking.ranking_display(numbers)
+    by_explainer = {r["explainer"]["name"]: r for r in cell_records}
+    for key in ranking.RANK_COLUMNS_METRICS:
+        label = METRIC_LABELS[key]
+        assert f"{label} lo" not in shown.columns and shown[label].dtype.kind == "f"  # numeric: it sorts
+        columns = list(shown.columns)
+        assert columns[columns.index(label) + 1] == f"{label} 95% CI"
+        for position, name in enumerate(shown["Explainer"].str.split(" ").str[0]):
+            metric = by_explainer[name]["metrics"][key]
+            expected = ("–" if metric.get("ci_low") is None else
+                        f"[{format_number(metric['ci_low'])}, {format_number(metric['ci_high'])}]")
+            assert shown.loc[position, f"{label} 95% CI"] == expected, (key, name)
+    # the radar's radius is rescaled across explainers; its hover text is the record's value with its interval
+    figure = plots.properties_radar(numbers, "binary_all · base-a · CE · seed 0")
+    first = figure.data[0]
+    record = by_explainer[numbers.loc[0, "Explainer"].split(" ")[0]]
+    axes = list(first.theta[:-1])
+    assert len(axes) >= 3
+    for axis, text in zip(axes, first.text):
+        key = next(k for k in PROPERTY_KEYS if METRIC_LABELS[k] == axis)
+        metric = record["metrics"][key]
+        assert text == format_interval(metric["value"], metric.get("ci_low"), metric.get("ci_high"))
+        assert "[" in text or metric.get("ci_low") is None
+
+
 def test_pivot_has_one_column_per_regime_and_names_doubled_cells():
     rng = random.Random(4)
     records = [make_explainer_record("saliency", regime, "binary_all", "base-a", rng=rng) for regime in ("CE", "OLA")]
