@@ -178,7 +178,8 @@ def main() -> int:
     from gecobench.store import LocalStore
 
     # The runner times its stages with time.perf_counter; on shared cores CPU time is the comparable figure.
-    runner.time = type("CpuClock", (), {"perf_counter": staticmethod(time.process_time)})
+    runner.time = type("CpuClock", (), {"perf_counter": staticmethod(time.process_time),
+                                        "process_time": staticmethod(time.process_time)})
 
     torch.set_num_threads(args.threads)
     specs = args.explainers if args.explainers is not None else builtin_specs()

@@ -335,11 +335,17 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
                                  checkpoint_dir=checkpoint_dir or Path(plan.checkpoint_root) / "eval_checkpoints",
                                  progress=progress, filters=FILTERS)
         if summary.written:  # a unit that only found its records is not re-timed
-            # A unit resumed from its chunk checkpoints also counts the chunks an earlier, interrupted run did
-            # (their wall seconds); its CPU seconds are this run's only.
+            # A unit resumed from its chunk checkpoints also counts the chunks an earlier, interrupted run did.
+            # Their CPU seconds are known for checkpoints written since they were kept; otherwise the unit's CPU
+            # seconds are this run's only, and the entry says so.
+            cpu_seconds = time.process_time() - cpu_start
+            facts: dict[str, Any] = {"resumed_seconds": round(summary.resumed_seconds, 1)}
+            if summary.resumed_cpu_seconds is None:
+                facts["cpu_seconds_cover"] = "this run only (resumed chunks without CPU seconds)"
+            else:
+                cpu_seconds += summary.resumed_cpu_seconds
             timings.record(unit.key, time.perf_counter() - start + summary.resumed_seconds,
-                           records=len(summary.written), resumed_seconds=round(summary.resumed_seconds, 1),
-                           cpu_seconds=round(time.process_time() - cpu_start, 1))
+                           records=len(summary.written), cpu_seconds=round(cpu_seconds, 1), **facts)
         done.append(unit)
     return done
 

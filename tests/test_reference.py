@@ -149,14 +149,25 @@ def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -
 
     # A unit that an interrupted run had explained (every chunk checkpointed, no record written yet): its time
     # counts the checkpointed chunks' seconds, not only the segment that finished it.
-    chunk_seconds = sum(json.loads(path.read_text())["seconds"]["total"]
-                        for path in (tmp_path / "runs" / "eval_checkpoints").glob("*/*/chunk-*.json")
-                        if not path.parent.parent.name.startswith("reference-"))
+    chunks = [json.loads(path.read_text())["seconds"]
+              for path in (tmp_path / "runs" / "eval_checkpoints").glob("*/*/chunk-*.json")
+              if not path.parent.parent.name.startswith("reference-")]
     resumed = dataclasses.replace(plan, store=tmp_path / "store-resumed")
     run_evaluations(resumed, progress=False)
     entry = json.loads(plan.timings.read_text())["units"][evaluate_key]
+    chunk_seconds, chunk_cpu = sum(c["total"] for c in chunks), sum(c["cpu"] for c in chunks)
     assert chunk_seconds > 0 and entry["resumed_seconds"] == round(chunk_seconds, 1)
     assert entry["seconds"] >= entry["resumed_seconds"]
+    assert chunk_cpu > 0 and entry["cpu_seconds"] >= round(chunk_cpu, 1) and "cpu_seconds_cover" not in entry
+    # a checkpoint from before CPU seconds were kept: the unit's CPU seconds are this run's, and it says so
+    oldest = next(p for p in (tmp_path / "runs" / "eval_checkpoints").glob("*/*/chunk-*.json")
+                  if not p.parent.parent.name.startswith("reference-"))
+    payload = json.loads(oldest.read_text())
+    del payload["seconds"]["cpu"]
+    oldest.write_text(json.dumps(payload))
+    run_evaluations(dataclasses.replace(plan, store=tmp_path / "store-resumed-again"), progress=False)
+    entry = json.loads(plan.timings.read_text())["units"][evaluate_key]
+    assert entry["cpu_seconds_cover"].startswith("this run only")
 
 
 def test_timings_of_two_shards_writing_one_file_are_all_kept(tmp_path: Path) -> None:

@@ -197,6 +197,8 @@ class RunSummary:
     #: wall seconds of the chunks read back from checkpoints instead of computed: the work of an earlier,
     #: interrupted run, so that a resumed run can report what the whole job cost
     resumed_seconds: float = 0.0
+    #: the same chunks' CPU seconds; None when a checkpoint has none (written before CPU seconds were kept)
+    resumed_cpu_seconds: float | None = 0.0
 
 
 def _stable_seed(*parts: Any) -> int:
@@ -532,7 +534,7 @@ def run_evaluation(
                 if chunk_probe is not None:
                     chunk_probe.forget()  # its cache serves the explainers of one chunk; the next holds others
                 per_explainer = {}
-                resumed_seconds = 0.0
+                resumed_seconds, resumed_cpu = 0.0, 0.0
                 for spec, explainer in zip(specs, explainers_now):
                     if isinstance(explainer, PrecomputedExplainer):
                         cached = _precomputed_chunk(explainer, split, kept, settings, reference is not None,
@@ -544,8 +546,11 @@ def run_evaluation(
                     cached = checkpoints.load(unit, spec.key(), chunk_id, kept)
                     if cached is not None and isinstance(cached.get("seconds"), dict):
                         resumed_seconds += float(cached["seconds"].get("total", 0.0))
+                        # checkpoints written before CPU seconds were kept have none: the sum is then unknown
+                        resumed_cpu = (resumed_cpu + float(cached["seconds"]["cpu"])
+                                       if resumed_cpu is not None and "cpu" in cached["seconds"] else None)
                     if cached is None:
-                        start = time.perf_counter()
+                        start, cpu_start = time.perf_counter(), time.process_time()
                         scores, main_seconds = _explain_chunk(explainer, spec, lm, perturbed, split, kept,
                                                               chunk_id, settings)
                         if reference is not None and not kept:
@@ -556,8 +561,11 @@ def run_evaluation(
                             scores["reference"] = [by_row[i] for i in kept]
                         faithfulness_start = time.perf_counter()
                         _add_faithfulness(scores, chunk_probe, split, kept)
+                        # wall seconds (what a record's runtime reports) and the process's CPU seconds for the
+                        # chunk (what it cost when other work shared the cores; a resumed run adds them up)
                         seconds = {"total": time.perf_counter() - start, "main": main_seconds,
-                                   "faithfulness": time.perf_counter() - faithfulness_start}
+                                   "faithfulness": time.perf_counter() - faithfulness_start,
+                                   "cpu": time.process_time() - cpu_start}
                         checkpoints.save(unit, spec.key(), chunk_id, kept, scores, seconds)
                         cached = {"scores": scores, "seconds": seconds}
                     if own_reference_unit is not None and kept and checkpoints.load(
@@ -569,7 +577,8 @@ def run_evaluation(
                     bar.update(1)
                 local_results.append({"chunk": chunk_id, "groups": chunk, "rows": chunk_rows,
                                       "predictions": predictions, "kept": kept, "malformed": malformed,
-                                      "explainers": per_explainer, "resumed_seconds": resumed_seconds})
+                                      "explainers": per_explainer, "resumed_seconds": resumed_seconds,
+                                      "resumed_cpu_seconds": resumed_cpu})
             bar.close()
             gathered = gather_object(local_results)
             if accelerator.is_main_process:
@@ -578,6 +587,9 @@ def run_evaluation(
                     raise RuntimeError(f"gathered chunks {sorted(by_chunk)} do not cover 0..{len(chunks) - 1}")
                 ordered = [by_chunk[c] for c in range(len(chunks))]
                 summary.resumed_seconds += sum(r["resumed_seconds"] for r in ordered)
+                cpu = [r["resumed_cpu_seconds"] for r in ordered]
+                summary.resumed_cpu_seconds = (None if summary.resumed_cpu_seconds is None or None in cpu
+                                               else summary.resumed_cpu_seconds + sum(cpu))
                 for flag, (unit_protocol, identities, record_ids) in units.items():
                     if all(store.exists("explainer_score", rid) for rid in record_ids):
                         summary.existing.extend(record_ids)
