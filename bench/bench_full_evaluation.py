@@ -61,12 +61,17 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 warnings.filterwarnings("ignore")
 
 
+# The helpers import gecobench where they run: importing the package loads the runner and torch, which
+# ``--help`` does not need.
+
+
 def stage_seconds(checkpoint_dir: Path) -> dict[str, dict[str, float]]:
     """Per explainer (checkpoint key): seconds of explain / properties+reference / faithfulness, over chunks."""
+    from gecobench.evaluation.checkpoints import CheckpointStore
+
     stages: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    for path in checkpoint_dir.glob("*/*/chunk-*.json"):
-        if path.parent.parent.name.startswith("reference-"):
-            continue  # the zero-shot reference's scores; their time is inside the model's chunk total
+    # (not the zero-shot reference's units: their time is inside the model's chunk total)
+    for path in CheckpointStore(checkpoint_dir).chunk_files():
         seconds = json.loads(path.read_text())["seconds"]
         name = path.parent.name.rsplit("-", 1)[0]
         faithfulness = float(seconds.get("faithfulness", 0.0))
@@ -99,10 +104,10 @@ def cli_phases(checkpoints: Path, launched: float, finished: float) -> dict[str,
 
     A chunk's file is written when the chunk ends; its ``seconds.total`` (wall, in the command line) says when it
     began. Reference units are written inside their model's chunk, which the model's own file covers."""
+    from gecobench.evaluation.checkpoints import CheckpointStore
+
     spans = []
-    for path in checkpoints.glob("*/*/chunk-*.json"):
-        if path.parent.parent.name.startswith("reference-"):
-            continue
+    for path in CheckpointStore(checkpoints).chunk_files():
         end = path.stat().st_mtime
         spans.append((end - float(json.loads(path.read_text())["seconds"]["total"]), end))
     first_start, last_end = min(s for s, _ in spans), max(e for _, e in spans)
@@ -111,12 +116,16 @@ def cli_phases(checkpoints: Path, launched: float, finished: float) -> dict[str,
 
 def reference_files(checkpoints: Path) -> set[str]:
     """The zero-shot reference's chunk files in a checkpoint folder (relative paths)."""
-    return {str(p.relative_to(checkpoints)) for p in checkpoints.glob("reference-*/*/chunk-*.json")}
+    from gecobench.evaluation.checkpoints import CheckpointStore
+
+    return {str(p.relative_to(checkpoints)) for p in CheckpointStore(checkpoints).chunk_files(reference=True)}
 
 
 def copy_reference_units(source: Path, target: Path) -> set[str]:
     """Copy the zero-shot reference units (and only those) of one checkpoint folder into another."""
-    units = list(source.glob("reference-*"))
+    from gecobench.evaluation.checkpoints import CheckpointStore
+
+    units = CheckpointStore(source).reference_units()
     if not units:
         raise RuntimeError(f"{source} holds no zero-shot reference units: the zero-shot run did not write them")
     for unit in units:

@@ -24,6 +24,7 @@ from gecobench.evaluation import (
     leaderboard_text,
     run_evaluation,
 )
+from gecobench.evaluation.checkpoints import CheckpointStore
 from gecobench.evaluation.data import GecoRow, GecoSplit, load_split
 from gecobench.evaluation.modelling import noisy_copy, other_targets, randomised_copy
 from gecobench.evaluation.runner import _kept_rows
@@ -345,7 +346,7 @@ def test_killed_run_resumes_from_checkpoints_without_duplicates(tiny_models, plu
     for record_id, record in expected.items():
         assert _metrics_without_time(resumed[record_id]) == _metrics_without_time(record)
     # three chunks for the model, three for the ZS model found next to it (the RMA reference, shared per base)
-    own = [p for p in checkpoints.rglob("chunk-*.json") if not p.parts[-3].startswith("reference-")]
+    own = CheckpointStore(checkpoints).chunk_files()
     assert len(own) == 3 and len(list(checkpoints.rglob("chunk-*.json"))) == 6
     assert resumed[next(iter(resumed))]["model"]["zero_shot_reference"] == "ZS"
     assert not list(store.rglob("*.tmp")) and not list(checkpoints.rglob("*.tmp"))

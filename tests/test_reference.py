@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gecobench.evaluation.checkpoints import CheckpointStore
 from gecobench.explainers.base import available_explainers, get_explainer_class
 from gecobench.reference import (
     CONFIGS,
@@ -149,9 +150,8 @@ def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -
 
     # A unit that an interrupted run had explained (every chunk checkpointed, no record written yet): its time
     # counts the checkpointed chunks' seconds, not only the segment that finished it.
-    chunks = [json.loads(path.read_text())["seconds"]
-              for path in (tmp_path / "runs" / "eval_checkpoints").glob("*/*/chunk-*.json")
-              if not path.parent.parent.name.startswith("reference-")]
+    checkpoints = CheckpointStore(tmp_path / "runs" / "eval_checkpoints")
+    chunks = [json.loads(path.read_text())["seconds"] for path in checkpoints.chunk_files()]
     resumed = dataclasses.replace(plan, store=tmp_path / "store-resumed")
     run_evaluations(resumed, progress=False)
     entry = json.loads(plan.timings.read_text())["units"][evaluate_key]
@@ -160,8 +160,7 @@ def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -
     assert entry["seconds"] >= entry["resumed_seconds"]
     assert chunk_cpu > 0 and entry["cpu_seconds"] >= round(chunk_cpu, 1) and "cpu_seconds_cover" not in entry
     # a checkpoint from before CPU seconds were kept: the unit's CPU seconds are this run's, and it says so
-    oldest = next(p for p in (tmp_path / "runs" / "eval_checkpoints").glob("*/*/chunk-*.json")
-                  if not p.parent.parent.name.startswith("reference-"))
+    oldest = checkpoints.chunk_files()[0]
     payload = json.loads(oldest.read_text())
     del payload["seconds"]["cpu"]
     oldest.write_text(json.dumps(payload))

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 CHECKPOINT_FORMAT = 2
+#: units of a zero-shot model's attributions as the RMA reference of the others (shared by every model of a base)
+REFERENCE_UNIT_PREFIX = "reference-"
 
 
 class CheckpointStore:
@@ -23,6 +25,15 @@ class CheckpointStore:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
+
+    def chunk_files(self, reference: bool = False) -> list[Path]:
+        """The chunk files of the models' own units, or (``reference=True``) of the zero-shot reference units."""
+        return sorted(path for path in self.root.glob("*/*/chunk-*.json")
+                      if path.parent.parent.name.startswith(REFERENCE_UNIT_PREFIX) == reference)
+
+    def reference_units(self) -> list[Path]:
+        """The folders of the zero-shot reference units."""
+        return sorted(self.root.glob(f"{REFERENCE_UNIT_PREFIX}*"))
 
     def path(self, unit: str, explainer_key: str, chunk_id: int) -> Path:
         return self.root / unit / explainer_key / f"chunk-{chunk_id:05d}.json"

@@ -39,7 +39,7 @@ from gecobench.evaluation.attribution import (
     attribute_words_detailed,
     summarize_diagnostics,
 )
-from gecobench.evaluation.checkpoints import CheckpointStore
+from gecobench.evaluation.checkpoints import REFERENCE_UNIT_PREFIX, CheckpointStore
 from gecobench.evaluation.data import GecoSplit, load_split, scorable
 from gecobench.evaluation.faithfulness import (
     FaithfulnessProbe,
@@ -319,7 +319,7 @@ def _explain_chunk(explainer: Explainer, spec: ExplainerSpec, lm: LoadedModel, p
 
 def _reference_unit(reference: LoadedModel, split: GecoSplit, reference_protocol: dict[str, Any]) -> str:
     """Checkpoint unit of a zero-shot reference's scores (every scorable row, so no filter in the key)."""
-    return "reference-" + hashlib.sha256(json.dumps(
+    return REFERENCE_UNIT_PREFIX + hashlib.sha256(json.dumps(
         [reference.checkpoint_sha256, split.fingerprint, reference_protocol], sort_keys=True).encode()).hexdigest()[:16]
 
 
