@@ -20,6 +20,7 @@ from gecobench.evaluation.scoring import (
     paired_comparisons,
     score_correctness,
 )
+from gecobench.formatting import format_number
 from gecobench.metrics.paired_bootstrap import clustered_mean_difference, verdict
 from gecobench.pooling import (
     across_seeds,
@@ -277,6 +278,15 @@ def test_model_independent_explainers_get_rma_exactly_zero_and_signed_gaps(zoo, 
         assert len(record["comparisons"]) == 2
     text = leaderboard_text(LocalStore(tmp_path / "r"))
     assert "MA(male) − MA(female)" in text and "seeds" in text
+    # every number with its interval, as in the Space: log RMA, the gap, MRC and SNC
+    for column in ("log RMA [95% CI]", "MA gap male−female [95% CI]", "MRC [95% CI]", "SNC [95% CI]"):
+        assert column in text, column
+    rows = {(row[1], row[3]): row for row in explainer_rows(report.documents)}
+    assert rows[("CE", "uniform_random")][8] == "0.00 [0.00,0.00]"  # exactly 0, interval included
+    saliency = by[("CE", "saliency")]["metrics"]["relative_mass_accuracy"]
+    assert rows[("CE", "saliency")][8] == (f"{format_number(saliency['value'], 2, True)} "
+                                           f"[{format_number(saliency['ci_low'], 2, True)},"
+                                           f"{format_number(saliency['ci_high'], 2, True)}]")
 
 
 @pytest.mark.slow

@@ -19,7 +19,8 @@ from gecobench.store import HubStore, LocalStore
 
 _COLUMNS = (
     ("config", 14), ("model", 6), ("base", 14), ("explainer", 22), ("seeds", 5), ("MA", 6), ("MA 95% CI", 13),
-    ("vs best", 7), ("log RMA", 7), ("MA gap male−female [95% CI]", 27), ("MRC", 5), ("SNC", 5), ("scored", 7),
+    ("vs best", 7), ("log RMA [95% CI]", 20), ("MA gap male−female [95% CI]", 27), ("MRC [95% CI]", 17),
+    ("SNC [95% CI]", 17), ("scored", 7),
     ("s/sent", 7), ("differs by", 60),
 )
 
@@ -39,6 +40,14 @@ def _interval(low: Any, high: Any, digits: int = 3, signed: bool = False) -> str
     if low is None or high is None:
         return "—"
     return f"[{format_number(low, digits, signed)},{format_number(high, digits, signed)}]"
+
+
+def _with_interval(pool: list[dict[str, Any]], name: str, digits: int, signed: bool = False) -> str:
+    """A pooled metric and its interval (across seeds, or the record's bootstrap interval with one seed)."""
+    value, low, high, _ = pooled_metric(pool, name)
+    if value is None:
+        return "—"
+    return f"{format_number(value, digits, signed)} {_interval(low, high, digits, signed)}"
 
 
 def _metric(record: dict[str, Any], name: str) -> Any:
@@ -96,17 +105,16 @@ def explainer_rows(records: list[dict[str, Any]]) -> list[list[str]]:
             name = first["explainer"]["name"]
             label = name if len(versions[name]) == 1 else f"{name} {first['explainer']['version']}"
             ma, ma_low, ma_high, _ = pooled_metric(pool, "mass_accuracy")
-            gap, gap_low, gap_high, _ = pooled_metric(pool, "mass_accuracy_gap")
-            gap_text = "—" if gap is None else f"{format_number(gap, 3, signed=True)} {_interval(gap_low, gap_high, signed=True)}"
             scored = sorted({int(r["counts"]["n_scored"]) for r in pool})
             runtimes = [r["runtime"].get("seconds_per_sentence") for r in pool]
             runtime = across_seeds(runtimes)[0]
             base = "—" if regime == "OLA" else base_model.split("/")[-1].split("==")[0]
             rows.append([
                 config, regime, base, label, str(len(pool)), _fmt(ma), _interval(ma_low, ma_high), marks[i],
-                _fmt(pooled_metric(pool, "relative_mass_accuracy")[0], 2), gap_text,
-                _fmt(pooled_metric(pool, "model_randomisation_check")[0], 2),
-                _fmt(pooled_metric(pool, "small_noise_check")[0], 2),
+                _with_interval(pool, "relative_mass_accuracy", 2, signed=True),
+                _with_interval(pool, "mass_accuracy_gap", 3, signed=True),
+                _with_interval(pool, "model_randomisation_check", 2),
+                _with_interval(pool, "small_noise_check", 2),
                 f"{scored[0]}–{scored[-1]}" if len(scored) > 1 else str(scored[0]),
                 _fmt(runtime, 3), differences[id(pool)] or "",
             ])
