@@ -25,7 +25,11 @@ With ``--reference-cached`` the zero-shot model is evaluated first, untimed, wit
 as in the reference grid where it is one of the six models: its attributions land in the checkpoint store and are
 the RMA reference the timed model then reads instead of computing (what every model after the first of a base
 costs, in the grid or in any run that keeps its ``--checkpoint-dir``). Without it the reference is computed inside
-the timed run (the first model of a base, evaluated alone).
+the timed run (the first model of a base, evaluated alone). With ``--reference-attributions LOCATION`` the timed
+runs read it from the published zero-shot attributions instead (``reference/zero_shot_attributions``: the reference
+run's, for its zero-shot checkpoints and protocol — chunks of 16 groups, seed 0 — so give ``--chunk-size 16``);
+the bench fails if the reference of an explainer the bundles hold was computed (and names the explainers whose
+reference it computed because the bundles do not hold them).
 
 The command-line runs also report their phases, read from the checkpoint files' times: start-up (launch to the
 first chunk's start: imports, model and data loading, fitting), explaining (first chunk's start to last chunk's
@@ -36,6 +40,9 @@ per run, so a whole split's 644 sentences amortise them; the explaining phase pe
     python bench/bench_full_evaluation.py --model runs/bench/binary_all/CEfAf/seed0 --groups 40 --properties-groups 4
     python bench/bench_full_evaluation.py --model runs/bench/binary_all/CEfAf/seed0 \
         --zero-shot runs/bench/binary_all/ZS/seed0 --groups 40 --properties-groups 4 --reference-cached --processes 1 2
+    python bench/bench_full_evaluation.py --model runs/reference/zoo/binary_all/CEfAf/seed0 \
+        --zero-shot runs/reference/zoo/binary_all/ZS/seed0 --groups 0 --chunk-size 16 --properties-groups 32 \
+        --reference-attributions reference/zero_shot_attributions --processes 2
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -73,7 +81,7 @@ def stage_seconds(checkpoint_dir: Path) -> dict[str, dict[str, float]]:
     # (not the zero-shot reference's units: their time is inside the model's chunk total)
     for path in CheckpointStore(checkpoint_dir).chunk_files():
         seconds = json.loads(path.read_text())["seconds"]
-        name = path.parent.name.rsplit("-", 1)[0]
+        name = re.sub(r"-[0-9a-f]{10}-v[^/]+$", "", path.parent.name)  # the checkpoint key's explainer name
         faithfulness = float(seconds.get("faithfulness", 0.0))
         stages[name]["explain"] += float(seconds["main"])
         stages[name]["faithfulness"] += faithfulness
@@ -86,11 +94,16 @@ def cli_command(processes: int, args: argparse.Namespace, specs: list[str], mode
     """The evaluation through the command line under ``torchrun`` with ``processes`` processes."""
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}",
                str(REPO_ROOT / "scripts" / "evaluate_explainers.py"), "--explainers", *specs, "--models", model,
-               "--configs", args.config, "--max-groups", str(args.groups), "--results", str(results),
-               # the in-process run's chunks (K groups with --properties-groups K: the property chunk is one of
-               # many); without it one group per chunk, so that every process gets work. (Smaller chunks cost
-               # more: one group is two sentences per explainer call against up to --batch-size 8.)
-               "--chunk-size", str(args.properties_groups or 1), "--checkpoint-dir", str(checkpoints), "--quiet"]
+               "--configs", args.config, "--results", str(results),
+               # the in-process run's chunks (--chunk-size, else K groups with --properties-groups K: the property
+               # chunk is one of many); without either one group per chunk, so that every process gets work.
+               # (Smaller chunks cost more: one group is two sentences per call against up to --batch-size 8.)
+               "--chunk-size", str(args.chunk_size or args.properties_groups or 1),
+               "--checkpoint-dir", str(checkpoints), "--quiet"]
+    if args.groups:
+        command += ["--max-groups", str(args.groups)]
+    if args.reference_attributions:
+        command += ["--reference-attributions", args.reference_attributions]
     if args.properties_groups is not None:
         command += ["--properties-max-groups", str(args.properties_groups),
                     "--faithfulness-max-groups", str(args.properties_groups)]
@@ -133,6 +146,27 @@ def copy_reference_units(source: Path, target: Path) -> set[str]:
     return reference_files(target)
 
 
+def check_reference_was_published(location: str, results: Path) -> list[str]:
+    """The explainers whose RMA reference the timed run computed although given published attributions: only those
+    the bundles do not hold (say, an explainer outside the reference run's set) may be; else the run fails."""
+    from gecobench.evaluation.published_reference import load_published_references
+    from gecobench.store import LocalStore
+
+    published_keys = {key for bundle in load_published_references(location).by_unit.values()
+                      for key in bundle.explainer_keys()}
+    computed = []
+    for record in LocalStore(results).read_all("explainer_score").documents:
+        source = str(record["model"]["zero_shot_reference_source"])
+        if source.startswith("published:"):
+            continue
+        name, version = record["explainer"]["name"], record["explainer"]["version"]
+        if any(key.startswith(f"{name}-") and key.endswith(f"-v{version}") for key in published_keys):
+            raise RuntimeError(f"{name}: the timed run computed its RMA reference ({source}) although {location} "
+                               "holds it: the zero-shot checkpoint, data or protocol does not match the bundle's")
+        computed.append(name)
+    return sorted(set(computed))
+
+
 def check_reference_was_read(checkpoints: Path, copied: set[str]) -> None:
     """A timed run that found no cached reference computes and writes its own: then the figure is not cached."""
     added = reference_files(checkpoints) - copied
@@ -155,7 +189,11 @@ def run_cli(processes: int, args: argparse.Namespace, specs: list[str], workdir:
     wall = time.perf_counter() - start
     if copied is not None:
         check_reference_was_read(checkpoints, copied)
-    return {"wall": wall, **cli_phases(checkpoints, launched, launched + wall)}
+    extra = {}
+    if args.reference_attributions:
+        extra["reference_computed_for"] = check_reference_was_published(args.reference_attributions,
+                                                                        workdir / f"r{processes}")
+    return {"wall": wall, **cli_phases(checkpoints, launched, launched + wall), **extra}
 
 
 def main() -> int:
@@ -164,7 +202,10 @@ def main() -> int:
     parser.add_argument("--zero-shot", default=None,
                         help="zero-shot (ZS) model of the same base, for RMA (its explanations are part of the cost)")
     parser.add_argument("--config", default="binary_all")
-    parser.add_argument("--groups", type=int, default=8, help="test source sentences (each with its gender variants)")
+    parser.add_argument("--groups", type=int, default=8,
+                        help="test source sentences (each with its gender variants); 0: the whole test split")
+    parser.add_argument("--chunk-size", type=int, default=None, metavar="N",
+                        help="sentence groups per chunk (default: K of --properties-groups, else the runner's)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (per process)")
     parser.add_argument("--explainers", nargs="*", default=None, help="explainer specs (default: every built-in)")
     parser.add_argument("--no-faithfulness", dest="faithfulness", action="store_false")
@@ -174,11 +215,20 @@ def main() -> int:
     parser.add_argument("--reference-cached", action="store_true",
                         help="evaluate the zero-shot model first (untimed), so that the timed model reads its RMA "
                              "reference from the checkpoint store, as every model after the first of a base does")
+    parser.add_argument("--reference-attributions", default=None, metavar="LOCATION",
+                        help="read the RMA reference from published zero-shot attributions (fails if any is computed)")
     parser.add_argument("--processes", type=int, nargs="*", default=[], help="also time the CLI with these counts")
+    parser.add_argument("--cli-only", action="store_true",
+                        help="time the command-line runs only (no in-process run, so no stage breakdown)")
     parser.add_argument("--output", default=None, help="also write the figures as JSON here")
     args = parser.parse_args()
-    if args.reference_cached and not args.zero_shot:
-        parser.error("--reference-cached needs --zero-shot (the model whose attributions are the RMA reference)")
+    if (args.reference_cached or args.reference_attributions) and not args.zero_shot:
+        parser.error("--reference-cached and --reference-attributions need --zero-shot (the model whose attributions "
+                     "are the RMA reference)")
+    if args.cli_only and not args.processes:
+        parser.error("--cli-only needs --processes (the command-line runs to time)")
+    if args.reference_cached and args.reference_attributions:
+        parser.error("--reference-cached and --reference-attributions are two cases; choose one")
 
     import torch
     from bench_vs_ferret import builtin_specs
@@ -205,8 +255,9 @@ def main() -> int:
             (workdir / "models" / "zero_shot").symlink_to(Path(args.zero_shot).resolve())
             args.model = str(workdir / "models" / "model")
         # (the property subsample is a whole number of chunks: chunks of K groups)
-        chunking = {} if args.properties_groups is None else {"chunk_size": args.properties_groups}
-        settings = EvaluationSettings(max_groups=args.groups, faithfulness=args.faithfulness, **chunking,
+        chunk_size = args.chunk_size or args.properties_groups
+        chunking = {} if chunk_size is None else {"chunk_size": chunk_size}
+        settings = EvaluationSettings(max_groups=args.groups or None, faithfulness=args.faithfulness, **chunking,
                                       properties_max_groups=args.properties_groups,
                                       faithfulness_max_groups=args.properties_groups)
         filters = (True, False) if args.properties_groups is not None else None
@@ -224,35 +275,42 @@ def main() -> int:
                            progress=False, filters=(True, False))
             copied = copy_reference_units(workdir / "ck-zs", workdir / "ck")
         out["reference_cached"] = args.reference_cached
-        wall_start, cpu_start = time.perf_counter(), time.process_time()
-        run_evaluation(specs, [args.model], [args.config], settings, store_location=str(workdir / "results"),
-                       checkpoint_dir=workdir / "ck", progress=True, filters=filters)
-        wall, cpu = time.perf_counter() - wall_start, time.process_time() - cpu_start
-        if args.reference_cached:
-            check_reference_was_read(workdir / "ck", copied)
-        records = LocalStore(workdir / "results").read_all("explainer_score").documents
-        out["rma_reference"] = records[0]["model"]["zero_shot_reference"]
-        # with both filters, per sentence of the split (the unfiltered record scores them all)
-        n_scored = max(record["counts"]["n_scored"] for record in records)
-        stages = stage_seconds(workdir / "ck")
-        totals = defaultdict(float)
-        for per in stages.values():
-            for stage, seconds in per.items():
-                totals[stage] += seconds
-        totals["rest"] = cpu - sum(totals.values())
-        out.update(n_scored=n_scored, n_sentences=records[0]["counts"]["n_sentences"], wall_seconds=wall,
-                   cpu_seconds=cpu, stages=dict(totals), per_explainer={k: dict(v) for k, v in stages.items()})
-        print(f"\n{out['machine']}; {out['date']}; {args.threads} thread(s); {len(specs)} explainers; "
-              f"{n_scored} scored of {out['n_sentences']} sentences ({args.config} test); model {args.model}")
-        print(f"whole evaluation: {wall / max(n_scored, 1):.3f} s per scored sentence (wall), "
-              f"{cpu / max(n_scored, 1):.3f} CPU-s per scored sentence")
-        print(f"\n{'stage':<28} {'CPU-s/sentence':>14} {'share':>6}")
-        for stage, seconds in sorted(totals.items(), key=lambda kv: -kv[1]):
-            print(f"{stage:<28} {seconds / max(n_scored, 1):>14.3f} {seconds / cpu:>6.1%}")
-        print(f"\n{'explainer':<24} {'explain':>8} {'props+ref':>10} {'faithful':>9}   (CPU-s/sentence)")
-        for name, per in sorted(stages.items(), key=lambda kv: -sum(kv[1].values())):
-            print(f"{name:<24} {per['explain'] / n_scored:>8.3f} {per['properties + RMA reference'] / n_scored:>10.3f} "
-                  f"{per['faithfulness'] / n_scored:>9.3f}")
+        out["reference_attributions"] = args.reference_attributions
+        n_scored = None
+        if not args.cli_only:  # the in-process run, with the stage breakdown
+            wall_start, cpu_start = time.perf_counter(), time.process_time()
+            run_evaluation(specs, [args.model], [args.config], settings, store_location=str(workdir / "results"),
+                           checkpoint_dir=workdir / "ck", progress=True, filters=filters,
+                           reference_attributions=args.reference_attributions)
+            wall, cpu = time.perf_counter() - wall_start, time.process_time() - cpu_start
+            if args.reference_cached:
+                check_reference_was_read(workdir / "ck", copied)
+            if args.reference_attributions:
+                out["reference_computed_for"] = check_reference_was_published(args.reference_attributions,
+                                                                              workdir / "results")
+            records = LocalStore(workdir / "results").read_all("explainer_score").documents
+            out["rma_reference"] = records[0]["model"]["zero_shot_reference"]
+            # with both filters, per sentence of the split (the unfiltered record scores them all)
+            n_scored = max(record["counts"]["n_scored"] for record in records)
+            stages = stage_seconds(workdir / "ck")
+            totals = defaultdict(float)
+            for per in stages.values():
+                for stage, seconds in per.items():
+                    totals[stage] += seconds
+            totals["rest"] = cpu - sum(totals.values())
+            out.update(n_scored=n_scored, n_sentences=records[0]["counts"]["n_sentences"], wall_seconds=wall,
+                       cpu_seconds=cpu, stages=dict(totals), per_explainer={k: dict(v) for k, v in stages.items()})
+            print(f"\n{out['machine']}; {out['date']}; {args.threads} thread(s); {len(specs)} explainers; "
+                  f"{n_scored} scored of {out['n_sentences']} sentences ({args.config} test); model {args.model}")
+            print(f"whole evaluation: {wall / max(n_scored, 1):.3f} s per scored sentence (wall), "
+                  f"{cpu / max(n_scored, 1):.3f} CPU-s per scored sentence")
+            print(f"\n{'stage':<28} {'CPU-s/sentence':>14} {'share':>6}")
+            for stage, seconds in sorted(totals.items(), key=lambda kv: -kv[1]):
+                print(f"{stage:<28} {seconds / max(n_scored, 1):>14.3f} {seconds / cpu:>6.1%}")
+            print(f"\n{'explainer':<24} {'explain':>8} {'props+ref':>10} {'faithful':>9}   (CPU-s/sentence)")
+            for name, per in sorted(stages.items(), key=lambda kv: -sum(kv[1].values())):
+                print(f"{name:<24} {per['explain'] / n_scored:>8.3f} {per['properties + RMA reference'] / n_scored:>10.3f} "
+                      f"{per['faithfulness'] / n_scored:>9.3f}")
         if args.processes:
             out["scaling"] = {}
             cached = None
@@ -265,11 +323,18 @@ def main() -> int:
             for processes in args.processes:
                 timing = run_cli(processes, args, specs, workdir, cached)
                 out["scaling"][processes] = timing
+                if n_scored is None:  # --cli-only: the sentences the command line scored
+                    cli_records = LocalStore(workdir / f"r{processes}").read_all("explainer_score").documents
+                    n_scored = max(record["counts"]["n_scored"] for record in cli_records)
+                    out.update(n_scored=n_scored, n_sentences=cli_records[0]["counts"]["n_sentences"],
+                               rma_reference=cli_records[0]["model"]["zero_shot_reference"])
                 print(f"CLI, {processes} process(es) x {args.threads} thread(s): {timing['wall']:.1f} s wall "
                       f"({timing['wall'] / max(n_scored, 1):.3f} s per scored sentence); start-up "
                       f"{timing['start_up']:.1f} s, explaining {timing['explaining']:.1f} s "
                       f"({timing['explaining'] / max(n_scored, 1):.3f} s per scored sentence), records "
-                      f"{timing['records']:.1f} s")
+                      f"{timing['records']:.1f} s"
+                      + (f"; RMA reference computed for {', '.join(timing['reference_computed_for'])} (not published)"
+                         if timing.get("reference_computed_for") else ""))
             shutil.rmtree(workdir / "r1", ignore_errors=True)
     if args.output:
         Path(args.output).write_text(json.dumps(out, indent=1))

@@ -200,7 +200,8 @@ def _distinct(values: Any) -> list[str]:
     return sorted({str(v) for v in values if v not in (None, "")})
 
 
-def reference_card(records: Sequence[dict[str, Any]], zoo_summary: list[dict[str, Any]] | None) -> str:
+def reference_card(records: Sequence[dict[str, Any]], zoo_summary: list[dict[str, Any]] | None,
+                   bundles: Sequence[str] = ()) -> str:
     """The body of the reference dataset's card: what the grid holds, which package version and commit made it
     (from the records' provenance, not from this checkout), the base model, the protocol, how to rebuild it."""
     explainer_records = [r for r in records if r.get("record_type") == "explainer_score"]
@@ -258,6 +259,11 @@ def reference_card(records: Sequence[dict[str, Any]], zoo_summary: list[dict[str
                      "base model and revision, package version and commit (the weights are not published here)")
     else:
         lines.append(f"* no `{ZOO_SUMMARY_NAME}`: it was missing beside the store at publication")
+    if bundles:
+        lines.append(f"* `zero_shot_attributions/` — {len(bundles)} bundle(s) of the zero-shot models' attributions "
+                     "(every explainer, every scorable test sentence): the RMA reference, read instead of computed "
+                     "by `scripts/evaluate_explainers.py --reference-attributions <this dataset>` when the zero-shot "
+                     "checkpoint, data and protocol match")
     return "\n".join(lines)
 
 
@@ -276,9 +282,19 @@ def write_reference_dataset(out: Path, store: Path, progress: Callable[[str], No
                              "writes it")
     else:
         progress(f"no {summary_path}: the reference dataset is published without the zoo summary")
-    folder = write_store_dataset(out, "GECOBench reference results", reference_card(records, zoo_summary), store)
+    from gecobench.evaluation.published_reference import BUNDLE_FOLDER, BUNDLE_SUFFIX, read_bundle
+
+    bundles = sorted((store.parent / BUNDLE_FOLDER).glob(f"*{BUNDLE_SUFFIX}"))
+    for bundle in bundles:
+        read_bundle(bundle)  # a bundle that does not validate stops the publication, naming the file
+    folder = write_store_dataset(out, "GECOBench reference results",
+                                 reference_card(records, zoo_summary, [b.name for b in bundles]), store)
     if zoo_summary is not None:
         shutil.copyfile(summary_path, folder / ZOO_SUMMARY_NAME)
+    if bundles:
+        (folder / BUNDLE_FOLDER).mkdir(exist_ok=True)
+        for bundle in bundles:
+            shutil.copyfile(bundle, folder / BUNDLE_FOLDER / bundle.name)
     return folder
 
 

@@ -90,3 +90,16 @@ def fingerprint_directory(path: str | Path, patterns: tuple[str, ...] = ("*.json
         digest.update(file.name.encode("utf-8"))
         digest.update(sha256_file(file).encode("ascii"))
     return digest.hexdigest()
+
+
+#: the files of a checkpoint folder that decide what it computes — weights, architecture, vocabulary and
+#: tokenization pipeline — and not its metadata (``gecobench_model.json`` holds creation time and commit,
+#: ``tokenizer_config.json`` loading options such as ``local_files_only``)
+FUNCTION_FILES: tuple[str, ...] = ("config.json", "*.safetensors", "*.bin", "tokenizer.json", "vocab.txt")
+
+
+def function_fingerprint(path: str | Path) -> str:
+    """SHA-256 over the :data:`FUNCTION_FILES` of a checkpoint folder: two folders with the same fingerprint
+    compute the same function, whenever and wherever they were saved (a rebuilt zero-shot model, say), while
+    :func:`fingerprint_directory` tells two saves apart."""
+    return fingerprint_directory(path, FUNCTION_FILES)

@@ -114,6 +114,11 @@ EXPLAINER_SCORE_SCHEMA: dict[str, Any] = {
                 "accuracy_on_evaluated": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
                 "zero_shot_reference": {"type": ["string", "null"]},
                 "zero_shot_reference_sha256": {"type": ["string", "null"]},
+                "zero_shot_reference_source": {
+                    "type": ["string", "null"],
+                    "description": "where the RMA reference attributions came from: computed (by this run or "
+                                   "from its checkpoints), published:<bundle SHA-256> (a published zero-shot "
+                                   "reference bundle), the submission's own, or mixed: …"},
             },
         },
         "dataset": {

@@ -41,6 +41,9 @@ REFERENCE_DIR = REPO_ROOT / "reference"
 REFERENCE_STORE = REFERENCE_DIR / "store"
 ZOO_SUMMARY = REFERENCE_DIR / "zoo_summary.json"
 TIMINGS = REFERENCE_DIR / "timings.json"
+#: the zero-shot models' attributions, published so that users read their RMA reference instead of computing it
+#: (gecobench.evaluation.published_reference); a plan writes them beside its store
+ZERO_SHOT_ATTRIBUTIONS = REFERENCE_DIR / "zero_shot_attributions"
 DEFAULT_CHECKPOINT_ROOT = REPO_ROOT / "runs" / "reference"
 
 CONFIGS: tuple[str, ...] = tuple(GECO_CONFIGS)
@@ -125,6 +128,8 @@ class ReferencePlan:
     store: Path = REFERENCE_STORE
     zoo_summary: Path = ZOO_SUMMARY
     timings: Path = TIMINGS
+    #: where the zero-shot attribution bundles go; None: ``zero_shot_attributions/`` beside the store
+    zero_shot_attributions: Path | None = None
     schedules: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=lambda: dict(REFERENCE_SCHEDULES))
     exceptions: dict[tuple[str, str], tuple[str, dict[str, Any]]] = field(
         default_factory=lambda: dict(SCHEDULE_EXCEPTIONS))
@@ -165,6 +170,19 @@ class ReferencePlan:
 
     def models_of(self, config: str, seed: int) -> list[str]:
         return [str(self.checkpoint(ZooUnit(config, r, seed))) for r in self.regimes]
+
+    @property
+    def attributions_dir(self) -> Path:
+        """Where this plan publishes its zero-shot attribution bundles."""
+        return Path(self.zero_shot_attributions or Path(self.store).parent / "zero_shot_attributions")
+
+    def evaluation_settings(self, seed: int) -> Any:
+        """The :class:`~gecobench.evaluation.runner.EvaluationSettings` of one seed's evaluation."""
+        from gecobench.evaluation.runner import EvaluationSettings
+
+        return EvaluationSettings(seed=seed, properties=True, bootstrap=self.bootstrap, max_groups=self.max_groups,
+                                  properties_max_groups=self.properties_groups,
+                                  faithfulness_max_groups=self.properties_groups)
 
 
 def select_shard(units: Sequence[Any], shard: tuple[int, int] | None) -> list[Any]:
@@ -317,7 +335,7 @@ def write_zoo_summary(plan: ReferencePlan) -> list[dict[str, Any]]:
 def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, progress: bool = True,
                     checkpoint_dir: Path | None = None) -> list[EvaluationUnit]:
     """Score every explainer on every model of each evaluation unit of this shard into the reference store."""
-    from gecobench.evaluation.runner import EvaluationSettings, run_evaluation
+    from gecobench.evaluation.runner import run_evaluation
 
     timings = Timings(plan.timings)
     done = []
@@ -326,14 +344,16 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
         missing = [m for m in models if not (Path(m) / "gecobench_model.json").is_file()]
         if missing:
             raise FileNotFoundError(f"{unit.key}: checkpoints missing ({', '.join(missing)}); run the zoo stage first")
-        settings = EvaluationSettings(seed=unit.seed, properties=True, bootstrap=plan.bootstrap,
-                                      max_groups=plan.max_groups, properties_max_groups=plan.properties_groups,
-                                      faithfulness_max_groups=plan.properties_groups)
+        settings = plan.evaluation_settings(unit.seed)
         start, cpu_start = time.perf_counter(), time.process_time()
+        checkpoints = checkpoint_dir or Path(plan.checkpoint_root) / "eval_checkpoints"
         summary = run_evaluation(list(plan.explainers), models, [unit.config], settings,
-                                 store_location=str(plan.store),
-                                 checkpoint_dir=checkpoint_dir or Path(plan.checkpoint_root) / "eval_checkpoints",
+                                 store_location=str(plan.store), checkpoint_dir=checkpoints,
                                  progress=progress, filters=FILTERS)
+        try:
+            export_zero_shot_attributions(plan, unit, checkpoints)
+        except ValueError as err:  # e.g. records made earlier and their checkpoints since removed: say so, go on
+            log.warning("%s: zero-shot reference attributions not published: %s", unit.key, err)
         if summary.written:  # a unit that only found its records is not re-timed
             # A unit resumed from its chunk checkpoints also counts the chunks an earlier, interrupted run did.
             # Their CPU seconds are known for checkpoints written since they were kept; otherwise the unit's CPU
@@ -348,6 +368,36 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
                            records=len(summary.written), cpu_seconds=round(cpu_seconds, 1), **facts)
         done.append(unit)
     return done
+
+
+def export_zero_shot_attributions(plan: ReferencePlan, unit: EvaluationUnit, checkpoint_dir: Path,
+                                  data_dir: str | None = None) -> Path:
+    """Publish the zero-shot model's attributions of one evaluation unit (every explainer, every scorable test
+    sentence) as a bundle in ``plan.attributions_dir``, from the unit's checkpoints: the RMA reference that
+    a run given ``--reference-attributions`` reads instead of computing (:mod:`gecobench.evaluation.published_reference`)."""
+    from gecobench.evaluation.checkpoints import CheckpointStore
+    from gecobench.evaluation.data import load_split
+    from gecobench.evaluation.published_reference import export_bundle
+    from gecobench.evaluation.runner import ExplainerSpec, checkpoint_key, reference_chunk_rows
+    from gecobench.explainers.base import get_explainer
+    from gecobench.provenance import base_provenance, fingerprint_directory, function_fingerprint
+
+    zero_shot = plan.checkpoint(ZooUnit(unit.config, "ZS", unit.seed))
+    info = json.loads((zero_shot / "gecobench_model.json").read_text(encoding="utf-8"))
+    settings = dataclasses.replace(plan.evaluation_settings(unit.seed), data_dir=data_dir)
+    split = load_split(unit.config, settings.split, data_dir)
+    specs = [ExplainerSpec.parse(e) for e in plan.explainers]
+    keys = [checkpoint_key(spec, get_explainer(spec.name, **spec.params)) for spec in specs]
+    path = export_bundle(
+        CheckpointStore(checkpoint_dir), plan.attributions_dir,
+        reference={"name": f"{unit.config}/ZS/seed{unit.seed}", "function_sha256": function_fingerprint(zero_shot),
+                   "checkpoint_sha256": fingerprint_directory(zero_shot), "base_model": info.get("base_model"),
+                   "seed": info.get("seed")},
+        dataset={"config": split.config, "split": split.split, "fingerprint": split.fingerprint},
+        attribution_protocol=settings.attribution_protocol(), chunk_rows=reference_chunk_rows(split, settings),
+        explainer_keys=keys, provenance=base_provenance(unit.seed))
+    log.info("%s: zero-shot reference attributions published in %s", unit.key, path)
+    return path
 
 
 def coverage(plan: ReferencePlan, records: Iterable[dict[str, Any]]) -> dict[str, list[tuple[str, ...]]]:

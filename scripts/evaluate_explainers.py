@@ -11,6 +11,15 @@ gathered on the main process, which writes the records):
 
 A run killed mid-way resumes from its per-chunk checkpoints when started again; records already in the store
 are not written twice.
+
+The RMA reference (the zero-shot model of the model's base, explained by every explainer) is read instead of
+computed when it is published for the same zero-shot checkpoint, data and protocol (docs/evaluation.md, "The RMA
+reference, published"), here on the reference zoo's models:
+
+    python scripts/reference.py --stage zoo --configs binary_all       # the zoo of one config, once
+    python scripts/evaluate_explainers.py --explainers saliency lime --models runs/reference/zoo/binary_all/C/seed0 \
+        --zero-shot runs/reference/zoo/binary_all/ZS/seed0 --max-groups 32 \
+        --reference-attributions reference/zero_shot_attributions
 """
 
 from __future__ import annotations
@@ -68,6 +77,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--faithfulness-max-groups", type=int, default=None, metavar="N",
                         help="compute the faithfulness metrics on the first N source sentences only (a multiple of "
                              "--chunk-size; stated in each record's protocol); default: every scored sentence")
+    parser.add_argument("--zero-shot", default=None, metavar="FOLDER",
+                        help="the zero-shot (ZS) checkpoint of the models' base, the RMA reference (default: a ZS "
+                             "checkpoint among --models or next to a model)")
+    parser.add_argument("--reference-attributions", default=None, metavar="LOCATION",
+                        help="published zero-shot reference attributions, read instead of computed where they match "
+                             "the zero-shot checkpoint, data and protocol: a bundle, a folder of bundles "
+                             "(reference/zero_shot_attributions), or the reference dataset's Hub id")
     parser.add_argument("--import", dest="imports", nargs="*", default=[],
                         help="Python modules to import first (they may register extra explainers)")
     parser.add_argument("--show-leaderboard", action="store_true", help="print the leaderboard table at the end")
@@ -98,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
         build_parser().error(str(err))
     summary = run_evaluation([ExplainerSpec.parse(e) for e in args.explainers], args.models, args.configs,
                              settings, store_location=args.results, checkpoint_dir=args.checkpoint_dir,
-                             progress=not args.quiet, filters=(True, False) if args.both_filters else None)
+                             progress=not args.quiet, filters=(True, False) if args.both_filters else None,
+                             reference_attributions=args.reference_attributions, zero_shot=args.zero_shot)
     from accelerate import PartialState
 
     if PartialState().is_main_process:

@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     outputs = {}
     if args.output is not None:
         outputs = {"store": args.output / "store", "zoo_summary": args.output / "zoo_summary.json",
-                   "timings": args.output / "timings.json"}
+                   "timings": args.output / "timings.json",
+                   "zero_shot_attributions": args.output / "zero_shot_attributions"}
     plan = ReferencePlan(seeds=tuple(args.seeds), configs=tuple(args.configs), regimes=REGIMES, **outputs)
     if args.plan:
         for unit in zoo_units_of_shard(plan, args.shard):

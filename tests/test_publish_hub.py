@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -195,6 +196,10 @@ def reference_dir(tmp_path: Path) -> Path:
     (root / "store" / "sentence_scores" / f"{records[0]['record_id']}.json.gz").write_bytes(b"side file")
     zoo = [{"config": "binary_all", "regime": "CE", "seed": 0, "test_accuracy": 0.9, "base_model": REFERENCE_BASE}]
     (root / "zoo_summary.json").write_text(json.dumps(zoo))
+    # one committed zero-shot attribution bundle beside the store, as make reference leaves them
+    (root / "zero_shot_attributions").mkdir()
+    committed = sorted((REPO_ROOT / "reference" / "zero_shot_attributions").glob("*.json.gz"))[0]
+    shutil.copyfile(committed, root / "zero_shot_attributions" / committed.name)
     return root
 
 
@@ -224,12 +229,14 @@ def test_the_reference_store_is_published_as_its_own_dataset_and_named_by_the_sp
     assert sorted(p.name for p in (folder / "sentence_scores").iterdir()) == side_files
     assert json.loads((folder / "zoo_summary.json").read_text()) == json.loads(
         (reference_dir / "zoo_summary.json").read_text())
+    (bundle,) = (reference_dir / "zero_shot_attributions").iterdir()
+    assert (folder / "zero_shot_attributions" / bundle.name).read_bytes() == bundle.read_bytes()
     meta, body = split_front_matter((folder / "README.md").read_text(), "reference card")
     assert meta["pretty_name"] == "GECOBench reference results"
     # the card's facts come from the records' provenance, not from this checkout
     for fact in (REFERENCE_VERSION, REFERENCE_COMMIT, REFERENCE_BASE, "make reference", "zoo_summary.json",
                  "`binary_all`", "`CE`", "filter `all_gender_variants_correct`: 2", "filter `none`: 1",
-                 "3 document(s) at publication"):
+                 "3 document(s) at publication", "`zero_shot_attributions/` — 1 bundle(s)"):
         assert fact in body, fact
     space = manifest[f"test-org/{LEADERBOARD_SPACE}"]
     assert space["space_variables"]["GECOBENCH_REFERENCE_REPO"] == "test-org/gecobench-reference"
@@ -251,6 +258,13 @@ def test_a_missing_empty_or_invalid_reference_store_is_reported_not_published(
     assert publish_reference(tmp_path / "hub-zoo", reference_dir / "store") == 2
     err = capsys.readouterr().err
     assert str(reference_dir / "zoo_summary.json") in err and "list of checkpoint rows" in err
+    (reference_dir / "zoo_summary.json").write_text("[]")
+    (bundle,) = (reference_dir / "zero_shot_attributions").iterdir()
+    bundle.write_bytes(b"not gzip")
+    assert publish_reference(tmp_path / "hub-bundle", reference_dir / "store") == 2
+    err = capsys.readouterr().err
+    assert bundle.name in err and "not a readable gzipped JSON file" in err
+    bundle.unlink()
     broken = reference_dir / "store" / "explainer_score" / "broken.json"
     broken.write_text("{ not json")
     assert publish_reference(tmp_path / "hub-broken", reference_dir / "store") == 2

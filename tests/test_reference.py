@@ -130,6 +130,14 @@ def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -
     assert timings["units"][evaluate_key]["resumed_seconds"] == 0.0
     report = LocalStore(plan.store).read_all()
     assert report.warnings == []
+    # the zero-shot model's attributions are published beside the store: every explainer, every chunk
+    from gecobench.evaluation.published_reference import read_bundle
+
+    (bundle_path,) = plan.attributions_dir.glob("*.json.gz")
+    assert plan.attributions_dir == tmp_path / "zero_shot_attributions"
+    bundle = read_bundle(bundle_path)
+    assert [key.split("-")[0] for key in bundle.explainer_keys()] == ["saliency", "uniform_random"]
+    assert all(len(chunks) == 1 for chunks in bundle.document["explainers"].values())  # max_groups 2: one chunk
     cells = coverage(plan, report.documents)
     assert cells["missing"] == [] and len(cells["present"]) == 2 * 2 * 2  # explainers × regimes × filters
     filters = {r["protocol"]["filter"] for r in report.documents}
@@ -196,8 +204,9 @@ def test_reference_cli_output_folder_takes_records_summary_and_timings(tmp_path:
     monkeypatch.setattr(reference, "run_evaluations", lambda plan, shard, progress: seen.append(plan) or [])
     assert main(["--stage", "evaluate", "--output", str(tmp_path / "timed"), "--quiet"]) == 0
     (plan,) = seen
-    assert (plan.store, plan.zoo_summary, plan.timings) == (
-        tmp_path / "timed" / "store", tmp_path / "timed" / "zoo_summary.json", tmp_path / "timed" / "timings.json")
+    assert (plan.store, plan.zoo_summary, plan.timings, plan.attributions_dir) == (
+        tmp_path / "timed" / "store", tmp_path / "timed" / "zoo_summary.json", tmp_path / "timed" / "timings.json",
+        tmp_path / "timed" / "zero_shot_attributions")
     assert main(["--stage", "evaluate", "--quiet"]) == 0
     assert seen[1].store == reference.REFERENCE_STORE  # the committed store stays the default
 
@@ -241,6 +250,86 @@ def test_committed_reference_store_covers_the_whole_grid() -> None:
         assert counts["n_sentences"] == test_rows[record["dataset"]["config"]], record["record_id"]
         if record["protocol"]["filter"] == "none":
             assert counts["n_scored"] == counts["n_sentences"], record["record_id"]
+
+
+def _committed_bundles() -> list:
+    from gecobench.evaluation.published_reference import load_published_references
+
+    return list(load_published_references(REFERENCE_DIR / "zero_shot_attributions").by_unit.values())
+
+
+def test_committed_zero_shot_attributions_cover_the_committed_grid() -> None:
+    """One bundle per (config, seed) of the committed records, for the zero-shot checkpoint those records name,
+    with every reference explainer (at this package's versions) on every chunk of the test split."""
+    from gecobench.evaluation.data import load_split
+    from gecobench.evaluation.runner import ExplainerSpec, checkpoint_key, reference_chunk_rows
+    from gecobench.explainers.base import get_explainer
+
+    plan = ReferencePlan()
+    records = LocalStore(REFERENCE_DIR / "store").read_all("explainer_score").documents
+    references = {(r["dataset"]["config"], r["model"]["seed"]): r["model"]["zero_shot_reference_sha256"]
+                  for r in records if r["model"]["zero_shot_reference_sha256"]}
+    bundles = {(b.document["dataset"]["config"], b.document["attribution_protocol"]["seed"]): b
+               for b in _committed_bundles()}
+    assert set(bundles) == set(references)
+    keys = sorted(checkpoint_key(ExplainerSpec.parse(e), get_explainer(ExplainerSpec.parse(e).name))
+                  for e in plan.explainers)
+    for (config, seed), bundle in bundles.items():
+        settings = plan.evaluation_settings(seed)
+        split = load_split(config, "test")
+        assert bundle.document["reference"]["checkpoint_sha256"] == references[(config, seed)]
+        assert bundle.document["attribution_protocol"] == settings.attribution_protocol()
+        assert bundle.document["dataset"]["fingerprint"] == split.fingerprint
+        assert bundle.explainer_keys() == keys
+        chunk_rows = reference_chunk_rows(split, settings)
+        for key in keys:
+            chunks = bundle.document["explainers"][key]
+            assert sorted(map(int, chunks)) == list(range(len(chunk_rows)))
+        # every chunk validates against the data (rows, one finite score per word)
+        for chunk_id, rows in enumerate(chunk_rows):
+            assert bundle.chunk_scores(keys[0], chunk_id, rows, [split.rows[i].words for i in rows]) is not None
+
+
+def test_committed_zero_shot_attributions_are_what_this_code_computes(tmp_path: Path) -> None:
+    """Build the binary_all seed-0 zero-shot model from the base as the reference run does, then recompute a chunk
+    of three explainers with this checkout's code: equal to the published bundle within float tolerance. (A CPU
+    whose kernels build other zero-shot weights gets no match; the runner then computes its own reference.)"""
+    import numpy as np
+    from tolerances import max_error_relative_to_largest, relative_ulp_tolerance
+
+    from gecobench.evaluation.attribution import attribute_words
+    from gecobench.evaluation.data import load_split
+    from gecobench.evaluation.modelling import load_model
+    from gecobench.evaluation.runner import (
+        ExplainerSpec,
+        _attribution_seed,
+        _reference_unit,
+        checkpoint_key,
+        reference_chunk_rows,
+    )
+    from gecobench.explainers.base import get_explainer
+
+    plan = ReferencePlan(configs=("binary_all",), regimes=("ZS",), checkpoint_root=tmp_path / "runs",
+                         store=tmp_path / "store", zoo_summary=tmp_path / "zoo.json", timings=tmp_path / "t.json")
+    run_zoo(plan, progress=False)
+    zero_shot = load_model(plan.checkpoint(ZooUnit("binary_all", "ZS", 0)))
+    settings = plan.evaluation_settings(0)
+    split = load_split("binary_all", "test")
+    by_unit = {b.unit: b for b in _committed_bundles()}
+    bundle = by_unit.get(_reference_unit(zero_shot, split, settings.attribution_protocol()))
+    if bundle is None:
+        pytest.skip("this CPU builds zero-shot weights that differ in the last bits from the published ones")
+    rows = reference_chunk_rows(split, settings)[3]
+    words = [list(split.rows[i].words) for i in rows]
+    for text in ("saliency", "integrated_gradients", "lime"):
+        spec = ExplainerSpec.parse(text)
+        explainer = get_explainer(spec.name, **spec.params)
+        computed = attribute_words(explainer, zero_shot.model, zero_shot.tokenizer, words,
+                                   [split.rows[i].label for i in rows], batch_size=settings.batch_size,
+                                   seed=_attribution_seed(settings, spec, 3))
+        published = bundle.chunk_scores(checkpoint_key(spec, explainer), 3, rows, words)
+        error = max_error_relative_to_largest(computed, [np.asarray(p) for p in published])
+        assert error <= relative_ulp_tolerance(np.float32), (text, error)
 
 
 def test_reproducing_page_shows_what_the_committed_store_gives() -> None:

@@ -73,3 +73,23 @@ def test_a_run_without_valid_records_changes_nothing(tmp_path: Path, capsys) -> 
         _sync()(["--from", str(run), "--to", str(committed), "--replace"])
     assert "no valid explainer_score records" in capsys.readouterr().err
     assert _ids(committed, "explainer_score") == {d.stem}
+
+
+def test_zero_shot_attribution_bundles_are_validated_and_copied(tmp_path: Path, capsys) -> None:
+    (a,) = _filtered_records(1)
+    run = _store(tmp_path / "run", [a])
+    bundles = sorted((REPO_ROOT / "reference" / "zero_shot_attributions").glob("*.json.gz"))[:2]
+    (run / "zero_shot_attributions").mkdir()
+    for bundle in bundles:
+        shutil.copy2(bundle, run / "zero_shot_attributions" / bundle.name)
+    (run / "zero_shot_attributions" / "broken.json.gz").write_bytes(b"not gzip")
+    committed = _store(tmp_path / "reference", [a])
+    (committed / "zero_shot_attributions").mkdir()
+    (committed / "zero_shot_attributions" / "of-another-run.json.gz").write_bytes(bundles[0].read_bytes())
+
+    assert _sync()(["--from", str(run), "--to", str(committed)]) == 0
+    assert "not copied" in capsys.readouterr().err
+    names = {p.name for p in (committed / "zero_shot_attributions").iterdir()}
+    assert names == {b.name for b in bundles} | {"of-another-run.json.gz"}, "broken ones stay out"
+    assert _sync()(["--from", str(run), "--to", str(committed), "--replace"]) == 0
+    assert {p.name for p in (committed / "zero_shot_attributions").iterdir()} == {b.name for b in bundles}

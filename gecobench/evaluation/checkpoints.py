@@ -9,6 +9,7 @@ writes the shortest repr that reads back to the same double), so resumed and uni
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -18,6 +19,15 @@ from typing import Any
 CHECKPOINT_FORMAT = 2
 #: units of a zero-shot model's attributions as the RMA reference of the others (shared by every model of a base)
 REFERENCE_UNIT_PREFIX = "reference-"
+
+
+def reference_unit_name(function_sha256: str | None, split_fingerprint: str,
+                        attribution_protocol: dict[str, Any]) -> str:
+    """The checkpoint unit of a zero-shot model's attributions as the RMA reference: keyed by what they depend on
+    (what the checkpoint computes, :func:`gecobench.provenance.function_fingerprint`; the data; the attribution
+    protocol), so every model of a base and every run that shares these shares them."""
+    key = json.dumps([function_sha256, split_fingerprint, attribution_protocol], sort_keys=True)
+    return REFERENCE_UNIT_PREFIX + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 class CheckpointStore:
@@ -55,12 +65,14 @@ class CheckpointStore:
         return payload
 
     def save(self, unit: str, explainer_key: str, chunk_id: int, row_indices: list[int], scores: dict[str, Any],
-             seconds: Any) -> Path:
+             seconds: Any, extra: dict[str, Any] | None = None) -> Path:
         """Write a chunk's scores atomically (``scores``: kind -> list of per-row word-score lists or None;
-        ``seconds``: the time it took, kept so a resumed run reports the runtime of the original work)."""
+        ``seconds``: the time it took, kept so a resumed run reports the runtime of the original work; ``extra``:
+        further top-level facts, e.g. where the chunk's reference scores came from)."""
         path = self.path(unit, explainer_key, chunk_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"format": CHECKPOINT_FORMAT, "rows": row_indices, "scores": scores, "seconds": seconds}
+        payload = {**(extra or {}), "format": CHECKPOINT_FORMAT, "rows": row_indices, "scores": scores,
+                   "seconds": seconds}
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from gecobench.provenance import fingerprint_directory
+from gecobench.provenance import fingerprint_directory, function_fingerprint
 from gecobench.words import tokenize_words
 
 
@@ -41,6 +41,8 @@ class LoadedModel:
     checkpoint_sha256: str | None = None
     name: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    #: :func:`gecobench.provenance.function_fingerprint`: what the checkpoint computes, not when it was saved
+    function_sha256: str | None = None
 
     @property
     def regime(self) -> str:
@@ -83,7 +85,8 @@ def load_model(path: str | Path) -> LoadedModel:
         raise FileNotFoundError(f"model folder not found: {folder}")
     model, tokenizer, info = load_zoo_model(str(folder))
     model.eval()
-    return LoadedModel(model, tokenizer, dict(info), str(folder), fingerprint_directory(folder), model_name(folder))
+    return LoadedModel(model, tokenizer, dict(info), str(folder), fingerprint_directory(folder), model_name(folder),
+                       function_sha256=function_fingerprint(folder))
 
 
 def model_name(folder: Path) -> str:

@@ -26,6 +26,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ from gecobench.evaluation.attribution import (
     attribute_words_detailed,
     summarize_diagnostics,
 )
-from gecobench.evaluation.checkpoints import REFERENCE_UNIT_PREFIX, CheckpointStore
+from gecobench.evaluation.checkpoints import CheckpointStore, reference_unit_name
 from gecobench.evaluation.data import GecoSplit, load_split, scorable
 from gecobench.evaluation.faithfulness import (
     FaithfulnessProbe,
@@ -58,6 +59,11 @@ from gecobench.evaluation.modelling import (
 )
 from gecobench.evaluation.precomputed import PrecomputedExplainer
 from gecobench.evaluation.properties import score_agreement, score_properties
+from gecobench.evaluation.published_reference import (
+    COMPUTED,
+    PublishedReferences,
+    load_published_references,
+)
 from gecobench.evaluation.scheduling import assign_chunks, chunk_cost
 from gecobench.evaluation.scoring import paired_comparisons, score_correctness
 from gecobench.evaluation.sentence_scores import (
@@ -109,6 +115,16 @@ class ExplainerSpec:
     def key(self) -> str:
         digest = hashlib.sha256(json.dumps(self.params, sort_keys=True).encode()).hexdigest()[:10]
         return f"{self.name}-{digest}"
+
+
+def checkpoint_key(spec: ExplainerSpec, explainer: Explainer) -> str:
+    """The folder of an explainer's chunk checkpoints (and its entry in a published reference bundle): its spec
+    key and its version, so that after an upgrade that changes an explainer's scores its old checkpoints are never
+    resumed as the new version's."""
+    version = str(explainer.version)
+    if not re.fullmatch(r"[A-Za-z0-9._+-]{1,40}", version) or version.startswith("."):  # it becomes a path part
+        version = "h" + hashlib.sha256(version.encode()).hexdigest()[:12]
+    return f"{spec.key()}-v{version}"
 
 
 @dataclass
@@ -248,6 +264,19 @@ def find_zero_shot_reference(model: LoadedModel, candidates: list[str]) -> tuple
     return None, f"no zero-shot (ZS) model of base {model.base_model!r} among or next to the models"
 
 
+def _check_zero_shot(path: str) -> None:
+    """An explicitly named RMA reference must be a zero-shot checkpoint (a silent fallback would hide a typo)."""
+    info_file = Path(path) / "gecobench_model.json"
+    if not info_file.is_file():
+        raise FileNotFoundError(f"zero-shot reference {path}: no gecobench_model.json (not a zoo checkpoint folder)")
+    try:
+        regime = json.loads(info_file.read_text(encoding="utf-8")).get("regime")
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{info_file}: invalid JSON ({err})") from None
+    if regime != ZERO_SHOT_REGIME:
+        raise ValueError(f"zero-shot reference {path}: its regime is {regime!r}, not {ZERO_SHOT_REGIME!r}")
+
+
 def _kept_rows(split: GecoSplit, chunk: list[list[int]], predictions: dict[int, int], filter_correct: bool
                ) -> tuple[list[int], int]:
     """Rows to score in a chunk (whole groups only) and the number of malformed groups dropped."""
@@ -318,23 +347,38 @@ def _explain_chunk(explainer: Explainer, spec: ExplainerSpec, lm: LoadedModel, p
 
 
 def _reference_unit(reference: LoadedModel, split: GecoSplit, reference_protocol: dict[str, Any]) -> str:
-    """Checkpoint unit of a zero-shot reference's scores (every scorable row, so no filter in the key)."""
-    return REFERENCE_UNIT_PREFIX + hashlib.sha256(json.dumps(
-        [reference.checkpoint_sha256, split.fingerprint, reference_protocol], sort_keys=True).encode()).hexdigest()[:16]
+    """Checkpoint unit of a zero-shot reference's scores (every scorable row, so no filter in the key; the model by
+    what it computes, so a zero-shot model rebuilt bit for bit shares it)."""
+    return reference_unit_name(reference.function_sha256, split.fingerprint, reference_protocol)
 
 
 def _scorable_rows(split: GecoSplit, chunk: list[list[int]]) -> list[int]:
     return [i for group in chunk if all(scorable(split.rows[j]) for j in group) for i in group]
 
 
+def split_into_chunks(split: GecoSplit, settings: EvaluationSettings) -> list[list[list[int]]]:
+    """The run's chunks: ``settings.chunk_size`` sentence groups each, over the first ``max_groups`` groups."""
+    groups = split.groups[: settings.max_groups] if settings.max_groups else split.groups
+    return [groups[i:i + settings.chunk_size] for i in range(0, len(groups), settings.chunk_size)]
+
+
+def reference_chunk_rows(split: GecoSplit, settings: EvaluationSettings) -> list[list[int]]:
+    """Per chunk, the rows a zero-shot reference unit covers: every scorable row, whatever the filter."""
+    return [_scorable_rows(split, chunk) for chunk in split_into_chunks(split, settings)]
+
+
 def _reference_scores(explainer: Explainer, spec: ExplainerSpec, reference: LoadedModel, split: GecoSplit,
                       chunk: list[list[int]], chunk_id: int, settings: EvaluationSettings,
-                      checkpoints: CheckpointStore, reference_protocol: dict[str, Any]) -> dict[int, list[float]]:
-    """The zero-shot reference's word scores on every scorable row of a chunk (before any model's filter).
+                      checkpoints: CheckpointStore, reference_protocol: dict[str, Any],
+                      published: PublishedReferences) -> tuple[dict[int, list[float]], str]:
+    """The zero-shot reference's word scores on every scorable row of a chunk (before any model's filter), and
+    where they came from (:data:`~gecobench.evaluation.published_reference.COMPUTED` or a published bundle).
 
     Computed once per (reference, explainer, chunk) and checkpointed, then shared by every model of that base:
     each model picks the rows it kept. When the run evaluates the zero-shot model itself on every scorable row,
     its own attributions are this checkpoint (:func:`run_evaluation` saves them), so nothing is computed twice.
+    A published bundle of the same unit (:mod:`gecobench.evaluation.published_reference`) is read instead of
+    computing; it is not copied into the checkpoints, so they hold only what this machine computed.
 
     Common random numbers: the reference is explained with the *same* run seed as the model's own attributions
     (:func:`_explain_chunk`), so an explainer that draws one stream per sentence from its run seed (the
@@ -344,15 +388,22 @@ def _reference_scores(explainer: Explainer, spec: ExplainerSpec, reference: Load
     """
     rows = _scorable_rows(split, chunk)
     unit = _reference_unit(reference, split, reference_protocol)
-    cached = checkpoints.load(unit, spec.key(), chunk_id, rows)
-    if cached is None:
-        seed = _attribution_seed(settings, spec, chunk_id)
-        scores = [s.tolist() for s in attribute_words(
-            explainer, reference.model, reference.tokenizer, [list(split.rows[i].words) for i in rows],
-            [split.rows[i].label for i in rows], batch_size=settings.batch_size, seed=seed)]
-        checkpoints.save(unit, spec.key(), chunk_id, rows, {"reference": scores}, 0.0)
-        cached = {"scores": {"reference": scores}}
-    return dict(zip(rows, cached["scores"]["reference"]))
+    key = checkpoint_key(spec, explainer)
+    cached = checkpoints.load(unit, key, chunk_id, rows)
+    if cached is not None:
+        return dict(zip(rows, cached["scores"]["reference"])), COMPUTED
+    bundle, truncated = published.covering(
+        unit, _reference_unit(reference, split, {**reference_protocol, "max_sentence_groups": None}))
+    if bundle is not None:
+        scores = bundle.chunk_scores(key, chunk_id, rows, [split.rows[i].words for i in rows], truncated)
+        if scores is not None:
+            return dict(zip(rows, scores)), bundle.source
+    seed = _attribution_seed(settings, spec, chunk_id)
+    scores = [s.tolist() for s in attribute_words(
+        explainer, reference.model, reference.tokenizer, [list(split.rows[i].words) for i in rows],
+        [split.rows[i].label for i in rows], batch_size=settings.batch_size, seed=seed)]
+    checkpoints.save(unit, key, chunk_id, rows, {"reference": scores}, 0.0)
+    return dict(zip(rows, scores)), COMPUTED
 
 
 def _precomputed_chunk(explainer: PrecomputedExplainer, split: GecoSplit, kept: list[int],
@@ -363,7 +414,8 @@ def _precomputed_chunk(explainer: PrecomputedExplainer, split: GecoSplit, kept: 
     scores: dict[str, Any] = {kind: None for kind in SCORE_KINDS}
     scores.update(explainer.chunk_scores([split.rows[i] for i in kept], wanted))
     seconds = (explainer.seconds_per_row or 0.0) * len(kept)
-    return {"scores": scores, "seconds": {"total": seconds, "main": seconds}}
+    return {"scores": scores, "seconds": {"total": seconds, "main": seconds},
+            "reference_source": explainer.source if with_reference else None}
 
 
 def _add_faithfulness(scores: dict[str, Any], probe: FaithfulnessProbe | None, split: GecoSplit,
@@ -431,6 +483,7 @@ def run_evaluation(
     settings: EvaluationSettings | None = None, store_location: str | None = None,
     checkpoint_dir: str | Path = "runs/eval_checkpoints", progress: bool = True,
     instances: list[Explainer] | None = None, filters: Sequence[bool] | None = None,
+    reference_attributions: str | Path | PublishedReferences | None = None, zero_shot: str | None = None,
 ) -> RunSummary:
     """Evaluate every explainer × model × config; append one record each to the results store.
 
@@ -441,6 +494,13 @@ def run_evaluation(
     ``filters`` are the correctness filters to write records for (default: ``settings.filter_correct`` alone).
     With ``(True, False)`` every attribution is computed once, on every scorable sentence, and the filtered
     records score the sentences that pass the filter: the numbers of two separate runs for the cost of one.
+
+    ``zero_shot`` names a zero-shot checkpoint to use as the RMA reference of the models of its base without
+    evaluating it (by default one is looked for among ``models`` and next to each model).
+
+    ``reference_attributions`` (a bundle, a folder of bundles, a reference dataset folder or its Hub id; see
+    :mod:`gecobench.evaluation.published_reference`) supplies zero-shot reference attributions published for the
+    run's zero-shot checkpoints, data and attribution protocol, so they are read instead of computed.
 
     Safe to run under ``accelerate launch`` / ``torchrun`` with any number of processes: only the main process
     writes records. Returns a :class:`RunSummary` (meaningful on the main process).
@@ -467,11 +527,16 @@ def run_evaluation(
     # on only, so runs with other property, faithfulness or bootstrap settings share them.
     reference_protocol = computed.attribution_protocol()
     reference_cache: dict[str, LoadedModel] = {}
+    published = (reference_attributions if isinstance(reference_attributions, PublishedReferences)
+                 else load_published_references(reference_attributions))
+    candidates = list(models)
+    if zero_shot is not None:
+        _check_zero_shot(zero_shot)
+        candidates.append(zero_shot)
 
     for config in configs:
         split = load_split(config, settings.split, settings.data_dir)
-        groups = split.groups[: settings.max_groups] if settings.max_groups else split.groups
-        chunks = [groups[i:i + settings.chunk_size] for i in range(0, len(groups), settings.chunk_size)]
+        chunks = split_into_chunks(split, settings)
         explainers_now = list(instances) if instances is not None else [
             get_explainer(spec.name, **spec.params) for spec in specs]
         # Explainers that learn from data (pattern_variant) are fitted on the train split, never the test split.
@@ -483,7 +548,7 @@ def run_evaluation(
 
         for model_path in models:
             lm = load_model(model_path)
-            ref_path, ref_reason = find_zero_shot_reference(lm, models)
+            ref_path, ref_reason = find_zero_shot_reference(lm, candidates)
             reference = None
             if ref_path is not None:
                 reference = reference_cache.get(ref_path) or load_model(ref_path)
@@ -543,7 +608,8 @@ def run_evaluation(
                         per_explainer[spec.key()] = cached
                         bar.update(1)
                         continue
-                    cached = checkpoints.load(unit, spec.key(), chunk_id, kept)
+                    ck_key = checkpoint_key(spec, explainer)
+                    cached = checkpoints.load(unit, ck_key, chunk_id, kept)
                     if cached is not None and isinstance(cached.get("seconds"), dict):
                         resumed_seconds += float(cached["seconds"].get("total", 0.0))
                         # checkpoints written before CPU seconds were kept have none: the sum is then unknown
@@ -553,11 +619,13 @@ def run_evaluation(
                         start, cpu_start = time.perf_counter(), time.process_time()
                         scores, main_seconds = _explain_chunk(explainer, spec, lm, perturbed, split, kept,
                                                               chunk_id, settings)
+                        reference_source = None
                         if reference is not None and not kept:
                             scores["reference"] = []
                         elif reference is not None:
-                            by_row = _reference_scores(explainer, spec, reference, split, chunk, chunk_id,
-                                                       settings, checkpoints, reference_protocol)
+                            by_row, reference_source = _reference_scores(
+                                explainer, spec, reference, split, chunk, chunk_id, settings, checkpoints,
+                                reference_protocol, published)
                             scores["reference"] = [by_row[i] for i in kept]
                         faithfulness_start = time.perf_counter()
                         _add_faithfulness(scores, chunk_probe, split, kept)
@@ -566,11 +634,12 @@ def run_evaluation(
                         seconds = {"total": time.perf_counter() - start, "main": main_seconds,
                                    "faithfulness": time.perf_counter() - faithfulness_start,
                                    "cpu": time.process_time() - cpu_start}
-                        checkpoints.save(unit, spec.key(), chunk_id, kept, scores, seconds)
-                        cached = {"scores": scores, "seconds": seconds}
+                        extra = {"reference_source": reference_source} if reference_source else None
+                        checkpoints.save(unit, ck_key, chunk_id, kept, scores, seconds, extra)
+                        cached = {"scores": scores, "seconds": seconds, **(extra or {})}
                     if own_reference_unit is not None and kept and checkpoints.load(
-                            own_reference_unit, spec.key(), chunk_id, kept) is None:
-                        checkpoints.save(own_reference_unit, spec.key(), chunk_id, kept,
+                            own_reference_unit, ck_key, chunk_id, kept) is None:
+                        checkpoints.save(own_reference_unit, ck_key, chunk_id, kept,
                                          {"reference": cached["scores"]["main"]}, 0.0)
                     per_explainer[spec.key()] = cached
                     bar.set_postfix_str(spec.name)
@@ -635,6 +704,18 @@ def _filtered_chunk(split: GecoSplit, chunk: dict[str, Any]) -> dict[str, Any]:
                            "scores": {kind: pick(column) for kind, column in result["scores"].items()},
                            "seconds": {name: value * share for name, value in result["seconds"].items()}}
     return {**chunk, "kept": kept, "explainers": explainers}
+
+
+def _reference_source(chunks: list[dict[str, Any]], key: str, reference: LoadedModel | None) -> str | None:
+    """Where an explainer's zero-shot reference attributions came from, over the chunks with scored rows:
+    ``computed``, ``published:<bundle SHA-256>``, the submission's own, or ``mixed: …`` when chunks differ."""
+    if reference is None:
+        return None
+    # chunks checkpointed before sources were kept were computed: nothing was published then
+    found = sorted({c["explainers"][key].get("reference_source") or COMPUTED for c in chunks if c["kept"]})
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else "mixed: " + ", ".join(found)
 
 
 def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], identities: list[dict[str, Any]],
@@ -713,7 +794,8 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
                       "accuracy_on_scored": (n_correct_kept / len(kept)) if kept else None,
                       "accuracy_on_evaluated": (n_correct_all / len(evaluated_rows)) if evaluated_rows else None,
                       "zero_shot_reference": (reference.name if reference is not None else None),
-                      "zero_shot_reference_sha256": (reference.checkpoint_sha256 if reference is not None else None)},
+                      "zero_shot_reference_sha256": (reference.checkpoint_sha256 if reference is not None else None),
+                      "zero_shot_reference_source": _reference_source(chunks, key, reference)},
             "dataset": {"name": "geco", **identity["dataset"], "source": split.source},
             "protocol": protocol,
             "metrics": metrics,

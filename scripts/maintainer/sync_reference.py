@@ -3,8 +3,9 @@
 
 The reference run works in a worktree at the tagged version (reference/README.md, "Resuming the run"). This
 copies its records (all), the per-sentence side files of the filtered records only (the Space's drill-down;
-the unfiltered ones are left out to keep the repository small) and timings.json, validating every record on
-the way (a record that does not validate is reported and not copied):
+the unfiltered ones are left out to keep the repository small), the zero-shot attribution bundles and
+timings.json, validating every record and bundle on the way (one that does not validate is reported and not
+copied):
 
   python scripts/maintainer/sync_reference.py --from ../wt-reference/reference
 
@@ -26,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 
 def main(argv: list[str] | None = None) -> int:
+    from gecobench.evaluation.published_reference import BUNDLE_FOLDER, BUNDLE_SUFFIX, read_bundle
     from gecobench.reference import REFERENCE_DIR
     from gecobench.store import LocalStore
 
@@ -61,11 +63,29 @@ def main(argv: list[str] | None = None) -> int:
         if record["protocol"].get("filter") != "none" and side.is_file():
             shutil.copy2(side, target / "sentence_scores" / side.name)
             sides += 1
+    bundles = []
+    for bundle in sorted((source / BUNDLE_FOLDER).glob(f"*{BUNDLE_SUFFIX}")):
+        try:
+            read_bundle(bundle)
+        except ValueError as err:
+            print(f"not copied: {err}", file=sys.stderr)
+            continue
+        bundles.append(bundle)
+    if bundles or args.replace:
+        (args.target / BUNDLE_FOLDER).mkdir(parents=True, exist_ok=True)
+    if args.replace:
+        for old in (args.target / BUNDLE_FOLDER).glob(f"*{BUNDLE_SUFFIX}"):
+            if old.name not in {b.name for b in bundles}:
+                old.unlink()
+                removed += 1
+    for bundle in bundles:
+        shutil.copy2(bundle, args.target / BUNDLE_FOLDER / bundle.name)
     copied = ["timings.json"] + (["zoo_summary.json"] if args.replace else [])
     for name in copied:
         if (source / name).is_file():
             shutil.copy2(source / name, args.target / name)
-    print(f"{len(report.documents)} records and {sides} side files copied into {target}"
+    print(f"{len(report.documents)} records, {sides} side files and {len(bundles)} zero-shot attribution bundles "
+          f"copied into {args.target}"
           + (f"; {removed} files of other runs removed" if args.replace else ""))
     return 0
 
