@@ -282,7 +282,11 @@ def write_reference_dataset(out: Path, store: Path, progress: Callable[[str], No
                              "writes it")
     else:
         progress(f"no {summary_path}: the reference dataset is published without the zoo summary")
-    from gecobench.evaluation.published_reference import BUNDLE_FOLDER, BUNDLE_SUFFIX, read_bundle
+    from gecobench.evaluation.published_reference import (
+        BUNDLE_FOLDER,
+        BUNDLE_SUFFIX,
+        read_bundle,
+    )
 
     bundles = sorted((store.parent / BUNDLE_FOLDER).glob(f"*{BUNDLE_SUFFIX}"))
     for bundle in bundles:

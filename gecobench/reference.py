@@ -378,9 +378,17 @@ def export_zero_shot_attributions(plan: ReferencePlan, unit: EvaluationUnit, che
     from gecobench.evaluation.checkpoints import CheckpointStore
     from gecobench.evaluation.data import load_split
     from gecobench.evaluation.published_reference import export_bundle
-    from gecobench.evaluation.runner import ExplainerSpec, checkpoint_key, reference_chunk_rows
+    from gecobench.evaluation.runner import (
+        ExplainerSpec,
+        checkpoint_key,
+        reference_chunk_rows,
+    )
     from gecobench.explainers.base import get_explainer
-    from gecobench.provenance import base_provenance, fingerprint_directory, function_fingerprint
+    from gecobench.provenance import (
+        base_provenance,
+        fingerprint_directory,
+        function_fingerprint,
+    )
 
     zero_shot = plan.checkpoint(ZooUnit(unit.config, "ZS", unit.seed))
     info = json.loads((zero_shot / "gecobench_model.json").read_text(encoding="utf-8"))

@@ -198,7 +198,7 @@ def reference_dir(tmp_path: Path) -> Path:
     (root / "zoo_summary.json").write_text(json.dumps(zoo))
     # one committed zero-shot attribution bundle beside the store, as make reference leaves them
     (root / "zero_shot_attributions").mkdir()
-    committed = sorted((REPO_ROOT / "reference" / "zero_shot_attributions").glob("*.json.gz"))[0]
+    committed = min((REPO_ROOT / "reference" / "zero_shot_attributions").glob("*.json.gz"))
     shutil.copyfile(committed, root / "zero_shot_attributions" / committed.name)
     return root
 

@@ -259,7 +259,7 @@ def test_a_zero_shot_model_rebuilt_bit_for_bit_matches_and_a_changed_one_does_no
     from safetensors.torch import load_file, save_file
 
     weights = load_file(rebuilt / "model.safetensors")
-    name = sorted(weights)[0]
+    name = min(weights)
     weights[name] = weights[name] + 1e-3
     save_file(weights, rebuilt / "model.safetensors", metadata={"format": "pt"})
     assert function_fingerprint(rebuilt) != function_fingerprint(zoo["ZS"])

@@ -262,7 +262,11 @@ def test_committed_zero_shot_attributions_cover_the_committed_grid() -> None:
     """One bundle per (config, seed) of the committed records, for the zero-shot checkpoint those records name,
     with every reference explainer (at this package's versions) on every chunk of the test split."""
     from gecobench.evaluation.data import load_split
-    from gecobench.evaluation.runner import ExplainerSpec, checkpoint_key, reference_chunk_rows
+    from gecobench.evaluation.runner import (
+        ExplainerSpec,
+        checkpoint_key,
+        reference_chunk_rows,
+    )
     from gecobench.explainers.base import get_explainer
 
     plan = ReferencePlan()

@@ -27,7 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 
 def main(argv: list[str] | None = None) -> int:
-    from gecobench.evaluation.published_reference import BUNDLE_FOLDER, BUNDLE_SUFFIX, read_bundle
+    from gecobench.evaluation.published_reference import (
+        BUNDLE_FOLDER,
+        BUNDLE_SUFFIX,
+        read_bundle,
+    )
     from gecobench.reference import REFERENCE_DIR
     from gecobench.store import LocalStore
 
