@@ -96,10 +96,36 @@ def fingerprint_directory(path: str | Path, patterns: tuple[str, ...] = ("*.json
 #: tokenization pipeline — and not its metadata (``gecobench_model.json`` holds creation time and commit,
 #: ``tokenizer_config.json`` loading options such as ``local_files_only``)
 FUNCTION_FILES: tuple[str, ...] = ("config.json", "*.safetensors", "*.bin", "tokenizer.json", "vocab.txt")
+#: ``config.json`` entries that say where and with what a checkpoint was saved, not what it computes (the base
+#: model's path, different in every virtual environment; the transformers version that wrote the file)
+CONFIG_PROVENANCE_KEYS = frozenset({"_name_or_path", "name_or_path", "transformers_version"})
+
+
+def _without_provenance(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_provenance(v) for k, v in value.items() if k not in CONFIG_PROVENANCE_KEYS}
+    if isinstance(value, list):
+        return [_without_provenance(v) for v in value]
+    return value
 
 
 def function_fingerprint(path: str | Path) -> str:
-    """SHA-256 over the :data:`FUNCTION_FILES` of a checkpoint folder: two folders with the same fingerprint
-    compute the same function, whenever and wherever they were saved (a rebuilt zero-shot model, say), while
+    """SHA-256 over the :data:`FUNCTION_FILES` of a checkpoint folder (``config.json`` read without its
+    :data:`CONFIG_PROVENANCE_KEYS`, at any depth): two folders with the same fingerprint compute the same function,
+    whenever, wherever and from whichever environment they were saved (a rebuilt zero-shot model, say), while
     :func:`fingerprint_directory` tells two saves apart."""
-    return fingerprint_directory(path, FUNCTION_FILES)
+    root = Path(path)
+    digest = hashlib.sha256()
+    files = sorted({p for pattern in FUNCTION_FILES for p in root.glob(pattern) if p.is_file()})
+    for file in files:
+        digest.update(file.name.encode("utf-8"))
+        if file.name == "config.json":
+            try:
+                config = json.loads(file.read_text(encoding="utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as err:
+                raise ValueError(f"{file}: not a JSON config ({err})") from None
+            canonical = json.dumps(_without_provenance(config), sort_keys=True).encode("utf-8")
+            digest.update(hashlib.sha256(canonical).hexdigest().encode("ascii"))
+        else:
+            digest.update(sha256_file(file).encode("ascii"))
+    return digest.hexdigest()

@@ -245,6 +245,9 @@ def test_a_zero_shot_model_rebuilt_bit_for_bit_matches_and_a_changed_one_does_no
     (rebuilt / "gecobench_model.json").write_text(json.dumps({**info, "created_at": "another day"}))
     tokenizer_config = json.loads((rebuilt / "tokenizer_config.json").read_text())
     (rebuilt / "tokenizer_config.json").write_text(json.dumps({**tokenizer_config, "local_files_only": True}))
+    config = json.loads((rebuilt / "config.json").read_text())  # saved from another environment
+    (rebuilt / "config.json").write_text(json.dumps({**config, "_name_or_path": "/elsewhere/.venv/base",
+                                                     "transformers_version": "0.0.1"}))
     assert fingerprint_directory(rebuilt) != fingerprint_directory(zoo["ZS"])
     assert function_fingerprint(rebuilt) == function_fingerprint(zoo["ZS"])
     alone = tmp_path / "elsewhere" / "CE"
@@ -255,6 +258,11 @@ def test_a_zero_shot_model_rebuilt_bit_for_bit_matches_and_a_changed_one_does_no
     (record,) = LocalStore(tmp_path / "a").read_all("explainer_score").documents
     assert record["model"]["zero_shot_reference_source"] == read_bundle(published["bundle"]).source
     assert record["model"]["zero_shot_reference_sha256"] == fingerprint_directory(rebuilt)
+
+    config = json.loads((rebuilt / "config.json").read_text())
+    (rebuilt / "config.json").write_text(json.dumps({**config, "hidden_act": "relu"}))  # a change of function
+    assert function_fingerprint(rebuilt) != function_fingerprint(zoo["ZS"])
+    (rebuilt / "config.json").write_text(json.dumps(config))
 
     from safetensors.torch import load_file, save_file
 

@@ -11,14 +11,19 @@ later one costs.
 A bundle (``<config>-<split>-seed<seed>-<unit>.json.gz``) holds one checkpoint unit of the runner's zero-shot
 reference (:func:`gecobench.evaluation.checkpoints.reference_unit_name`): per explainer (its checkpoint key,
 :func:`gecobench.evaluation.runner.checkpoint_key`, so the explainer's parameters and version are part of the
-match) and per chunk, the row indices and their word scores, exactly as the runner checkpoints them (JSON floats read back bit for bit). It is
-used only when its unit — what the zero-shot checkpoint computes (:func:`gecobench.provenance.function_fingerprint`:
-its weights, config and tokenizer, not when it was saved), the split's fingerprint and the attribution protocol —
-is the run's; any other bundle is ignored. So a zero-shot model rebuilt from the same base matches when its
-weights come out bit for bit the same (the same recipe on the same kind of CPU); otherwise the run computes its
-reference, as without a bundle. Every chunk is validated when read (rows, one finite score
-per word); a bundle that does not parse, or whose chunk does not fit the data, stops the run with an error naming
-the file. Records say where their reference came from (``model.zero_shot_reference_source``).
+match) and per chunk, the row indices and their word scores, exactly as the runner checkpoints them (JSON floats
+read back bit for bit).
+
+It is used only when its unit is the run's: what the zero-shot checkpoint computes
+(:func:`gecobench.provenance.function_fingerprint`: its weights, config and tokenizer, not when it was saved), the
+split's fingerprint and the attribution protocol. A zero-shot model rebuilt from the same base therefore matches
+when its weights come out bit for bit the same (the same recipe on the same kind of CPU); otherwise the run
+computes its reference, as without a bundle. A run over the first ``max_groups`` groups reads the chunks it shares
+with a whole-split bundle (same rows, same seeds) and computes a last chunk cut short.
+
+Every chunk is validated when read (rows, one finite score per word); a bundle that does not parse, or whose chunk
+does not fit the data, stops the run with an error naming the file. Records say where their reference came from
+(``model.zero_shot_reference_source``).
 """
 
 from __future__ import annotations
