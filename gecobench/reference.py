@@ -41,9 +41,6 @@ REFERENCE_DIR = REPO_ROOT / "reference"
 REFERENCE_STORE = REFERENCE_DIR / "store"
 ZOO_SUMMARY = REFERENCE_DIR / "zoo_summary.json"
 TIMINGS = REFERENCE_DIR / "timings.json"
-#: the zero-shot models' attributions, published so that users read their RMA reference instead of computing it
-#: (gecobench.evaluation.published_reference); a plan writes them beside its store
-ZERO_SHOT_ATTRIBUTIONS = REFERENCE_DIR / "zero_shot_attributions"
 DEFAULT_CHECKPOINT_ROOT = REPO_ROOT / "runs" / "reference"
 
 CONFIGS: tuple[str, ...] = tuple(GECO_CONFIGS)
@@ -173,8 +170,12 @@ class ReferencePlan:
 
     @property
     def attributions_dir(self) -> Path:
-        """Where this plan publishes its zero-shot attribution bundles."""
-        return Path(self.zero_shot_attributions or Path(self.store).parent / "zero_shot_attributions")
+        """Where this plan publishes its zero-shot attribution bundles (the RMA reference users read instead of
+        computing, :mod:`gecobench.evaluation.published_reference`): by default beside its store, so the committed
+        plan writes ``reference/zero_shot_attributions``."""
+        from gecobench.evaluation.published_reference import BUNDLE_FOLDER
+
+        return Path(self.zero_shot_attributions or Path(self.store).parent / BUNDLE_FOLDER)
 
     def evaluation_settings(self, seed: int) -> Any:
         """The :class:`~gecobench.evaluation.runner.EvaluationSettings` of one seed's evaluation."""
