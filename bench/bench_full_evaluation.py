@@ -146,21 +146,29 @@ def copy_reference_units(source: Path, target: Path) -> set[str]:
     return reference_files(target)
 
 
-def check_reference_was_published(location: str, results: Path) -> list[str]:
+def check_reference_was_published(location: str, results: Path, specs: list[str]) -> list[str]:
     """The explainers whose RMA reference the timed run computed although given published attributions: only those
-    the bundles do not hold (say, an explainer outside the reference run's set) may be; else the run fails."""
+    the bundles do not hold (an explainer outside the reference run's set, other parameters) may be; else the run
+    fails."""
     from gecobench.evaluation.published_reference import load_published_references
+    from gecobench.evaluation.runner import ExplainerSpec, checkpoint_key
+    from gecobench.explainers.base import get_explainer
     from gecobench.store import LocalStore
 
     published_keys = {key for bundle in load_published_references(location).by_unit.values()
                       for key in bundle.explainer_keys()}
+    keys_of: dict[str, set[str]] = defaultdict(set)  # explainer name -> checkpoint keys of the specs given
+    for text in specs:
+        spec = ExplainerSpec.parse(text)
+        keys_of[spec.name].add(checkpoint_key(spec, get_explainer(spec.name, **spec.params)))
     computed = []
     for record in LocalStore(results).read_all("explainer_score").documents:
         source = str(record["model"]["zero_shot_reference_source"])
         if source.startswith("published:"):
             continue
-        name, version = record["explainer"]["name"], record["explainer"]["version"]
-        if any(key.startswith(f"{name}-") and key.endswith(f"-v{version}") for key in published_keys):
+        name = record["explainer"]["name"]
+        # (a name given with several parameter sets cannot be told apart by its records: not checked)
+        if len(keys_of[name]) == 1 and keys_of[name] <= published_keys:
             raise RuntimeError(f"{name}: the timed run computed its RMA reference ({source}) although {location} "
                                "holds it: the zero-shot checkpoint, data or protocol does not match the bundle's")
         computed.append(name)
@@ -192,7 +200,7 @@ def run_cli(processes: int, args: argparse.Namespace, specs: list[str], workdir:
     extra = {}
     if args.reference_attributions:
         extra["reference_computed_for"] = check_reference_was_published(args.reference_attributions,
-                                                                        workdir / f"r{processes}")
+                                                                        workdir / f"r{processes}", specs)
     return {"wall": wall, **cli_phases(checkpoints, launched, launched + wall), **extra}
 
 
@@ -287,7 +295,7 @@ def main() -> int:
                 check_reference_was_read(workdir / "ck", copied)
             if args.reference_attributions:
                 out["reference_computed_for"] = check_reference_was_published(args.reference_attributions,
-                                                                              workdir / "results")
+                                                                              workdir / "results", specs)
             records = LocalStore(workdir / "results").read_all("explainer_score").documents
             out["rma_reference"] = records[0]["model"]["zero_shot_reference"]
             # with both filters, per sentence of the split (the unfiltered record scores them all)
