@@ -284,11 +284,11 @@ def write_reference_dataset(out: Path, store: Path, progress: Callable[[str], No
         progress(f"no {summary_path}: the reference dataset is published without the zoo summary")
     from gecobench.evaluation.published_reference import (
         BUNDLE_FOLDER,
-        BUNDLE_SUFFIX,
+        dataset_bundles,
         read_bundle,
     )
 
-    bundles = sorted((store.parent / BUNDLE_FOLDER).glob(f"*{BUNDLE_SUFFIX}"))
+    bundles = dataset_bundles(store.parent)
     for bundle in bundles:
         read_bundle(bundle)  # a bundle that does not validate stops the publication, naming the file
     folder = write_store_dataset(out, "GECOBench reference results",

@@ -7,7 +7,7 @@ import hashlib
 import json
 import platform
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -81,15 +81,22 @@ def fingerprint_rows(rows: Iterable[Any]) -> str:
     return digest.hexdigest()
 
 
-def fingerprint_directory(path: str | Path, patterns: tuple[str, ...] = ("*.json", "*.safetensors", "*.bin", "*.txt")) -> str:
-    """SHA-256 over the names and contents of the files in a checkpoint folder (order-independent)."""
-    root = Path(path)
+#: the files :func:`fingerprint_directory` reads by default: everything a checkpoint folder saves
+CHECKPOINT_FILES: tuple[str, ...] = ("*.json", "*.safetensors", "*.bin", "*.txt")
+
+
+def _folder_digest(root: Path, patterns: tuple[str, ...], file_digest: Callable[[Path], str]) -> str:
+    """SHA-256 over the names and ``file_digest`` of the files matching ``patterns`` (order-independent)."""
     digest = hashlib.sha256()
-    files = sorted({p for pattern in patterns for p in root.glob(pattern) if p.is_file()})
-    for file in files:
+    for file in sorted({p for pattern in patterns for p in root.glob(pattern) if p.is_file()}):
         digest.update(file.name.encode("utf-8"))
-        digest.update(sha256_file(file).encode("ascii"))
+        digest.update(file_digest(file).encode("ascii"))
     return digest.hexdigest()
+
+
+def fingerprint_directory(path: str | Path, patterns: tuple[str, ...] = CHECKPOINT_FILES) -> str:
+    """SHA-256 over the names and contents of the files in a checkpoint folder (order-independent)."""
+    return _folder_digest(Path(path), patterns, sha256_file)
 
 
 #: the files of a checkpoint folder that decide what it computes — weights, architecture, vocabulary and
@@ -109,23 +116,35 @@ def _without_provenance(value: Any) -> Any:
     return value
 
 
+def _function_file_digest(file: Path, file_sha: Callable[[Path], str]) -> str:
+    """A file's part of :func:`function_fingerprint`: ``config.json`` without its provenance entries, else its
+    SHA-256 (``file_sha``)."""
+    if file.name != "config.json":
+        return file_sha(file)
+    try:
+        config = json.loads(file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{file}: not a JSON config ({err})") from None
+    return hashlib.sha256(json.dumps(_without_provenance(config), sort_keys=True).encode("utf-8")).hexdigest()
+
+
 def function_fingerprint(path: str | Path) -> str:
     """SHA-256 over the :data:`FUNCTION_FILES` of a checkpoint folder (``config.json`` read without its
     :data:`CONFIG_PROVENANCE_KEYS`, at any depth): two folders with the same fingerprint compute the same function,
     whenever, wherever and from whichever environment they were saved (a rebuilt zero-shot model, say), while
     :func:`fingerprint_directory` tells two saves apart."""
-    root = Path(path)
-    digest = hashlib.sha256()
-    files = sorted({p for pattern in FUNCTION_FILES for p in root.glob(pattern) if p.is_file()})
-    for file in files:
-        digest.update(file.name.encode("utf-8"))
-        if file.name == "config.json":
-            try:
-                config = json.loads(file.read_text(encoding="utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as err:
-                raise ValueError(f"{file}: not a JSON config ({err})") from None
-            canonical = json.dumps(_without_provenance(config), sort_keys=True).encode("utf-8")
-            digest.update(hashlib.sha256(canonical).hexdigest().encode("ascii"))
-        else:
-            digest.update(sha256_file(file).encode("ascii"))
-    return digest.hexdigest()
+    return _folder_digest(Path(path), FUNCTION_FILES, lambda file: _function_file_digest(file, sha256_file))
+
+
+def checkpoint_fingerprints(path: str | Path) -> tuple[str, str]:
+    """``(fingerprint_directory(path), function_fingerprint(path))``, reading each file once (the weights are
+    most of a checkpoint's bytes and both fingerprints hash them)."""
+    root, hashed = Path(path), {}
+
+    def file_sha(file: Path) -> str:
+        if file not in hashed:
+            hashed[file] = sha256_file(file)
+        return hashed[file]
+
+    return (_folder_digest(root, CHECKPOINT_FILES, file_sha),
+            _folder_digest(root, FUNCTION_FILES, lambda file: _function_file_digest(file, file_sha)))

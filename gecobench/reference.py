@@ -385,11 +385,7 @@ def export_zero_shot_attributions(plan: ReferencePlan, unit: EvaluationUnit, che
         reference_chunk_rows,
     )
     from gecobench.explainers.base import get_explainer
-    from gecobench.provenance import (
-        base_provenance,
-        fingerprint_directory,
-        function_fingerprint,
-    )
+    from gecobench.provenance import base_provenance, checkpoint_fingerprints
 
     zero_shot = plan.checkpoint(ZooUnit(unit.config, "ZS", unit.seed))
     info = json.loads((zero_shot / "gecobench_model.json").read_text(encoding="utf-8"))
@@ -397,10 +393,11 @@ def export_zero_shot_attributions(plan: ReferencePlan, unit: EvaluationUnit, che
     split = load_split(unit.config, settings.split, data_dir)
     specs = [ExplainerSpec.parse(e) for e in plan.explainers]
     keys = [checkpoint_key(spec, get_explainer(spec.name, **spec.params)) for spec in specs]
+    checkpoint_sha256, function_sha256 = checkpoint_fingerprints(zero_shot)
     path = export_bundle(
         CheckpointStore(checkpoint_dir), plan.attributions_dir,
-        reference={"name": f"{unit.config}/ZS/seed{unit.seed}", "function_sha256": function_fingerprint(zero_shot),
-                   "checkpoint_sha256": fingerprint_directory(zero_shot), "base_model": info.get("base_model"),
+        reference={"name": f"{unit.config}/ZS/seed{unit.seed}", "function_sha256": function_sha256,
+                   "checkpoint_sha256": checkpoint_sha256, "base_model": info.get("base_model"),
                    "seed": info.get("seed")},
         dataset={"config": split.config, "split": split.split, "fingerprint": split.fingerprint},
         attribution_protocol=settings.attribution_protocol(), chunk_rows=reference_chunk_rows(split, settings),

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from gecobench.provenance import fingerprint_directory, function_fingerprint
+from gecobench.provenance import checkpoint_fingerprints
 from gecobench.words import tokenize_words
 
 
@@ -85,8 +85,9 @@ def load_model(path: str | Path) -> LoadedModel:
         raise FileNotFoundError(f"model folder not found: {folder}")
     model, tokenizer, info = load_zoo_model(str(folder))
     model.eval()
-    return LoadedModel(model, tokenizer, dict(info), str(folder), fingerprint_directory(folder), model_name(folder),
-                       function_sha256=function_fingerprint(folder))
+    checkpoint_sha256, function_sha256 = checkpoint_fingerprints(folder)
+    return LoadedModel(model, tokenizer, dict(info), str(folder), checkpoint_sha256, model_name(folder),
+                       function_sha256=function_sha256)
 
 
 def model_name(folder: Path) -> str:

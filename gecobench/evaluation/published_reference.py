@@ -173,9 +173,15 @@ class PublishedReferences:
         return bundle, bundle is not None
 
 
+def dataset_bundles(dataset_folder: str | os.PathLike[str]) -> list[Path]:
+    """The bundle files of a reference dataset folder (or a reference run's ``--output``): its
+    ``zero_shot_attributions/*.json.gz``, sorted; none when it has no such folder."""
+    return sorted((Path(dataset_folder) / BUNDLE_FOLDER).glob(f"*{BUNDLE_SUFFIX}"))
+
+
 def _bundle_files(folder: Path) -> list[Path]:
-    inner = folder / BUNDLE_FOLDER
-    return sorted((inner if inner.is_dir() else folder).glob(f"*{BUNDLE_SUFFIX}"))
+    """A dataset folder's bundles, or those of a folder of bundles itself."""
+    return dataset_bundles(folder) if (folder / BUNDLE_FOLDER).is_dir() else sorted(folder.glob(f"*{BUNDLE_SUFFIX}"))
 
 
 def load_published_references(location: str | os.PathLike[str] | None) -> PublishedReferences:

@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         reference_chunk_rows,
     )
     from gecobench.explainers.base import get_explainer
-    from gecobench.provenance import fingerprint_directory, function_fingerprint
+    from gecobench.provenance import checkpoint_fingerprints
     from gecobench.reference import CONFIGS, ReferencePlan
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -57,13 +57,14 @@ def main(argv: list[str] | None = None) -> int:
         for config in args.configs:
             zero_shot = args.zoo / config / "ZS" / f"seed{args.seed}"
             split = load_split(config, "test")
+            checkpoint_sha256, function_sha256 = checkpoint_fingerprints(zero_shot)
             legacy_protocol = {k: v for k, v in settings.protocol().items() if k != "filter"}
             legacy_unit = "reference-" + hashlib.sha256(json.dumps(
-                [fingerprint_directory(zero_shot), split.fingerprint, legacy_protocol],
+                [checkpoint_sha256, split.fingerprint, legacy_protocol],
                 sort_keys=True).encode()).hexdigest()[:16]
             if not (args.checkpoints / legacy_unit).is_dir():
                 parser.error(f"{config}: no v0.5.0 reference unit {legacy_unit} in {args.checkpoints}")
-            unit = reference_unit_name(function_fingerprint(zero_shot), split.fingerprint,
+            unit = reference_unit_name(function_sha256, split.fingerprint,
                                        settings.attribution_protocol())
             keys = []
             for spec in specs:
@@ -74,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
             made_by = info.get("provenance") or {}
             path = export_bundle(
                 CheckpointStore(renamed), args.output,
-                reference={"name": f"{config}/ZS/seed{args.seed}", "function_sha256": function_fingerprint(zero_shot),
-                           "checkpoint_sha256": fingerprint_directory(zero_shot),
+                reference={"name": f"{config}/ZS/seed{args.seed}", "function_sha256": function_sha256,
+                           "checkpoint_sha256": checkpoint_sha256,
                            "base_model": info.get("base_model"), "seed": info.get("seed")},
                 dataset={"config": split.config, "split": split.split, "fingerprint": split.fingerprint},
                 attribution_protocol=settings.attribution_protocol(), chunk_rows=reference_chunk_rows(split, settings),

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 def main(argv: list[str] | None = None) -> int:
     from gecobench.evaluation.published_reference import (
         BUNDLE_FOLDER,
-        BUNDLE_SUFFIX,
+        dataset_bundles,
         read_bundle,
     )
     from gecobench.reference import REFERENCE_DIR
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.copy2(side, target / "sentence_scores" / side.name)
             sides += 1
     bundles = []
-    for bundle in sorted((source / BUNDLE_FOLDER).glob(f"*{BUNDLE_SUFFIX}")):
+    for bundle in dataset_bundles(source):
         try:
             read_bundle(bundle)
         except ValueError as err:
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     if bundles or args.replace:
         (args.target / BUNDLE_FOLDER).mkdir(parents=True, exist_ok=True)
     if args.replace:
-        for old in (args.target / BUNDLE_FOLDER).glob(f"*{BUNDLE_SUFFIX}"):
+        for old in dataset_bundles(args.target):
             if old.name not in {b.name for b in bundles}:
                 old.unlink()
                 removed += 1
