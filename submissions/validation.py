@@ -6,6 +6,7 @@ import ast
 import json
 import math
 import re
+import threading
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -97,6 +98,12 @@ def validate_file_name(file_name: str, track: str) -> str:
     return name
 
 
+# CPython 3.11 builds AST objects with interpreter-wide recursion bookkeeping that two threads parsing at once can
+# corrupt ("SystemError: AST constructor recursion depth mismatch", python/cpython#106905); requests submitted
+# concurrently (one thread each) parse one at a time.
+_PARSE_LOCK = threading.Lock()
+
+
 def validate_code(source: bytes, file_name: str) -> None:
     """The code must be UTF-8 Python that parses and defines a class with ``name`` and ``explain``.
 
@@ -105,7 +112,9 @@ def validate_code(source: bytes, file_name: str) -> None:
     if len(source) > MAX_CODE_BYTES:
         raise SubmissionError(f"{file_name} is {len(source)} bytes; the limit for code is {MAX_CODE_BYTES} bytes")
     try:
-        tree = ast.parse(source.decode("utf-8"), filename=file_name)
+        text = source.decode("utf-8")
+        with _PARSE_LOCK:
+            tree = ast.parse(text, filename=file_name)
     except UnicodeDecodeError:
         raise SubmissionError(f"{file_name} is not UTF-8 text") from None
     except SyntaxError as err:
