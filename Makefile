@@ -43,7 +43,7 @@ ZOO_ARGS ?= --schedule short --max-train-sentences 600 --epochs-for C=8 --seeds 
 zoo: $(STAMP)
 	$(PY) scripts/train_zoo.py $(ZOO_ARGS) --doc docs/models.md
 
-# The reference results (issue #20): the seed-0 zoo (6 regimes x 4 configs) and the paper's ten explainers on every
+# The reference results (issue #20): the seed-0 zoo (6 regimes x 4 configs) and every built-in explainer on every
 # test sentence, with and without the paper's filter, into reference/ (records, zoo summary, timings; no weights).
 # Resumable and shardable: see `scripts/reference.py --help`.
 REFERENCE_ARGS ?=

@@ -6,6 +6,7 @@ import datetime as _dt
 import hashlib
 import json
 import platform
+import struct
 import subprocess
 from collections.abc import Callable, Iterable
 from functools import lru_cache
@@ -116,9 +117,57 @@ def _without_provenance(value: Any) -> Any:
     return value
 
 
-def _function_file_digest(file: Path, file_sha: Callable[[Path], str]) -> str:
-    """A file's part of :func:`function_fingerprint`: ``config.json`` without its provenance entries, else its
-    SHA-256 (``file_sha``)."""
+#: Tensors that a model type computes, when it is built, from the rest of its checkpoint: the zero-shot classifier's
+#: label embeddings are its own encoder's embeddings of the label descriptions in its config. Their bits follow the
+#: CPU that built them (float32 sums taken in another order), not the recipe, so the function fingerprint leaves them
+#: out: the zero-shot model the published RMA reference was computed with and the one a user builds on another kind
+#: of CPU are recognised as one function, as their encoders, configs and tokenizers are bit for bit the same.
+DERIVED_TENSORS: dict[str, frozenset[str]] = {"gecobench_zero_shot": frozenset({"label_embeddings"})}
+
+
+def _safetensors_digest(file: Path, leave_out: frozenset[str]) -> str:
+    """SHA-256 over the name, dtype, shape and bytes of each tensor of a ``.safetensors`` file but ``leave_out``
+    (in name order, so the digest does not depend on the writer's layout)."""
+    with open(file, "rb") as handle:
+        try:
+            (header_size,) = struct.unpack("<Q", handle.read(8))
+            header = json.loads(handle.read(header_size).decode("utf-8"))
+        except (struct.error, UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ValueError(f"{file}: not a safetensors file ({err})") from None
+        if not isinstance(header, dict):  # a malformed file is bad input, not a caller's type error
+            raise ValueError(f"{file}: not a safetensors file (its header is not a JSON object)")  # noqa: TRY004
+        digest = hashlib.sha256()
+        for name in sorted(set(header) - leave_out - {"__metadata__"}):
+            entry = header[name]
+            try:
+                start, end = (int(v) for v in entry["data_offsets"])
+                meta = json.dumps([name, entry["dtype"], entry["shape"]])
+            except (KeyError, TypeError, ValueError) as err:
+                raise ValueError(
+                    f"{file}: tensor {name!r} has no valid dtype, shape and data_offsets ({err})") from None
+            handle.seek(8 + header_size + start)
+            data = handle.read(end - start)
+            if end < start or len(data) != end - start:
+                raise ValueError(f"{file}: tensor {name!r} lies outside the file")
+            digest.update(meta.encode("utf-8"))
+            digest.update(hashlib.sha256(data).digest())
+    return digest.hexdigest()
+
+
+def _derived_tensors(root: Path) -> frozenset[str]:
+    """The :data:`DERIVED_TENSORS` of the checkpoint folder's model type (none without a readable config)."""
+    try:
+        model_type = json.loads((root / "config.json").read_text(encoding="utf-8")).get("model_type")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        return frozenset()
+    return DERIVED_TENSORS.get(model_type, frozenset()) if isinstance(model_type, str) else frozenset()
+
+
+def _function_file_digest(file: Path, file_sha: Callable[[Path], str], leave_out: frozenset[str]) -> str:
+    """A file's part of :func:`function_fingerprint`: ``config.json`` without its provenance entries, a
+    ``.safetensors`` file without the ``leave_out`` tensors (when there are any), else its SHA-256 (``file_sha``)."""
+    if leave_out and file.suffix == ".safetensors":
+        return _safetensors_digest(file, leave_out)
     if file.name != "config.json":
         return file_sha(file)
     try:
@@ -130,10 +179,13 @@ def _function_file_digest(file: Path, file_sha: Callable[[Path], str]) -> str:
 
 def function_fingerprint(path: str | Path) -> str:
     """SHA-256 over the :data:`FUNCTION_FILES` of a checkpoint folder (``config.json`` read without its
-    :data:`CONFIG_PROVENANCE_KEYS`, at any depth): two folders with the same fingerprint compute the same function,
-    whenever, wherever and from whichever environment they were saved (a rebuilt zero-shot model, say), while
-    :func:`fingerprint_directory` tells two saves apart."""
-    return _folder_digest(Path(path), FUNCTION_FILES, lambda file: _function_file_digest(file, sha256_file))
+    :data:`CONFIG_PROVENANCE_KEYS`, at any depth; the weights without the tensors the model type derives when it is
+    built, :data:`DERIVED_TENSORS`): two folders with the same fingerprint compute the same function, up to the float
+    rounding of those derived tensors, whenever, wherever and from whichever environment they were saved (a
+    zero-shot model rebuilt on another CPU, say), while :func:`fingerprint_directory` tells two saves apart."""
+    root = Path(path)
+    leave_out = _derived_tensors(root)
+    return _folder_digest(root, FUNCTION_FILES, lambda file: _function_file_digest(file, sha256_file, leave_out))
 
 
 def checkpoint_fingerprints(path: str | Path) -> tuple[str, str]:
@@ -146,5 +198,6 @@ def checkpoint_fingerprints(path: str | Path) -> tuple[str, str]:
             hashed[file] = sha256_file(file)
         return hashed[file]
 
+    leave_out = _derived_tensors(root)
     return (_folder_digest(root, CHECKPOINT_FILES, file_sha),
-            _folder_digest(root, FUNCTION_FILES, lambda file: _function_file_digest(file, file_sha)))
+            _folder_digest(root, FUNCTION_FILES, lambda file: _function_file_digest(file, file_sha, leave_out)))

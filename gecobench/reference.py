@@ -6,7 +6,7 @@
 1. **zoo** — six regimes × four GECO configs for each seed, with the schedule that brings every regime but ZS
    to ≥ 80 % test accuracy on this 2-core CPU (:data:`REFERENCE_SCHEDULES`); checkpoints under
    ``runs/reference/zoo`` (not committed), their summary in ``reference/zoo_summary.json`` (committed);
-2. **evaluate** — the ten explainers of :data:`REFERENCE_EXPLAINERS` on every test sentence of each config,
+2. **evaluate** — the explainers of :data:`REFERENCE_EXPLAINERS` on every test sentence of each config,
    with the paper's filter (every gender variant classified correctly) and without, into the store
    ``reference/store``. Both filters come from one attribution pass (the filtered records score the subset),
    and the zero-shot model's own attributions are every other model's RMA reference.
@@ -67,14 +67,16 @@ SCHEDULE_EXCEPTIONS: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {
     ("C", "nonbinary_subject"): ("default", {}),
 }
 
-#: The paper's ten methods at the protocol defaults (their own defaults are the reference protocol). Partition
-#: SHAP (added in 0.3.0, not one of the paper's methods) is left out: its exact Owen values cost 1.3-1.5 s per
-#: sentence on one core, more than the ten others together. Its budgeted default since 3.0.0 costs about a
-#: fifth of that; adding it would change the reference grid, so it waits for the next full run.
-REFERENCE_EXPLAINERS = (
+#: Every built-in at the protocol defaults: the paper's ten methods and Partition SHAP (added in 0.3.0, not one of
+#: the paper's). Partition SHAP joined the plan in 0.6.0, once its budgeted default (3.0.0) cost about a fifth of
+#: its exact Owen values. The committed seed-0 store was made at 0.5.0 with the ten; Partition SHAP's seed-0 records
+#: come with the next run of the grid, its zero-shot attributions are published already
+#: (:func:`extend_zero_shot_attributions`), so that a user's evaluation with every built-in reads its RMA reference.
+PAPER_EXPLAINERS = (
     "saliency", "input_x_gradient", "deeplift", "guided_backprop", "integrated_gradients", "gradient_shap",
     "lime", "kernel_shap", "uniform_random", "pattern_variant",
 )
+REFERENCE_EXPLAINERS = (*PAPER_EXPLAINERS, "partition_shap")
 
 #: The Co-12 properties need three or four extra attribution passes per sentence (randomised model, noisy
 #: model, each other target) and the faithfulness metrics ~10 forward passes per removal curve; both run on
@@ -371,39 +373,100 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
     return done
 
 
-def export_zero_shot_attributions(plan: ReferencePlan, unit: EvaluationUnit, checkpoint_dir: Path,
-                                  data_dir: str | None = None) -> Path:
-    """Publish the zero-shot model's attributions of one evaluation unit (every explainer, every scorable test
-    sentence) as a bundle in ``plan.attributions_dir``, from the unit's checkpoints: the RMA reference that
-    a run given ``--reference-attributions`` reads instead of computing (:mod:`gecobench.evaluation.published_reference`)."""
-    from gecobench.evaluation.checkpoints import CheckpointStore
+def _zero_shot_unit(plan: ReferencePlan, unit: EvaluationUnit, data_dir: str | None = None) -> dict[str, Any]:
+    """What a bundle of one evaluation unit's zero-shot reference is made of: the checkpoint, its identity, the
+    split and the settings (every scorable row: the reference is computed without a filter)."""
     from gecobench.evaluation.data import load_split
-    from gecobench.evaluation.published_reference import export_bundle
-    from gecobench.evaluation.runner import (
-        ExplainerSpec,
-        checkpoint_key,
-        reference_chunk_rows,
-    )
-    from gecobench.explainers.base import get_explainer
-    from gecobench.provenance import base_provenance, checkpoint_fingerprints
+    from gecobench.provenance import checkpoint_fingerprints
 
     zero_shot = plan.checkpoint(ZooUnit(unit.config, "ZS", unit.seed))
     info = json.loads((zero_shot / "gecobench_model.json").read_text(encoding="utf-8"))
-    settings = dataclasses.replace(plan.evaluation_settings(unit.seed), data_dir=data_dir)
+    settings = dataclasses.replace(plan.evaluation_settings(unit.seed), data_dir=data_dir, filter_correct=False)
     split = load_split(unit.config, settings.split, data_dir)
-    specs = [ExplainerSpec.parse(e) for e in plan.explainers]
-    keys = [checkpoint_key(spec, get_explainer(spec.name, **spec.params)) for spec in specs]
     checkpoint_sha256, function_sha256 = checkpoint_fingerprints(zero_shot)
+    return {"path": zero_shot, "settings": settings, "split": split,
+            "reference": {"name": f"{unit.config}/ZS/seed{unit.seed}", "function_sha256": function_sha256,
+                          "checkpoint_sha256": checkpoint_sha256, "base_model": info.get("base_model"),
+                          "seed": info.get("seed")},
+            "dataset": {"config": split.config, "split": split.split, "fingerprint": split.fingerprint}}
+
+
+def _explainer_keys(explainers: Iterable[str]) -> dict[str, str]:
+    """Each explainer spec's checkpoint key (name, parameters, version), in order."""
+    from gecobench.evaluation.runner import ExplainerSpec, checkpoint_key
+    from gecobench.explainers.base import get_explainer
+
+    keys = {}
+    for text in explainers:
+        spec = ExplainerSpec.parse(text)
+        keys[text] = checkpoint_key(spec, get_explainer(spec.name, **spec.params))
+    return keys
+
+
+def export_zero_shot_attributions(plan: ReferencePlan, unit: EvaluationUnit, checkpoint_dir: Path,
+                                  data_dir: str | None = None, explainers: Sequence[str] | None = None,
+                                  output_dir: Path | None = None) -> Path:
+    """Publish the zero-shot model's attributions of one evaluation unit (``explainers``, by default the plan's;
+    every scorable test sentence) as a bundle in ``output_dir`` (default ``plan.attributions_dir``), from the
+    unit's checkpoints: the RMA reference that a run given ``--reference-attributions`` reads instead of
+    computing (:mod:`gecobench.evaluation.published_reference`)."""
+    from gecobench.evaluation.checkpoints import CheckpointStore
+    from gecobench.evaluation.published_reference import export_bundle
+    from gecobench.evaluation.runner import reference_chunk_rows
+    from gecobench.provenance import base_provenance
+
+    zs = _zero_shot_unit(plan, unit, data_dir)
+    keys = _explainer_keys(explainers if explainers is not None else plan.explainers)
     path = export_bundle(
-        CheckpointStore(checkpoint_dir), plan.attributions_dir,
-        reference={"name": f"{unit.config}/ZS/seed{unit.seed}", "function_sha256": function_sha256,
-                   "checkpoint_sha256": checkpoint_sha256, "base_model": info.get("base_model"),
-                   "seed": info.get("seed")},
-        dataset={"config": split.config, "split": split.split, "fingerprint": split.fingerprint},
-        attribution_protocol=settings.attribution_protocol(), chunk_rows=reference_chunk_rows(split, settings),
-        explainer_keys=keys, provenance=base_provenance(unit.seed))
+        CheckpointStore(checkpoint_dir), output_dir or plan.attributions_dir, reference=zs["reference"],
+        dataset=zs["dataset"], attribution_protocol=zs["settings"].attribution_protocol(),
+        chunk_rows=reference_chunk_rows(zs["split"], zs["settings"]), explainer_keys=list(keys.values()),
+        provenance=base_provenance(unit.seed))
     log.info("%s: zero-shot reference attributions published in %s", unit.key, path)
     return path
+
+
+def extend_zero_shot_attributions(plan: ReferencePlan, unit: EvaluationUnit, checkpoint_dir: Path,
+                                  data_dir: str | None = None, progress: bool = True) -> tuple[Path, list[str]]:
+    """Add to one unit's published bundle (in ``plan.attributions_dir``) the plan's explainers it lacks: an
+    explainer added to the reference plan after the bundle was made (Partition SHAP since 0.6.0) gets its
+    zero-shot attributions without rerunning the whole grid. Returns the bundle and the explainers added.
+
+    Only the zero-shot model's own attributions are computed (no properties, faithfulness or records kept), under
+    the bundle's own attribution protocol, with a zero-shot checkpoint of the bundle's function: its function
+    fingerprint must be the bundle's (a zero-shot model of another base or recipe would mix two models'
+    attributions in one unit), else ValueError."""
+    import tempfile
+
+    from gecobench.evaluation.checkpoints import reference_unit_name
+    from gecobench.evaluation.published_reference import (
+        load_published_references,
+        merge_bundles,
+    )
+    from gecobench.evaluation.runner import run_evaluation
+
+    zs = _zero_shot_unit(plan, unit, data_dir)
+    protocol = zs["settings"].attribution_protocol()
+    name = reference_unit_name(zs["reference"]["function_sha256"], zs["split"].fingerprint, protocol)
+    bundle = load_published_references(plan.attributions_dir).get(name) if plan.attributions_dir.is_dir() else None
+    if bundle is None:
+        raise ValueError(f"{unit.key}: no published bundle of unit {name} in {plan.attributions_dir} (zero-shot "
+                         f"checkpoint {zs['path']}, function {zs['reference']['function_sha256'][:16]}): a zero-shot "
+                         "model of another base or recipe, or another protocol, cannot extend the published one")
+    keys = _explainer_keys(plan.explainers)
+    missing = [text for text, key in keys.items() if key not in bundle.document["explainers"]]
+    if not missing:
+        return bundle.path, []
+    settings = dataclasses.replace(zs["settings"], properties=False, faithfulness=False, bootstrap=1)
+    with tempfile.TemporaryDirectory(prefix="gecobench-zs-") as tmp:
+        # the records of this pass are not reference records (no properties): they go to a throw-away store
+        run_evaluation(missing, [str(zs["path"])], [unit.config], settings, store_location=str(Path(tmp) / "store"),
+                       checkpoint_dir=checkpoint_dir, progress=progress, filters=(False,))
+        added = export_zero_shot_attributions(plan, unit, checkpoint_dir, data_dir, explainers=missing,
+                                              output_dir=Path(tmp) / "added")
+        path = merge_bundles([bundle.path, added], plan.attributions_dir)
+    log.info("%s: %s added to %s", unit.key, ", ".join(missing), path)
+    return path, missing
 
 
 def coverage(plan: ReferencePlan, records: Iterable[dict[str, Any]]) -> dict[str, list[tuple[str, ...]]]:

@@ -23,6 +23,7 @@ from gecobench.evaluation.published_reference import (
     COMPUTED,
     export_bundle,
     load_published_references,
+    merge_bundles,
     read_bundle,
 )
 from gecobench.evaluation.runner import checkpoint_key, reference_chunk_rows
@@ -62,7 +63,7 @@ def published(zoo, geco_dir, tmp_path_factory) -> dict[str, Any]:
         attribution_protocol=settings.attribution_protocol(), chunk_rows=reference_chunk_rows(split, settings),
         explainer_keys=[checkpoint_key(s, get_explainer(s.name, **s.params)) for s in specs], provenance={})
     records = LocalStore(root / "store").read_all("explainer_score").documents
-    return {"bundle": path, "records": {(r["model"]["regime"], r["explainer"]["name"], r["protocol"]["filter"]): r
+    return {"bundle": path, "checkpoints": root / "ck", "records": {(r["model"]["regime"], r["explainer"]["name"], r["protocol"]["filter"]): r
                                         for r in records}}
 
 
@@ -299,3 +300,90 @@ def test_a_run_over_the_first_groups_reads_the_whole_split_bundle_but_not_a_cut_
     assert cut["model"]["zero_shot_reference_source"] == f"mixed: {COMPUTED}, {source}"
     (unit,) = CheckpointStore(tmp_path / "ck-cut-chunk").reference_units()
     assert [p.name for p in unit.glob("*/chunk-*.json")] == ["chunk-00002.json"]
+
+
+def _write_checkpoint(folder: Path, model_type: str, tensors: dict[str, torch.Tensor]) -> Path:
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps({"model_type": model_type, "hidden_size": 4}))
+    save_file(tensors, folder / "model.safetensors", metadata={"format": "pt"})
+    return folder
+
+
+def test_the_function_fingerprint_leaves_out_only_the_tensors_a_zero_shot_model_derives(tmp_path) -> None:
+    """A zero-shot model's label embeddings are computed when it is built; another kind of CPU gives them other last
+    bits. Two such builds are one function (the published reference serves both); any other weight, or the label
+    embeddings of a model type that does not derive them, still changes the fingerprint."""
+    generator = torch.Generator().manual_seed(0)
+    encoder = torch.randn(3, 4, generator=generator)
+    labels = torch.randn(2, 4, generator=generator)
+    last_bit = torch.nextafter(labels, torch.full_like(labels, float("inf")))  # one ulp up: another CPU's sums
+    built_here = _write_checkpoint(tmp_path / "here", "gecobench_zero_shot",
+                                   {"backbone.w": encoder, "label_embeddings": labels})
+    built_there = _write_checkpoint(tmp_path / "there", "gecobench_zero_shot",
+                                    {"backbone.w": encoder.clone(), "label_embeddings": last_bit})
+    assert fingerprint_directory(built_here) != fingerprint_directory(built_there)
+    assert function_fingerprint(built_here) == function_fingerprint(built_there)
+    other_encoder = _write_checkpoint(tmp_path / "encoder", "gecobench_zero_shot",
+                                      {"backbone.w": torch.nextafter(encoder, torch.zeros_like(encoder)),
+                                       "label_embeddings": labels})
+    assert function_fingerprint(other_encoder) != function_fingerprint(built_here)
+    renamed = _write_checkpoint(tmp_path / "renamed", "gecobench_zero_shot",
+                                {"backbone.v": encoder, "label_embeddings": labels})
+    assert function_fingerprint(renamed) != function_fingerprint(built_here)
+    # a fine-tuned classifier has no derived tensors: every bit of its weights counts
+    bert_here = _write_checkpoint(tmp_path / "bert-here", "bert", {"backbone.w": encoder, "label_embeddings": labels})
+    bert_there = _write_checkpoint(tmp_path / "bert-there", "bert",
+                                   {"backbone.w": encoder, "label_embeddings": last_bit})
+    assert function_fingerprint(bert_here) != function_fingerprint(bert_there)
+    # a weights file that is not safetensors is named, not hashed as if it were
+    (built_there / "model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json")
+    with pytest.raises(ValueError, match=r"model\.safetensors: not a safetensors file"):
+        function_fingerprint(built_there)
+
+
+def _export(published: dict[str, Any], geco_dir: Path, keys: list[str], output: Path) -> Path:
+    """The published fixture's zero-shot unit, exported again for ``keys`` only."""
+    document = read_bundle(published["bundle"]).document
+    chunk_rows = reference_chunk_rows(load_split("binary_all", "test", str(geco_dir)), _settings(geco_dir))
+    return export_bundle(CheckpointStore(published["checkpoints"]), output, reference=document["reference"],
+                         dataset=document["dataset"], attribution_protocol=document["attribution_protocol"],
+                         chunk_rows=chunk_rows, explainer_keys=keys, provenance={"part": output.name})
+
+
+def test_bundles_of_one_unit_for_other_explainers_merge_into_one(published, geco_dir, tmp_path) -> None:
+    whole = read_bundle(published["bundle"])
+    first, second = whole.explainer_keys()
+    only_first = _export(published, geco_dir, [first], tmp_path / "first")
+    only_second = _export(published, geco_dir, [second], tmp_path / "second")
+    assert read_bundle(only_first).explainer_keys() == [first]
+    merged = read_bundle(merge_bundles([only_first, only_second], tmp_path / "merged"))
+    assert merged.unit == whole.unit and merged.explainer_keys() == [first, second]
+    assert merged.document["explainers"] == whole.document["explainers"]
+    provenance = merged.document["explainer_provenance"]
+    assert provenance[first]["part"] == "first" and provenance[second]["part"] == "second"
+    assert merged.document["provenance"] == {"part": "first"}
+    # merged again with one of its parts (an explainer in both, same scores): nothing changes, provenance kept
+    again = read_bundle(merge_bundles([merged.path, only_second], tmp_path / "merged"))
+    assert again.sha256 == merged.sha256
+
+
+def test_bundles_that_disagree_or_are_not_one_unit_are_not_merged(published, tmp_path) -> None:
+    bundle = read_bundle(published["bundle"])
+    key = bundle.explainer_keys()[0]
+
+    def nudge(document: dict) -> None:
+        chunk = next(iter(document["explainers"][key].values()))
+        chunk["scores"][0][0] += 1.0
+
+    other_scores = _rewrite(published["bundle"], tmp_path / "nudged" / "b.json.gz", nudge)
+    with pytest.raises(ValueError, match=f"disagree on {key}"):
+        merge_bundles([published["bundle"], other_scores], tmp_path / "out")
+    other_data = _rewrite(published["bundle"], tmp_path / "data" / "b.json.gz",
+                          lambda d: d["dataset"].update(fingerprint="0" * 16), rekey=True)
+    with pytest.raises(ValueError, match="differ in unit, dataset"):
+        merge_bundles([published["bundle"], other_data], tmp_path / "out")
+    with pytest.raises(ValueError, match="no bundles"):
+        merge_bundles([], tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # nothing written by a refused merge

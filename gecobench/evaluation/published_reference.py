@@ -15,11 +15,12 @@ match) and per chunk, the row indices and their word scores, exactly as the runn
 read back bit for bit).
 
 It is used only when its unit is the run's: what the zero-shot checkpoint computes
-(:func:`gecobench.provenance.function_fingerprint`: its weights, config and tokenizer, not when it was saved), the
-split's fingerprint and the attribution protocol. A zero-shot model rebuilt from the same base therefore matches
-when its weights come out bit for bit the same (the same recipe on the same kind of CPU); otherwise the run
-computes its reference, as without a bundle. A run over the first ``max_groups`` groups reads the chunks it shares
-with a whole-split bundle (same rows, same seeds) and computes a last chunk cut short.
+(:func:`gecobench.provenance.function_fingerprint`: its weights, config and tokenizer, not when it was saved, nor
+the last bits of the label embeddings it computes when built), the split's fingerprint and the attribution
+protocol. A zero-shot model rebuilt from the same base therefore matches on any kind of CPU; a model of another
+base or recipe does not, and the run computes its reference, as without a bundle. A run over the first
+``max_groups`` groups reads the chunks it shares with a whole-split bundle (same rows, same seeds) and computes a
+last chunk cut short.
 
 Every chunk is validated when read (rows, one finite score per word); a bundle that does not parse, or whose chunk
 does not fit the data, stops the run with an error naming the file. Records say where their reference came from
@@ -244,10 +245,22 @@ def export_bundle(checkpoints: CheckpointStore, output_dir: str | os.PathLike[st
     document = {"format": BUNDLE_FORMAT, "format_version": BUNDLE_FORMAT_VERSION, "unit": unit,
                 "reference": reference, "dataset": dataset, "attribution_protocol": attribution_protocol,
                 "provenance": provenance, "explainers": explainers}
+    return write_bundle(document, output_dir)
+
+
+def bundle_file_name(document: dict[str, Any]) -> str:
+    """``<config>-<split>-seed<seed>-<unit>.json.gz``: one name per unit, so a bundle extended with more
+    explainers replaces the one it extends."""
+    dataset = document["dataset"]
+    return (f"{dataset['config']}-{dataset['split']}-seed{document['attribution_protocol'].get('seed')}-"
+            f"{document['unit']}{BUNDLE_SUFFIX}")
+
+
+def write_bundle(document: dict[str, Any], output_dir: str | os.PathLike[str]) -> Path:
+    """Deterministic bytes (sorted keys, no gzip timestamp), written atomically, read back before returning."""
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    path = output_dir / (f"{dataset['config']}-{dataset['split']}-seed{attribution_protocol.get('seed')}-"
-                         f"{unit}{BUNDLE_SUFFIX}")
+    path = output_dir / bundle_file_name(document)
     data = gzip.compress(json.dumps(document, sort_keys=True, separators=(",", ":")).encode("utf-8"),
                          compresslevel=9, mtime=0)
     tmp = path.with_name(f".{path.name}.tmp")
@@ -255,3 +268,46 @@ def export_bundle(checkpoints: CheckpointStore, output_dir: str | os.PathLike[st
     os.replace(tmp, path)
     read_bundle(path)  # what was written must read back
     return path
+
+
+#: what two bundles must agree on to be one unit's attributions (the unit name is derived from all but the name)
+_SAME_UNIT_FIELDS = ("unit", "dataset", "attribution_protocol")
+
+
+def merge_bundles(paths: Sequence[str | os.PathLike[str]], output_dir: str | os.PathLike[str]) -> Path:
+    """One bundle holding every explainer of ``paths``: bundles of the same unit (same zero-shot function, split
+    and attribution protocol) written for different explainers, e.g. a published bundle and the explainers added
+    to the reference run since.
+
+    An explainer found in two bundles must have the same chunks (the same checkpoint key names the same
+    computation; differing scores mean one of them is wrong, and which one is not for this function to guess).
+    Each explainer's provenance is kept (``explainer_provenance``: the provenance of the bundle it came from and
+    the zero-shot checkpoint it was computed on, whose bits may differ from the first bundle's in its derived
+    tensors only: :data:`gecobench.provenance.DERIVED_TENSORS`); ``provenance`` and ``reference`` stay the first
+    bundle's. Written under the unit's file name in ``output_dir``, replacing a bundle there of the
+    same unit (which may be one of ``paths``: it is read before anything is written)."""
+    if not paths:
+        raise ValueError("merge_bundles: no bundles given")
+    bundles = [read_bundle(p) for p in paths]
+    first = bundles[0].document
+    explainers: dict[str, Any] = {}
+    explainer_provenance: dict[str, Any] = {}
+    for bundle in bundles:
+        document = bundle.document
+        differ = [name for name in _SAME_UNIT_FIELDS if document[name] != first[name]]
+        if document["reference"].get("function_sha256") != first["reference"].get("function_sha256"):
+            differ.append("reference.function_sha256")
+        if differ:
+            raise ValueError(f"published references {bundles[0].path} and {bundle.path} are not one unit's "
+                             f"attributions: they differ in {', '.join(differ)}")
+        already = document.get("explainer_provenance") or {}
+        for key, chunks in document["explainers"].items():
+            if key in explainers and explainers[key] != chunks:
+                raise ValueError(f"published references disagree on {key}: {bundle.path} holds other scores than "
+                                 "an earlier bundle for the same checkpoint key; keep one")
+            explainers[key] = chunks
+            explainer_provenance.setdefault(key, already.get(key) or {
+                **(document.get("provenance") or {}),
+                "zero_shot_checkpoint_sha256": document["reference"].get("checkpoint_sha256")})
+    merged = {**first, "explainers": explainers, "explainer_provenance": explainer_provenance}
+    return write_bundle(merged, output_dir)

@@ -348,7 +348,7 @@ def _explain_chunk(explainer: Explainer, spec: ExplainerSpec, lm: LoadedModel, p
 
 def _reference_unit(reference: LoadedModel, split: GecoSplit, reference_protocol: dict[str, Any]) -> str:
     """Checkpoint unit of a zero-shot reference's scores (every scorable row, so no filter in the key; the model by
-    what it computes, so a zero-shot model rebuilt bit for bit shares it)."""
+    what it computes, so a zero-shot model rebuilt from the same base, on any CPU, shares it)."""
     return reference_unit_name(reference.function_sha256, split.fingerprint, reference_protocol)
 
 

@@ -10,6 +10,10 @@ with the current code). The committed seed-0 bundles were made with:
 
   python scripts/maintainer/export_v050_zero_shot_attributions.py --seed 0 \\
       --checkpoints ../wt-v050/runs/reference/eval_checkpoints --zoo ../wt-v050/runs/reference/zoo
+
+then re-keyed by the function fingerprint of 0.6.0 (``rekey_zero_shot_bundles.py``; this script names the units by
+the current fingerprint itself) and extended with Partition SHAP (``extend_zero_shot_attributions.py``), which the
+v0.5.0 run did not compute.
 """
 
 from __future__ import annotations
