@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 import warnings
@@ -47,7 +46,7 @@ from gecobench.explainers import get_explainer
 from gecobench.explainers.engine import attribute_detailed
 from gecobench.metrics.mass_accuracy import mass_accuracy_per_sentence
 from gecobench.models.loading import load_zoo_model
-from gecobench.provenance import base_provenance
+from gecobench.provenance import base_provenance, machine_description
 
 DEFAULT_EXPLAINERS = [
     "saliency", "input_x_gradient", "integrated_gradients", "integrated_gradients:n_steps=16",
@@ -159,7 +158,7 @@ def main(argv: list[str] | None = None) -> None:
               f"| {cell(r, 'mean_outputs', '.1f')} | {cell(r, 'mean_spread_share', '.3f')}{extra} |")
     if args.json:
         args.json.write_text(json.dumps({"results": results, "args": {k: str(v) for k, v in vars(args).items()},
-                                         "machine": platform.platform(), "provenance": base_provenance(0)}, indent=2))
+                                         "machine": machine_description(), "provenance": base_provenance(0)}, indent=2))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 import warnings
@@ -46,7 +45,7 @@ from gecobench.explainers.inputs import (
     even_chunk,
     model_device,
 )
-from gecobench.provenance import base_provenance
+from gecobench.provenance import base_provenance, machine_description
 
 ALL_METHODS = [
     "saliency", "input_x_gradient", "guided_backprop", "deeplift", "gradient_shap", "integrated_gradients",
@@ -203,7 +202,7 @@ def main(argv: list[str] | None = None) -> None:
         print("| " + " | ".join(str(c) for c in cells) + " |")
     if args.json:
         args.json.write_text(json.dumps({"results": results, "args": {k: str(v) for k, v in vars(args).items()},
-                                         "machine": platform.platform(), "provenance": base_provenance(0)}, indent=2))
+                                         "machine": machine_description(), "provenance": base_provenance(0)}, indent=2))
 
 
 if __name__ == "__main__":

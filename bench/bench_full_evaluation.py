@@ -50,7 +50,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -242,6 +241,7 @@ def main() -> int:
     from bench_vs_ferret import builtin_specs
 
     from gecobench.evaluation import EvaluationSettings, run_evaluation, runner
+    from gecobench.provenance import machine_description
     from gecobench.store import LocalStore
 
     # The runner times its stages with time.perf_counter; on shared cores CPU time is the comparable figure.
@@ -250,8 +250,7 @@ def main() -> int:
 
     torch.set_num_threads(args.threads)
     specs = args.explainers if args.explainers is not None else builtin_specs()
-    out: dict = {"machine": f"{platform.machine()} {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-                            f"torch {torch.__version__}", "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    out: dict = {"machine": machine_description(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                  "threads": args.threads, "explainers": specs, "groups": args.groups,
                  "properties_groups": args.properties_groups}
     with tempfile.TemporaryDirectory() as tmp:

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -47,7 +46,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 warnings.filterwarnings("ignore")
 
 import numpy as np
-import torch
 
 #: hub explainer spec -> the ferret explainer it is compared with
 PAIRS = {
@@ -157,11 +155,11 @@ def main() -> int:
 
     from gecobench.evaluation.faithfulness import FaithfulnessProbe
     from gecobench.explainers.engine import attribute, attribute_detailed
+    from gecobench.provenance import machine_description
 
     inputs = load_bench_inputs(args.model, args.config, args.n_sentences, args.data_dir, args.threads)
     model, tokenizer, words, targets, truth = inputs.model, inputs.tokenizer, inputs.words, inputs.targets, inputs.truth
-    results: dict = {"machine": f"{platform.machine()} {os.cpu_count()} CPUs, {platform.python_version()}, "
-                                f"torch {torch.__version__}", "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    results: dict = {"machine": machine_description(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                      "threads": args.threads, "clock": args.clock, "n_sentences": len(words), "model": args.model, "rows": []}
 
     # ferret runs in its own process while the hub side runs here: CPU times do not mix, the wall clock is shared

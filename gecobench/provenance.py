@@ -47,6 +47,28 @@ def library_versions() -> dict[str, str]:
     return out
 
 
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux, else what :mod:`platform` knows): speed figures differ by a
+    third between the kinds of 2-core machine this project runs on (an AMD EPYC, an Intel Xeon), so a benchmark
+    names the one it ran on."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.lower().startswith("model name") and ":" in line:
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def machine_description() -> str:
+    """One line for a benchmark's ``machine`` field: CPU model and count, Python and torch versions."""
+    import os
+
+    torch_version = library_versions().get("torch", "not installed")
+    return (f"{cpu_model()} ({platform.machine()}, {os.cpu_count()} CPUs), Python {platform.python_version()}, "
+            f"torch {torch_version}")
+
+
 def utc_now() -> str:
     """Current UTC time in ISO 8601 with a ``Z`` suffix."""
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

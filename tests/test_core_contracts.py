@@ -11,7 +11,12 @@ import numpy as np
 import pytest
 
 from gecobench.explainers.base import Explainer, get_explainer_class, register_explainer
-from gecobench.provenance import base_provenance, fingerprint_rows
+from gecobench.provenance import (
+    base_provenance,
+    cpu_model,
+    fingerprint_rows,
+    machine_description,
+)
 from gecobench.records import (
     SCHEMA_VERSION,
     RecordValidationError,
@@ -165,3 +170,23 @@ def test_registry_rejects_bad_names_and_finds_registered_classes():
     assert get_explainer_class("constant_for_test") is ConstantForTest
     with pytest.raises(KeyError, match="known"):
         get_explainer_class("does_not_exist")
+
+
+def test_a_benchmark_names_the_cpu_it_ran_on(monkeypatch, tmp_path) -> None:
+    """Speed figures differ by a third between the CPU kinds this project runs on: the machine line names the model
+    read from /proc/cpuinfo, and falls back to what platform knows where there is none."""
+    import platform
+
+    from gecobench import provenance
+
+    described = machine_description()
+    assert cpu_model() in described and f"Python {platform.python_version()}" in described
+    assert "torch " in described
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9B14\n")
+    real_path = provenance.Path
+    monkeypatch.setattr(provenance, "Path", lambda p: cpuinfo if p == "/proc/cpuinfo" else real_path(p))
+    assert cpu_model() == "AMD EPYC 9B14"
+    monkeypatch.setattr(provenance, "Path", lambda p: tmp_path / "missing" if p == "/proc/cpuinfo" else real_path(p))
+    monkeypatch.setattr(platform, "processor", lambda: "")
+    assert cpu_model() == platform.machine()

@@ -407,9 +407,21 @@ def _run_page(page: str, workspace: Path) -> None:
     assert executed > 0, f"docs/{page} has no executed block"
 
 
-@pytest.mark.parametrize("page", [
-    pytest.param(p, marks=pytest.mark.slow) if p in SLOW_PAGES else p for p in EXECUTED_PAGES
-])
+#: pages whose queue runs submitted code, which only ever runs in the bubblewrap sandbox (``make sandbox``)
+SANDBOX_PAGES = {"how-to/submit-an-explainer.md"}
+
+
+def _page_marks(page: str) -> list[pytest.MarkDecorator]:
+    marks = [pytest.mark.slow] if page in SLOW_PAGES else []
+    if page in SANDBOX_PAGES:
+        from submissions.sandbox import sandbox_status
+
+        usable, why = sandbox_status()
+        marks.append(pytest.mark.skipif(not usable, reason=f"no sandbox here: {why}"))
+    return marks
+
+
+@pytest.mark.parametrize("page", [pytest.param(p, marks=_page_marks(p)) for p in EXECUTED_PAGES])
 def test_page_runs(page: str, workspace: Path) -> None:
     """Follow the page like a newcomer would: every executed block succeeds (its own asserts included)."""
     import torch
