@@ -81,7 +81,8 @@ REFERENCE_EXPLAINERS = (*PAPER_EXPLAINERS, "partition_shap")
 #: The Co-12 properties need three or four extra attribution passes per sentence (randomised model, noisy
 #: model, each other target) and the faithfulness metrics ~10 forward passes per removal curve; both run on
 #: this many source sentences (with all their gender variants) at the start of the test split, stated in each
-#: record's protocol. 32 of 322 groups keeps the seed-0 run near the 4-hour budget on 2 cores.
+#: record's protocol. 32 of 322 groups kept the seed-0 run of the ten explainers near the 4-hour budget on 2
+#: cores (AMD EPYC); Partition SHAP adds about 40 % to a model's evaluation (BENCHMARKS.md, 2026-12-02).
 PROPERTIES_SUBSAMPLE_GROUPS = 32
 
 FILTERS = (True, False)  # the paper's filter (every variant classified correctly), and none
