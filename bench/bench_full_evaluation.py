@@ -150,16 +150,14 @@ def check_reference_was_published(location: str, results: Path, specs: list[str]
     the bundles do not hold (an explainer outside the reference run's set, other parameters) may be; else the run
     fails."""
     from gecobench.evaluation.published_reference import load_published_references
-    from gecobench.evaluation.runner import ExplainerSpec, checkpoint_key
-    from gecobench.explainers.base import get_explainer
+    from gecobench.evaluation.runner import ExplainerSpec, spec_checkpoint_key
     from gecobench.store import LocalStore
 
     published_keys = {key for bundle in load_published_references(location).by_unit.values()
                       for key in bundle.explainer_keys()}
     keys_of: dict[str, set[str]] = defaultdict(set)  # explainer name -> checkpoint keys of the specs given
     for text in specs:
-        spec = ExplainerSpec.parse(text)
-        keys_of[spec.name].add(checkpoint_key(spec, get_explainer(spec.name, **spec.params)))
+        keys_of[ExplainerSpec.parse(text).name].add(spec_checkpoint_key(text))
     computed = []
     for record in LocalStore(results).read_all("explainer_score").documents:
         source = str(record["model"]["zero_shot_reference_source"])

@@ -147,19 +147,25 @@ def _without_provenance(value: Any) -> Any:
 DERIVED_TENSORS: dict[str, frozenset[str]] = {"gecobench_zero_shot": frozenset({"label_embeddings"})}
 
 
-def _safetensors_digest(file: Path, leave_out: frozenset[str]) -> str:
-    """SHA-256 over the name, dtype, shape and bytes of each tensor of a ``.safetensors`` file but ``leave_out``
-    (in name order, so the digest does not depend on the writer's layout)."""
+def _safetensors_digests(file: Path, leave_out: frozenset[str], chunk_size: int = 1 << 20) -> tuple[str, str]:
+    """``(SHA-256 of the file, digest of its tensors but leave_out)`` in one read. The second is a SHA-256 over the
+    name, dtype, shape and bytes' SHA-256 of each tensor, in name order, so it does not depend on the writer's
+    layout."""
+    whole = hashlib.sha256()
     with open(file, "rb") as handle:
+        head = handle.read(8)
         try:
-            (header_size,) = struct.unpack("<Q", handle.read(8))
-            header = json.loads(handle.read(header_size).decode("utf-8"))
+            (header_size,) = struct.unpack("<Q", head)
+            raw_header = handle.read(header_size)
+            header = json.loads(raw_header.decode("utf-8"))
         except (struct.error, UnicodeDecodeError, json.JSONDecodeError) as err:
             raise ValueError(f"{file}: not a safetensors file ({err})") from None
         if not isinstance(header, dict):  # a malformed file is bad input, not a caller's type error
             raise ValueError(f"{file}: not a safetensors file (its header is not a JSON object)")  # noqa: TRY004
-        digest = hashlib.sha256()
-        for name in sorted(set(header) - leave_out - {"__metadata__"}):
+        whole.update(head)
+        whole.update(raw_header)
+        spans: dict[str, tuple[int, int, str]] = {}
+        for name in set(header) - leave_out - {"__metadata__"}:
             entry = header[name]
             try:
                 start, end = (int(v) for v in entry["data_offsets"])
@@ -167,13 +173,27 @@ def _safetensors_digest(file: Path, leave_out: frozenset[str]) -> str:
             except (KeyError, TypeError, ValueError) as err:
                 raise ValueError(
                     f"{file}: tensor {name!r} has no valid dtype, shape and data_offsets ({err})") from None
-            handle.seek(8 + header_size + start)
-            data = handle.read(end - start)
-            if end < start or len(data) != end - start:
+            if not 0 <= start <= end:
                 raise ValueError(f"{file}: tensor {name!r} lies outside the file")
-            digest.update(meta.encode("utf-8"))
-            digest.update(hashlib.sha256(data).digest())
-    return digest.hexdigest()
+            spans[name] = (start, end, meta)
+        # the data section read once, in order: every byte feeds the file's hash, each tensor's bytes its own
+        tensor_hashes = {name: hashlib.sha256() for name in spans}
+        position = 0
+        for chunk in iter(lambda: handle.read(chunk_size), b""):
+            whole.update(chunk)
+            view, low, high = memoryview(chunk), position, position + len(chunk)
+            for name, (start, end, _) in spans.items():
+                if start < high and end > low:
+                    tensor_hashes[name].update(view[max(start, low) - low:min(end, high) - low])
+            position = high
+    digest = hashlib.sha256()
+    for name in sorted(spans):
+        start, end, meta = spans[name]
+        if end > position:
+            raise ValueError(f"{file}: tensor {name!r} lies outside the file")
+        digest.update(meta.encode("utf-8"))
+        digest.update(tensor_hashes[name].digest())
+    return whole.hexdigest(), digest.hexdigest()
 
 
 def _derived_tensors(root: Path) -> frozenset[str]:
@@ -185,13 +205,8 @@ def _derived_tensors(root: Path) -> frozenset[str]:
     return DERIVED_TENSORS.get(model_type, frozenset()) if isinstance(model_type, str) else frozenset()
 
 
-def _function_file_digest(file: Path, file_sha: Callable[[Path], str], leave_out: frozenset[str]) -> str:
-    """A file's part of :func:`function_fingerprint`: ``config.json`` without its provenance entries, a
-    ``.safetensors`` file without the ``leave_out`` tensors (when there are any), else its SHA-256 (``file_sha``)."""
-    if leave_out and file.suffix == ".safetensors":
-        return _safetensors_digest(file, leave_out)
-    if file.name != "config.json":
-        return file_sha(file)
+def _config_digest(file: Path) -> str:
+    """``config.json``'s part of :func:`function_fingerprint`: its entries without :data:`CONFIG_PROVENANCE_KEYS`."""
     try:
         config = json.loads(file.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
@@ -204,22 +219,31 @@ def function_fingerprint(path: str | Path) -> str:
     :data:`CONFIG_PROVENANCE_KEYS`, at any depth; the weights without the tensors the model type derives when it is
     built, :data:`DERIVED_TENSORS`): two folders with the same fingerprint compute the same function, up to the float
     rounding of those derived tensors, whenever, wherever and from whichever environment they were saved (a
-    zero-shot model rebuilt on another CPU, say), while :func:`fingerprint_directory` tells two saves apart."""
-    root = Path(path)
-    leave_out = _derived_tensors(root)
-    return _folder_digest(root, FUNCTION_FILES, lambda file: _function_file_digest(file, sha256_file, leave_out))
+    zero-shot model rebuilt on another CPU, say), while :func:`fingerprint_directory` tells two saves apart.
+    (Computed with the folder fingerprint, which costs only the small metadata files more.)"""
+    return checkpoint_fingerprints(path)[1]
 
 
 def checkpoint_fingerprints(path: str | Path) -> tuple[str, str]:
     """``(fingerprint_directory(path), function_fingerprint(path))``, reading each file once (the weights are
     most of a checkpoint's bytes and both fingerprints hash them)."""
-    root, hashed = Path(path), {}
+    root = Path(path)
+    leave_out = _derived_tensors(root)
+    file_shas: dict[Path, str] = {}
+    tensor_digests: dict[Path, str] = {}  # weights with derived tensors: their digest without them
 
     def file_sha(file: Path) -> str:
-        if file not in hashed:
-            hashed[file] = sha256_file(file)
-        return hashed[file]
+        if file not in file_shas:
+            if leave_out and file.suffix == ".safetensors":
+                file_shas[file], tensor_digests[file] = _safetensors_digests(file, leave_out)
+            else:
+                file_shas[file] = sha256_file(file)
+        return file_shas[file]
 
-    leave_out = _derived_tensors(root)
-    return (_folder_digest(root, CHECKPOINT_FILES, file_sha),
-            _folder_digest(root, FUNCTION_FILES, lambda file: _function_file_digest(file, file_sha, leave_out)))
+    def function_digest(file: Path) -> str:
+        if file.name == "config.json":
+            return _config_digest(file)
+        sha = file_sha(file)
+        return tensor_digests.get(file, sha)
+
+    return (_folder_digest(root, CHECKPOINT_FILES, file_sha), _folder_digest(root, FUNCTION_FILES, function_digest))

@@ -394,37 +394,36 @@ def _zero_shot_unit(plan: ReferencePlan, unit: EvaluationUnit, data_dir: str | N
 
 def _explainer_keys(explainers: Iterable[str]) -> dict[str, str]:
     """Each explainer spec's checkpoint key (name, parameters, version), in order."""
-    from gecobench.evaluation.runner import ExplainerSpec, checkpoint_key
-    from gecobench.explainers.base import get_explainer
+    from gecobench.evaluation.runner import spec_checkpoint_key
 
-    keys = {}
-    for text in explainers:
-        spec = ExplainerSpec.parse(text)
-        keys[text] = checkpoint_key(spec, get_explainer(spec.name, **spec.params))
-    return keys
+    return {text: spec_checkpoint_key(text) for text in explainers}
 
 
 def export_zero_shot_attributions(plan: ReferencePlan, unit: EvaluationUnit, checkpoint_dir: Path,
-                                  data_dir: str | None = None, explainers: Sequence[str] | None = None,
-                                  output_dir: Path | None = None) -> Path:
-    """Publish the zero-shot model's attributions of one evaluation unit (``explainers``, by default the plan's;
-    every scorable test sentence) as a bundle in ``output_dir`` (default ``plan.attributions_dir``), from the
-    unit's checkpoints: the RMA reference that a run given ``--reference-attributions`` reads instead of
+                                  data_dir: str | None = None) -> Path:
+    """Publish the zero-shot model's attributions of one evaluation unit (every explainer of the plan, every
+    scorable test sentence) as a bundle in ``plan.attributions_dir``, from the unit's checkpoints: the RMA reference that a run given ``--reference-attributions`` reads instead of
     computing (:mod:`gecobench.evaluation.published_reference`)."""
+    zs = _zero_shot_unit(plan, unit, data_dir)
+    keys = _explainer_keys(plan.explainers)
+    path = _export_zero_shot_unit(zs, unit, checkpoint_dir, list(keys.values()), plan.attributions_dir)
+    log.info("%s: zero-shot reference attributions published in %s", unit.key, path)
+    return path
+
+
+def _export_zero_shot_unit(zs: dict[str, Any], unit: EvaluationUnit, checkpoint_dir: Path, keys: list[str],
+                           output_dir: Path) -> Path:
+    """The bundle of ``keys`` (checkpoint keys) for the zero-shot unit ``zs`` (:func:`_zero_shot_unit`)."""
     from gecobench.evaluation.checkpoints import CheckpointStore
     from gecobench.evaluation.published_reference import export_bundle
     from gecobench.evaluation.runner import reference_chunk_rows
     from gecobench.provenance import base_provenance
 
-    zs = _zero_shot_unit(plan, unit, data_dir)
-    keys = _explainer_keys(explainers if explainers is not None else plan.explainers)
-    path = export_bundle(
-        CheckpointStore(checkpoint_dir), output_dir or plan.attributions_dir, reference=zs["reference"],
-        dataset=zs["dataset"], attribution_protocol=zs["settings"].attribution_protocol(),
-        chunk_rows=reference_chunk_rows(zs["split"], zs["settings"]), explainer_keys=list(keys.values()),
+    return export_bundle(
+        CheckpointStore(checkpoint_dir), output_dir, reference=zs["reference"], dataset=zs["dataset"],
+        attribution_protocol=zs["settings"].attribution_protocol(),
+        chunk_rows=reference_chunk_rows(zs["split"], zs["settings"]), explainer_keys=keys,
         provenance=base_provenance(unit.seed))
-    log.info("%s: zero-shot reference attributions published in %s", unit.key, path)
-    return path
 
 
 def extend_zero_shot_attributions(plan: ReferencePlan, unit: EvaluationUnit, checkpoint_dir: Path,
@@ -463,8 +462,8 @@ def extend_zero_shot_attributions(plan: ReferencePlan, unit: EvaluationUnit, che
         # the records of this pass are not reference records (no properties): they go to a throw-away store
         run_evaluation(missing, [str(zs["path"])], [unit.config], settings, store_location=str(Path(tmp) / "store"),
                        checkpoint_dir=checkpoint_dir, progress=progress, filters=(False,))
-        added = export_zero_shot_attributions(plan, unit, checkpoint_dir, data_dir, explainers=missing,
-                                              output_dir=Path(tmp) / "added")
+        added = _export_zero_shot_unit(zs, unit, checkpoint_dir, [keys[text] for text in missing],
+                                       Path(tmp) / "added")
         path = merge_bundles([bundle.path, added], plan.attributions_dir)
     log.info("%s: %s added to %s", unit.key, ", ".join(missing), path)
     return path, missing

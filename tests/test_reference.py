@@ -332,14 +332,13 @@ def test_committed_zero_shot_attributions_are_what_this_code_computes(tmp_path: 
     import numpy as np
     from tolerances import max_error_relative_to_largest, relative_ulp_tolerance
 
-    from gecobench.evaluation.attribution import attribute_words
     from gecobench.evaluation.data import load_split
     from gecobench.evaluation.modelling import load_model
     from gecobench.evaluation.runner import (
         ExplainerSpec,
-        _attribution_seed,
         _reference_unit,
         checkpoint_key,
+        reference_chunk_attributions,
         reference_chunk_rows,
     )
     from gecobench.explainers.base import get_explainer
@@ -358,9 +357,7 @@ def test_committed_zero_shot_attributions_are_what_this_code_computes(tmp_path: 
     for text in ("saliency", "integrated_gradients", "lime", "partition_shap"):
         spec = ExplainerSpec.parse(text)
         explainer = get_explainer(spec.name, **spec.params)
-        computed = attribute_words(explainer, zero_shot.model, zero_shot.tokenizer, words,
-                                   [split.rows[i].label for i in rows], batch_size=settings.batch_size,
-                                   seed=_attribution_seed(settings, spec, 3))
+        computed = reference_chunk_attributions(explainer, spec, zero_shot, split, rows, 3, settings)
         published = bundle.chunk_scores(checkpoint_key(spec, explainer), 3, rows, words)
         error = max_error_relative_to_largest(computed, [np.asarray(p) for p in published])
         assert error <= relative_ulp_tolerance(np.float32), (text, error)

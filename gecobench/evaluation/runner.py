@@ -127,6 +127,12 @@ def checkpoint_key(spec: ExplainerSpec, explainer: Explainer) -> str:
     return f"{spec.key()}-v{version}"
 
 
+def spec_checkpoint_key(spec: ExplainerSpec | str) -> str:
+    """:func:`checkpoint_key` of the registered explainer a spec names (an instance is made to read its version)."""
+    spec = ExplainerSpec.parse(spec) if isinstance(spec, str) else spec
+    return checkpoint_key(spec, get_explainer(spec.name, **spec.params))
+
+
 @dataclass
 class EvaluationSettings:
     """Protocol parameters of a run (everything except *what* is evaluated and *where* it is written)."""
@@ -398,12 +404,20 @@ def _reference_scores(explainer: Explainer, spec: ExplainerSpec, reference: Load
         scores = bundle.chunk_scores(key, chunk_id, rows, [split.rows[i].words for i in rows], truncated)
         if scores is not None:
             return dict(zip(rows, scores)), bundle.source
-    seed = _attribution_seed(settings, spec, chunk_id)
-    scores = [s.tolist() for s in attribute_words(
-        explainer, reference.model, reference.tokenizer, [list(split.rows[i].words) for i in rows],
-        [split.rows[i].label for i in rows], batch_size=settings.batch_size, seed=seed)]
+    scores = reference_chunk_attributions(explainer, spec, reference, split, rows, chunk_id, settings)
     checkpoints.save(unit, key, chunk_id, rows, {"reference": scores}, 0.0)
     return dict(zip(rows, scores)), COMPUTED
+
+
+def reference_chunk_attributions(explainer: Explainer, spec: ExplainerSpec, reference: LoadedModel,
+                                 split: GecoSplit, rows: Sequence[int], chunk_id: int,
+                                 settings: EvaluationSettings) -> list[list[float]]:
+    """A zero-shot reference's word scores on ``rows`` of chunk ``chunk_id``, computed as the runner computes (and a
+    bundle publishes) them: the chunk's run seed, the protocol's batching, each row's label as the target."""
+    return [s.tolist() for s in attribute_words(
+        explainer, reference.model, reference.tokenizer, [list(split.rows[i].words) for i in rows],
+        [split.rows[i].label for i in rows], batch_size=settings.batch_size,
+        seed=_attribution_seed(settings, spec, chunk_id))]
 
 
 def _precomputed_chunk(explainer: PrecomputedExplainer, split: GecoSplit, kept: list[int],

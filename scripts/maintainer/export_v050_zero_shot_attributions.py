@@ -36,12 +36,11 @@ def main(argv: list[str] | None = None) -> int:
     from gecobench.evaluation.published_reference import export_bundle
     from gecobench.evaluation.runner import (
         ExplainerSpec,
-        checkpoint_key,
         reference_chunk_rows,
+        spec_checkpoint_key,
     )
-    from gecobench.explainers.base import get_explainer
     from gecobench.provenance import checkpoint_fingerprints
-    from gecobench.reference import CONFIGS, ReferencePlan
+    from gecobench.reference import CONFIGS, PAPER_EXPLAINERS, ReferencePlan
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, required=True)
@@ -55,7 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     plan = ReferencePlan(seeds=(args.seed,))
     # the attributions cover every scorable row: the run computed them with both filters, i.e. without one
     settings = dataclasses.replace(plan.evaluation_settings(args.seed), filter_correct=False)
-    specs = [ExplainerSpec.parse(e) for e in plan.explainers]
+    # the v0.5.0 plan's explainers (the ten; Partition SHAP joined the plan later and is added by
+    # extend_zero_shot_attributions.py)
+    specs = [ExplainerSpec.parse(e) for e in PAPER_EXPLAINERS]
     with tempfile.TemporaryDirectory() as tmp:
         renamed = Path(tmp)
         for config in args.configs:
@@ -72,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
                                        settings.attribution_protocol())
             keys = []
             for spec in specs:
-                key = checkpoint_key(spec, get_explainer(spec.name, **spec.params))
+                key = spec_checkpoint_key(spec)
                 shutil.copytree(args.checkpoints / legacy_unit / spec.key(), renamed / unit / key)
                 keys.append(key)
             info = json.loads((zero_shot / "gecobench_model.json").read_text(encoding="utf-8"))

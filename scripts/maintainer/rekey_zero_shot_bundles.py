@@ -27,7 +27,6 @@ CHECKED_EXPLAINERS = ("saliency", "integrated_gradients", "lime")
 def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
-    from gecobench.evaluation.attribution import attribute_words
     from gecobench.evaluation.checkpoints import reference_unit_name
     from gecobench.evaluation.data import load_split
     from gecobench.evaluation.modelling import load_model
@@ -38,8 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     from gecobench.evaluation.runner import (
         EvaluationSettings,
         ExplainerSpec,
-        _attribution_seed,
         checkpoint_key,
+        reference_chunk_attributions,
         reference_chunk_rows,
     )
     from gecobench.explainers.base import get_explainer
@@ -71,9 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         for text in CHECKED_EXPLAINERS:
             spec = ExplainerSpec.parse(text)
             explainer = get_explainer(spec.name, **spec.params)
-            computed = attribute_words(explainer, zero_shot.model, zero_shot.tokenizer, words,
-                                       [split.rows[i].label for i in rows], batch_size=settings.batch_size,
-                                       seed=_attribution_seed(settings, spec, args.chunk))
+            computed = reference_chunk_attributions(explainer, spec, zero_shot, split, rows, args.chunk, settings)
             published = bundle.chunk_scores(checkpoint_key(spec, explainer), args.chunk, rows, words)
             if published is None:
                 parser.error(f"{bundle.path}: no chunk {args.chunk} of {text}")
