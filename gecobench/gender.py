@@ -27,6 +27,15 @@ GAP_INTERVAL = "paired percentile bootstrap over source sentences (gender varian
 #: the record's top-level key of the per-gender block
 BY_GENDER = "by_gender"
 
+#: the metrics a record holds per gender, in the order tables show them, and how a gap's definition writes each
+#: (``MA(male) − MA(female)``)
+METRIC_SYMBOLS: dict[str, str] = {
+    "mass_accuracy": "MA", "relative_mass_accuracy": "log RMA", "relevance_rank_accuracy": "RRA", "auprc": "AUPRC",
+    "model_randomisation_check": "MRC", "small_noise_check": "SNC", "label_difference": "LD",
+    "methods_agreement": "DMA", "sparsity": "SP", "covariate_complexity": "CVR",
+    "comprehensiveness": "Compr.", "sufficiency": "Suff.", "leave_one_out_tau": "LOO tau",
+}
+
 
 def gap_key(minuend: str, subtrahend: str) -> str:
     """The key of a gap in ``by_gender.metrics.<metric>.gaps``: ``male_minus_female``, ``male_minus_nonbinary`` …"""

@@ -26,16 +26,9 @@ import numpy as np
 from gecobench.evaluation.data import LABEL_NAMES
 from gecobench.evaluation.properties import summary_block
 from gecobench.evaluation.scoring import bootstrap_statistic_ci, finite_or_none, gap_block
-from gecobench.gender import GAP_INTERVAL, GAP_PAIRS, GENDER_GROUPS, gap_key
+from gecobench.gender import GAP_INTERVAL, GAP_PAIRS, GENDER_GROUPS, METRIC_SYMBOLS, gap_key
 from gecobench.metrics import METRICS_META
 
-#: how each metric is written in a gap's definition (``MA(male) − MA(female)``)
-METRIC_SYMBOLS: dict[str, str] = {
-    "mass_accuracy": "MA", "relative_mass_accuracy": "log RMA", "model_randomisation_check": "MRC",
-    "small_noise_check": "SNC", "label_difference": "LD", "methods_agreement": "DMA", "sparsity": "SP",
-    "covariate_complexity": "CVR", "relevance_rank_accuracy": "RRA", "auprc": "AUPRC",
-    "comprehensiveness": "Compr.", "sufficiency": "Suff.", "leave_one_out_tau": "LOO tau",
-}
 STATISTICS = ("mean", "median")
 
 assert LABEL_NAMES == GENDER_GROUPS, "the evaluation's labels and the record's gender groups must agree"
