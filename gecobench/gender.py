@@ -86,11 +86,13 @@ def gender_value(record: Mapping[str, Any], metric: str, part: str, key: str) ->
     return found if isinstance(found, Mapping) else None
 
 
-def gender_sentences_text(entry: Mapping[str, Any]) -> str:
+def gender_sentences_text(entry: Mapping[str, Any], short: bool = False) -> str:
     """Which sentences a metric's per-gender numbers come from, in words: ``all scored`` or ``first 32 source
-    sentences (properties subsample)``."""
+    sentences (properties subsample)`` (``short``: ``first 32 (properties)``, for the terminal)."""
     sentences = entry.get("sentences") or {}
     subsample, limit = sentences.get("subsample"), sentences.get("max_sentence_groups")
     if not subsample:
         return "all scored"
+    if short:
+        return f"first {limit} ({subsample})" if limit else subsample
     return f"first {limit} source sentences ({subsample} subsample)" if limit else f"{subsample} subsample"

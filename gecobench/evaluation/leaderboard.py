@@ -143,7 +143,7 @@ def explainer_rows(records: list[dict[str, Any]]) -> list[list[str]]:
 # The gender-gap view's columns (name, width); the gap columns follow GAP_PAIRS.
 GAP_COLUMNS = (
     ("config", 14), ("model", 6), ("base", 14), ("explainer", 22), ("seeds", 5), ("metric", 8),
-    ("sentences", 14), *((group, 22) for group in GENDER_GROUPS),
+    ("sentences", 22), *((group, 22) for group in GENDER_GROUPS),
     *((f"{gap_label(a, b)} [95% CI]", 25) for a, b in GAP_PAIRS), ("differs by", 60),
 )
 
@@ -152,7 +152,8 @@ GAPS_LEGEND = ("Gap = metric(first group) − metric(second group), the metric's
                "variants resampled together; an interval excluding 0 is a gap). Read with the metric's direction: "
                "for MA, MRC, LD, SP, RRA, AUPRC, Compr. and LOO tau a positive gap favours the first group; for SNC, "
                "DMA, CVR and Suff. (lower is better) it favours the second. sentences: the metric's own sentences "
-               "(the properties and faithfulness metrics may be computed on the first N source sentences only). "
+               "(all scored, or \"first N (properties)\" / \"first N (faithfulness)\": the first N source sentences, "
+               "the subsample those metrics were computed on). "
                "Records without per-gender blocks (schema < 2.1) show MA only.")
 
 
@@ -199,7 +200,7 @@ def gender_rows(records: list[dict[str, Any]], metrics: Sequence[str] | None = N
             entry = gender_metrics(first).get(metric) or {}
             rows.append([
                 first["dataset"]["config"], regime, base, first["explainer"]["name"], str(len(pool)),
-                METRIC_SYMBOLS.get(metric, metric), gender_sentences_text(entry),
+                METRIC_SYMBOLS.get(metric, metric), gender_sentences_text(entry, short=True),
                 *(_pooled_gender(pool, metric, "groups", group, digits, metric == "relative_mass_accuracy")
                   for group in GENDER_GROUPS),
                 *(_pooled_gender(pool, metric, "gaps", gap_key(a, b), digits, True) for a, b in GAP_PAIRS),
