@@ -361,12 +361,9 @@ def _gender_metric_schema(low: float | None, high: float | None) -> dict[str, An
     count = {"type": "integer", "minimum": 0}
     value = {"type": "object", "required": ["value", "ci_low", "ci_high"],
              "properties": {"value": number, "ci_low": number, "ci_high": number, "median": number,
-                            "n_scored": count, "n_undefined": count, "n_sentences": count,
-                            "reason": {"type": "string"}}}
+                            "n_scored": count, "n_undefined": count, "reason": {"type": "string"}}}
     gap = copy.deepcopy(value)
-    gap["required"] = ["value", "ci_low", "ci_high", "minuend", "subtrahend"]
-    gap["properties"].update({"minuend": {"enum": list(GENDER_GROUPS)}, "subtrahend": {"enum": list(GENDER_GROUPS)},
-                              "definition": {"type": "string"}, "n_source_sentences": count})
+    gap["properties"]["n_source_sentences"] = count
     span = None if low is None or high is None else high - low
     return {
         "type": "object",
@@ -380,6 +377,7 @@ def _gender_metric_schema(low: float | None, high: float | None) -> dict[str, An
                 "n_sentences": count, "n_source_sentences": count}},
             "groups": {"type": "object", "propertyNames": {"enum": list(GENDER_GROUPS)},
                        "additionalProperties": _bounded(value, ("value", "ci_low", "ci_high", "median"), low, high)},
+            # a gap's groups and sign are its key: gecobench.gender.gap_key(minuend, subtrahend)
             "gaps": {"type": "object", "propertyNames": {"enum": list(GAP_KEYS)},
                      "additionalProperties": _bounded(gap, ("value", "ci_low", "ci_high"),
                                                       None if span is None else -span, span)},

@@ -30,6 +30,9 @@ from gecobench.gender import GAP_INTERVAL, GAP_PAIRS, GENDER_GROUPS, METRIC_SYMB
 from gecobench.metrics import METRICS_META
 
 STATISTICS = ("mean", "median")
+#: what a group's and a gap's block in ``by_gender`` keep (``reason`` only where the value is null)
+GROUP_FIELDS = ("value", "ci_low", "ci_high", "n_scored", "n_undefined", "reason")
+GAP_FIELDS = ("value", "ci_low", "ci_high", "n_source_sentences", "reason")
 
 assert LABEL_NAMES == GENDER_GROUPS, "the evaluation's labels and the record's gender groups must agree"
 
@@ -105,20 +108,20 @@ class GenderBreakdown:
         values = np.asarray(per_sentence, dtype=np.float64).reshape(-1)
         if values.size != sentences.labels.size:
             raise ValueError(f"{name}: {values.size} per-sentence values for {sentences.labels.size} sentences")
+        # A record holds 13 metrics × up to 3 groups and 3 gaps: each block keeps what cannot be derived (the
+        # groups and the sign are in the gap's key, the interval's method in the block's header).
         groups: dict[str, Any] = {}
         for label, group in enumerate(GENDER_GROUPS):
             mask = sentences.labels == label
             if mask.any():
                 block = statistic_block(name, values[mask], statistic, self.bootstrap, self.seed)
-                block.pop("direction", None)  # said once per metric, below
-                groups[group] = {**block, "n_sentences": int(mask.sum())}
+                groups[group] = {k: block[k] for k in GROUP_FIELDS if k in block}
         gaps: dict[str, Any] = {}
         for minuend, subtrahend in GAP_PAIRS:
             if minuend in groups and subtrahend in groups:
                 block = gap_block(values, sentences.labels, sentences.sources, minuend, subtrahend, self.bootstrap,
                                   self.seed + 1, metric=METRIC_SYMBOLS.get(name, name), statistic=statistic)
-                block.pop("interval", None)  # said once for the whole block
-                gaps[gap_key(minuend, subtrahend)] = block
+                gaps[gap_key(minuend, subtrahend)] = {k: block[k] for k in GAP_FIELDS if k in block}
         self._entries[name] = {
             "statistic": statistic,
             "direction": METRICS_META.get(name, {}).get("direction"),
@@ -132,6 +135,7 @@ class GenderBreakdown:
     def block(self) -> dict[str, Any]:
         """The record's ``by_gender`` block (metrics in the order they were added)."""
         return {"interval": GAP_INTERVAL,
-                "gap": "metric(minuend) − metric(subtrahend), the metric's own statistic (mean, or median for "
-                       "log RMA) on each group's sentences; read with the metric's direction",
+                "gap": "gaps.<a>_minus_<b> = metric(a) − metric(b), the metric's own statistic (mean, or median "
+                       "for log RMA) on each group's sentences of the source sentences both define; read with the "
+                       "metric's direction",
                 "metrics": dict(self._entries)}
