@@ -385,3 +385,25 @@ def test_the_space_gap_view_shows_every_gap_with_its_interval(binary_run, tmp_pa
         assert numbers.loc[position, gaps.LARGEST] == same[gaps.LARGEST].min()
     assert gender_value(record, "sparsity", "gaps", "male_minus_female")["value"] == \
         record["by_gender"]["metrics"]["sparsity"]["gaps"]["male_minus_female"]["value"]
+
+
+def test_the_paired_median_gap_is_the_median_over_the_drawn_source_sentences():
+    """log RMA's gap is a difference of medians: each draw's medians equal np.median of the drawn clusters' values
+    (with multiplicity), and the clusters drawn are those of the mean version for the same seed."""
+    from gecobench.metrics.paired_bootstrap import clustered_difference, clustered_median_difference
+
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=41), rng.normal(size=41) + 0.4
+    a[[4, 17]] = np.nan  # undefined: their clusters leave both sides
+    clusters = [f"s{i}" for i in range(41)]
+    result = clustered_median_difference(a, clusters, b, clusters, 400, 7)
+    shared = np.flatnonzero(np.isfinite(a))
+    assert result["n_clusters"] == result["n_a"] == result["n_b"] == 39
+    assert result["value"] == np.median(a[shared]) - np.median(b[shared])
+    draws = np.random.default_rng(7).integers(0, shared.size, size=(400, shared.size))
+    brute = [np.median(a[shared[d]]) - np.median(b[shared[d]]) for d in draws]
+    low, high = np.quantile(brute, [0.025, 0.975])
+    assert (result["ci_low"], result["ci_high"]) == pytest.approx((low, high), abs=F64)
+    assert clustered_difference(a, clusters, b, clusters, 400, 7, statistic="median") == result
+    with pytest.raises(ValueError, match="statistic"):
+        clustered_difference(a, clusters, b, clusters, statistic="mode")
