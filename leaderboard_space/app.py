@@ -484,6 +484,15 @@ def build_app(results_location: str | None = None, requests_location: str | None
         return {"headers": [str(c) for c in shown.columns],
                 "data": shown.astype(object).where(shown.notna(), None).values.tolist()}
 
+    def gender_gaps_api(config: str, base_model: str, regime: str, seed: str, source: str = first_source,
+                        correctness_filter: str = sources.PAPER_FILTER) -> dict:
+        """Every metric by gender for one model (config, base model, regime, seed) of one source and filter: each
+        group's value and every signed gap with its interval, as {"headers": [...], "data": [[...]]}."""
+        state, records = scoped_records(source, correctness_filter)
+        shown, _ = gaps_view_table(ranking.cell_records(records, config, base_model, regime, seed), state.record_link)
+        return {"headers": [str(c) for c in shown.columns],
+                "data": shown.astype(object).where(shown.notna(), None).values.tolist()}
+
     def plots_view(config, base_model, regime, seed, source, filter_value):
         state, chosen = scope(source, filter_value)
         records = state.records(chosen)
@@ -847,6 +856,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
         view_choice.input(ranking_view, [*cell_inputs, view_choice, *scope_inputs], ranking_outputs,
                           api_visibility="private")
         gr.api(ranking_api, api_name="ranking")
+        gr.api(gender_gaps_api, api_name="gender_gaps")
         (drill_search.submit(drill_sentences, [*cell_inputs, drill_search, *scope_inputs],
                              [drill_sentence, drill_message], api_visibility="private")
          .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private"))

@@ -378,6 +378,8 @@ def test_the_space_gap_view_shows_every_gap_with_its_interval(binary_run, tmp_pa
         assert row["female"] == pytest.approx(entry["groups"]["female"]["value"], abs=5e-4)
     assert "Gap male−non-binary" not in table.columns  # a binary config
     assert "Every metric by gender" in notes and len(files) == 2
+    api = functions["gender_gaps_api"](*cell, sources.USER, page[2]["value"])
+    assert api["headers"] == [str(c) for c in table.columns] and len(api["data"]) == len(table)
     # the best gap of each metric is the non-baseline row whose largest |gap| is smallest
     numbers = gaps.gender_gaps(list(binary_run["records"].values()))
     for metric, position in gaps.best_gap_rows(numbers).items():
