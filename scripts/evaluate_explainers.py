@@ -87,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--import", dest="imports", nargs="*", default=[],
                         help="Python modules to import first (they may register extra explainers)")
     parser.add_argument("--show-leaderboard", action="store_true", help="print the leaderboard table at the end")
+    parser.add_argument("--show-gaps", action="store_true",
+                        help="print every metric by gender at the end: each group's value and every signed gap")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress bars (the libraries' too) and no informational log lines")
     return parser
@@ -122,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"records written: {len(summary.written)}; already in the store: {len(summary.existing)}")
         if args.show_leaderboard:
             print(leaderboard_text(open_results_store(args.results)))
+        if args.show_gaps:
+            print(leaderboard_text(open_results_store(args.results), gaps=True))
     return 0
 
 
