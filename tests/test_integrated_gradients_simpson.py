@@ -120,12 +120,13 @@ def test_a_rule_at_the_finest_grid_proposes_nothing_and_bad_levels_are_refused()
 def test_the_default_is_adaptive_simpson_and_the_older_rules_stay_available():
     explainer = get_explainer("integrated_gradients")
     assert explainer.adaptive and explainer.locally_adaptive and not explainer.nested
-    assert explainer.version == "4.0.0"
+    assert explainer.version == "5.0.0"  # 5.0.0: at the embedding block's output (4.0.0: the word embeddings)
     assert explainer.params() == {"n_steps": None, "method": "adaptive_simpson", "tolerance": 0.01, "min_steps": 8,
-                                  "max_steps": 256}
+                                  "max_steps": 256, "attribution_point": "embedding_block"}
     assert explainer.rows_per_sentence == 7  # the first level's interior nodes
     assert get_explainer("integrated_gradients", method="clenshaw_curtis").nested
-    assert get_explainer("integrated_gradients", n_steps=200).params() == {"n_steps": 200, "method": "gausslegendre"}
+    assert get_explainer("integrated_gradients", n_steps=200).params() == {"n_steps": 200, "method": "gausslegendre",
+                                                                    "attribution_point": "embedding_block"}
 
 
 @pytest.mark.parametrize("params, message", [
