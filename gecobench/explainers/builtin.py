@@ -75,6 +75,25 @@ def _flag(value: Any, name: str) -> bool:
     raise ValueError(f"{name} must be true or false, got {value!r}")
 
 
+#: For each built-in whose default definition changed with its current version: the version before, and the
+#: parameters under which the current code computes that version's default (``get_explainer(name, **params)``).
+#: The published zero-shot reference bundles made with those versions are checked against them
+#: (``tests/test_reference.py``); a run never reads them for the current versions (their checkpoint keys differ).
+PREVIOUS_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "saliency": ("1.0.0", {"attribution_point": "word_embeddings"}),
+    "input_x_gradient": ("1.0.0", {"attribution_point": "word_embeddings"}),
+    "guided_backprop": ("1.0.0", {"attribution_point": "word_embeddings", "abs": True}),
+    "deeplift": ("1.0.0", {"attribution_point": "word_embeddings", "multiply_by_inputs": True}),
+    "integrated_gradients": ("4.0.0", {"attribution_point": "word_embeddings"}),
+    "gradient_shap": ("1.0.0", {"attribution_point": "word_embeddings"}),
+    "lime": ("2.0.0", {"output": "logit"}),
+    "kernel_shap": ("2.0.0", {"output": "logit"}),
+    "partition_shap": ("3.0.0", {"output": "logit"}),
+    "uniform_random": ("1.0.0", {"per": "word"}),
+    "pattern_variant": ("1.0.0", {"fit_on": "train", "unit": "word", "label": "one_hot"}),
+}
+
+
 class BuiltinExplainer(Explainer):
     """Common machinery: run-seed handling, speed knobs kept out of the recorded protocol parameters."""
 
