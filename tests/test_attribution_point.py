@@ -5,8 +5,6 @@ without a block (the one-layer attention model)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch

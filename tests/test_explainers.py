@@ -419,7 +419,7 @@ def test_guided_backprop_keeps_the_sign_and_differs_from_saliency(tokenizer):
     it is the signed plain gradient, on a ReLU BERT it is not. ``abs=True`` is the 1.x definition."""
     for act in ("gelu", "relu"):
         model = make_tiny_bert_classifier(seed=2, hidden_act=act).double()
-        run = lambda name, **params: attribute(get_explainer(name, **params), model, tokenizer, WORDS[:3], TARGETS[:3])
+        run = lambda name, m=model, **params: attribute(get_explainer(name, **params), m, tokenizer, WORDS[:3], TARGETS[:3])
         guided, saliency = run("guided_backprop"), run("saliency")
         assert max_relative_error(guided, saliency) > 0.1, act
         signed_gradient = run("saliency", abs=False)

@@ -369,7 +369,6 @@ def test_committed_zero_shot_attributions_are_what_this_code_computes(tmp_path: 
     from gecobench.evaluation.runner import (
         ExplainerSpec,
         _reference_unit,
-        checkpoint_key,
         reference_chunk_attributions,
         reference_chunk_rows,
     )

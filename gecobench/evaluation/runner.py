@@ -555,8 +555,8 @@ def run_evaluation(
             get_explainer(spec.name, **spec.params) for spec in specs]
         # Explainers that learn from data are fitted on the split they name: Pattern Variant on the split being
         # explained, as the paper's authors do (all its rows: labels only, never ground truth), others on train.
-        fit_explainers(explainers_now, explained=lambda: split.rows,
-                       train=lambda: [r for r in load_split(config, "train", settings.data_dir).rows if scorable(r)])
+        fit_explainers(explainers_now, explained=lambda rows=split.rows: rows, train=lambda config=config: [
+            r for r in load_split(config, "train", settings.data_dir).rows if scorable(r)])
 
         for model_path in models:
             lm = load_model(model_path)

@@ -22,8 +22,8 @@ import torch
 
 from gecobench.explainers.base import Explainer, register_explainer
 from gecobench.explainers.inputs import (
-    DEFAULT_MAX_LENGTH,
     ATTRIBUTION_POINTS,
+    DEFAULT_MAX_LENGTH,
     EmbeddingForward,
     EncodedBatch,
     encode_batch,
@@ -1053,7 +1053,8 @@ class PatternVariantExplainer(BuiltinExplainer):
                 raise ValueError(f"pattern_variant: {parameter} must be one of {', '.join(allowed)}, got {value!r}")
         super().__init__(fit_on=fit_on, unit=unit, label=label, **kwargs)
         self._fitted: tuple[list[list[str]], np.ndarray] | None = None
-        self._patterns: dict[Any, tuple[dict[str, int], np.ndarray]] = {}
+        # per tokenizer (by identity; the entry keeps it alive, so its id is not reused): vocabulary and patterns
+        self._patterns: dict[int | None, tuple[Any, dict[str, int], np.ndarray]] = {}
 
     @property
     def fit_split(self) -> str:
@@ -1079,18 +1080,20 @@ class PatternVariantExplainer(BuiltinExplainer):
 
         assert self._fitted is not None
         by_piece = self._params["unit"] == "word_piece"
-        key = (id(tokenizer), len(tokenizer)) if by_piece else None
-        if key not in self._patterns:
+        key = id(tokenizer) if by_piece else None
+        if key not in self._patterns or self._patterns[key][0] is not (tokenizer if by_piece else None):
             sentences, y = self._fitted
-            documents = _piece_documents(tokenizer, sentences) if by_piece else [_lower_words(s) for s in sentences]
+            documents = ([pieces for pieces, _ in _word_pieces(tokenizer, sentences)] if by_piece
+                         else [_lower_words(s) for s in sentences])
             vectorizer = TfidfVectorizer(analyzer=_identity)
             features = vectorizer.fit_transform(documents).toarray()
             indicator = (y[:, None].astype(np.float64) if self._params["label"] == "integer"
                          else np.eye(int(y.max()) + 1)[y])
             centred = features - features.mean(axis=0)
             patterns = ((indicator - indicator.mean(axis=0)).T @ centred) / (len(y) - 1)
-            self._patterns[key] = ({item: int(j) for item, j in vectorizer.vocabulary_.items()}, patterns)
-        return self._patterns[key]
+            vocabulary = {item: int(j) for item, j in vectorizer.vocabulary_.items()}
+            self._patterns[key] = (tokenizer if by_piece else None, vocabulary, patterns)
+        return self._patterns[key][1:]
 
     def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
         if self._fitted is None:
@@ -1098,41 +1101,38 @@ class PatternVariantExplainer(BuiltinExplainer):
             raise RuntimeError(f"pattern_variant must be fitted on {where} first: call fit(words, labels)")
         vocabulary, patterns = self._pattern(tokenizer)
         n_classes = int(self._fitted[1].max()) + 1
+        from gecobench.words import fold_token_scores_to_words
+
         out = []
-        documents = _piece_documents(tokenizer, words) if self._params["unit"] == "word_piece" else None
+        pieces = _word_pieces(tokenizer, words) if self._params["unit"] == "word_piece" else None
         for k, (sentence, target) in enumerate(zip(words, targets)):
             if not 0 <= int(target) < max(n_classes, 2):
                 raise ValueError(f"pattern_variant: target {target} outside the fitted classes 0..{n_classes - 1}")
             row = patterns[0] if self._params["label"] == "integer" else patterns[int(target)]
-            if documents is None:
+            if pieces is None:
                 out.append(np.array([abs(row[vocabulary[w]]) if w in vocabulary else 0.0 for w in _lower_words(sentence)]))
                 continue
-            from gecobench.words import fold_token_scores_to_words
-
-            pieces, piece_words = documents[k], self._piece_word_ids(tokenizer, sentence)
-            token_scores = [row[vocabulary[p]] if p in vocabulary else 0.0 for p in pieces]
+            sentence_pieces, piece_words = pieces[k]
+            token_scores = [row[vocabulary[p]] if p in vocabulary else 0.0 for p in sentence_pieces]
             out.append(fold_token_scores_to_words(token_scores, piece_words, len(sentence)))
         return out
-
-    @staticmethod
-    def _piece_word_ids(tokenizer: Any, sentence: Sequence[str]) -> list[int]:
-        _, word_ids = tokenize_words(tokenizer, [sentence], max_length=DEFAULT_MAX_LENGTH, padding=False, return_tensors=None)
-        return [w for w in word_ids[0] if w is not None]
 
 
 def _identity(document: list[str]) -> list[str]:
     return document
 
 
-def _piece_documents(tokenizer: Any, sentences: Sequence[Sequence[str]]) -> list[list[str]]:
-    """Each sentence as the ids of its word pieces (special tokens left out), as strings for the vectorizer.
+def _word_pieces(tokenizer: Any, sentences: Sequence[Sequence[str]]) -> list[tuple[list[str], list[int]]]:
+    """Each sentence's word pieces (special tokens left out): their ids, as strings for the vectorizer, and the
+    word each belongs to.
 
     The authors decode every piece to a string and feed the pieces to a ``CountVectorizer``; its default token
     pattern drops one-character pieces and the ``##`` of continuation pieces, so ``"a"`` and ``"##s"`` never get a
     feature there. Here every piece is a feature (by its id), which is what their vocabulary of pieces intends.
     """
     encoding, word_ids = tokenize_words(tokenizer, sentences, max_length=DEFAULT_MAX_LENGTH, padding=False, return_tensors=None)
-    return [[str(t) for t, w in zip(ids, wids) if w is not None] for ids, wids in zip(encoding["input_ids"], word_ids)]
+    return [([str(t) for t, w in zip(ids, wids) if w is not None], [w for w in wids if w is not None])
+            for ids, wids in zip(encoding["input_ids"], word_ids)]
 
 
 def _lower_words(sentence: Sequence[str]) -> list[str]:
