@@ -153,7 +153,7 @@ class GradientExplainer(BuiltinExplainer):
 
     def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
         batch = encode_batch(tokenizer, words, model_device(model))
-        forward = EmbeddingForward(model, attribution_point=self._params["attribution_point"])
+        forward = EmbeddingForward(model, self._params.get("output", "logit"), self._params["attribution_point"])
         # requires_grad up front: Captum warns when it has to switch it on itself
         inputs = forward.embed(batch.input_ids, batch.attention_mask, batch.token_type_ids).detach().requires_grad_(True)
         baselines = forward.embed(batch.reference_ids, batch.attention_mask, batch.token_type_ids).detach()
@@ -335,8 +335,14 @@ class IntegratedGradientsExplainer(GradientExplainer):
 
     def __init__(
         self, n_steps: int | None = None, method: str | None = None, tolerance: float = 0.01,
-        min_steps: int | None = None, max_steps: int = 256, **kwargs: Any,
+        min_steps: int | None = None, max_steps: int = 256, output: str = "logit", **kwargs: Any,
     ) -> None:
+        # output="probability": the target's softmax probability, what the authors' IG explains (xai/methods.py,
+        # get_integrated_gradients_attributions on their softmax forward_function); the logit by default, as every
+        # other gradient method here and theirs
+        if output not in ("logit", "probability"):
+            raise ValueError(f"output must be 'logit' or 'probability', got {output!r}")
+        kwargs["output"] = output
         known = (self.SIMPSON_METHOD, self.NESTED_METHOD, *self.CAPTUM_METHODS)
         own_rules = (self.SIMPSON_METHOD, self.NESTED_METHOD)
         if method is not None and method not in known:
