@@ -18,7 +18,9 @@ class RowCounter:
         self.handle = model.register_forward_hook(self._record, with_kwargs=True)
 
     def _record(self, module, args, kwargs, output) -> None:
-        rows = int(kwargs["inputs_embeds"].shape[0])
+        # gradient explainers call the model on embeddings, perturbation explainers on token ids
+        given = kwargs.get("inputs_embeds")
+        rows = int((given if given is not None else kwargs["input_ids"]).shape[0])
         self.rows.append(rows)
         (self.with_gradient if torch.is_grad_enabled() else self.forward_only).append(rows)
 

@@ -25,7 +25,7 @@ from gecobench.evaluation import (
     run_evaluation,
 )
 from gecobench.evaluation.checkpoints import CheckpointStore
-from gecobench.evaluation.data import GecoRow, GecoSplit, load_split
+from gecobench.evaluation.data import GecoRow, GecoSplit, load_split, scorable
 from gecobench.evaluation.modelling import noisy_copy, other_targets, randomised_copy
 from gecobench.evaluation.runner import _kept_rows
 from gecobench.evaluation.scoring import score_correctness
@@ -287,6 +287,31 @@ def test_filter_on_scores_only_fully_correct_groups(tiny_models, plugin_dir, gec
         assert record["model"]["accuracy_on_scored"] == 1.0
     else:
         assert record["metrics"]["mass_accuracy"]["value"] is None and record["metrics"]["mass_accuracy"]["reason"]
+
+
+def test_pattern_variant_is_fitted_on_the_split_being_explained(tiny_models, geco_dir, tmp_path, monkeypatch) -> None:
+    """The paper's Pattern Variant learns from the split it explains (the whole split, its labels); the 1.x
+    variant (fit_on=train) from the train split."""
+    from gecobench.explainers.builtin import PatternVariantExplainer
+
+    fitted = {}
+    original_fit = PatternVariantExplainer.fit
+
+    def recording_fit(self, words, labels):
+        fitted[self.params()["fit_on"]] = (words, labels)
+        original_fit(self, words, labels)
+
+    monkeypatch.setattr(PatternVariantExplainer, "fit", recording_fit)
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter_correct=False, properties=False, **FAST)
+    run_evaluation(["pattern_variant", "pattern_variant:fit_on=train,unit=word,label=one_hot"], [tiny_models["CE"]],
+                   ["binary_all"], settings, store_location=str(tmp_path / "r"), checkpoint_dir=tmp_path / "ck",
+                   progress=False)
+    test, train = load_split("binary_all", "test", str(geco_dir)), load_split("binary_all", "train", str(geco_dir))
+    assert fitted["explained"] == ([list(r.words) for r in test.rows], [r.label for r in test.rows])
+    assert fitted["train"][0] == [list(r.words) for r in train.rows if scorable(r)]
+    records = {r["explainer"]["params"]["fit_on"]: r for r in _records(tmp_path / "r").values()}
+    assert records.keys() == {"explained", "train"}
+    assert records["explained"]["explainer"]["version"] == records["train"]["explainer"]["version"] == "2.0.0"
 
 
 # ---------------------------------------------------------------- subprocesses: CLI, crash-resume, 2 processes

@@ -100,10 +100,23 @@ def test_protocol_defaults_match_the_paper_and_are_recorded():
     # IG: steps chosen per sentence by completeness error (issue 19); the paper's fixed count is n_steps=200
     assert ig["params"]["n_steps"] is None and ig["params"]["tolerance"] == 0.01 and ig["explainer"] == "integrated_gradients"
     assert get_explainer("integrated_gradients", n_steps=200).params()["n_steps"] == 200
-    assert "get_input_embeddings" in ig["attribution_point"] and "[CLS]" in ig["reference_input"]
+    assert "embedding block" in ig["attribution_point"] and "[CLS]" in ig["reference_input"]
+    assert ig["params"]["attribution_point"] == "embedding_block"
+    old_point = get_explainer("integrated_gradients", attribution_point="word_embeddings").protocol()
+    assert "get_input_embeddings" in old_point["attribution_point"]
     assert ig["hidden_reduction"].startswith("signed sum")
-    assert get_explainer("lime").params()["n_samples"] == 100
+    # the authors' definitions (xai/methods.py) by default, the textbook ones as parameters
+    assert get_explainer("lime").params()["n_samples"] == 100 and get_explainer("lime").params()["output"] == "probability"
     assert get_explainer("kernel_shap").params()["n_samples"] == 25
+    assert get_explainer("kernel_shap").params()["output"] == "probability"
+    assert get_explainer("partition_shap").params()["output"] == "probability"
+    assert get_explainer("deeplift").params()["multiply_by_inputs"] is False
+    assert get_explainer("deeplift", multiply_by_inputs="true").params()["multiply_by_inputs"] is True
+    assert get_explainer("guided_backprop").params()["abs"] is False
+    assert get_explainer("uniform_random").params() == {"per": "token"}
+    assert get_explainer("pattern_variant").params() == {"fit_on": "explained", "unit": "word_piece", "label": "integer"}
+    assert get_explainer("pattern_variant").fit_split == "explained"
+    assert get_explainer("pattern_variant", fit_on="train").fit_split == "train"
     # speed knobs are not protocol parameters
     assert "tokens_per_forward" not in get_explainer("saliency", tokens_per_forward=64).params()
 
@@ -199,12 +212,12 @@ def test_kernel_shap_packs_the_coalitions_of_every_sentence_into_shared_model_ca
     assert len(calls) < len(words)  # fewer model calls than sentences: rows of several sentences share one
     captum_loop = make("kernel_shap", perturbations_per_eval=1, deduplicate=False).explain(model64, tokenizer, words, targets)
     assert max_relative_error(packed, captum_loop) < REORDERED_TOLERANCE
-    forward = EmbeddingForward(model64)
+    forward = EmbeddingForward(model64, "probability")  # Kernel SHAP explains the target probability (3.0.0)
     batch = encode_batch(tokenizer, [["alone"]], torch.device("cpu"))
     with torch.inference_mode():
-        full = forward(model64.get_input_embeddings()(batch.input_ids), batch.attention_mask)[0, 0]
+        full = forward.from_ids(batch.input_ids, batch.attention_mask)[0, 0]
         empty_ids = batch.input_ids[:, [0, -1]]  # [CLS] [SEP]
-        empty = forward(model64.get_input_embeddings()(empty_ids), torch.ones_like(empty_ids))[0, 0]
+        empty = forward.from_ids(empty_ids, torch.ones_like(empty_ids))[0, 0]
     # float64 outputs subtracted: the error is at the scale of the outputs, not of their (smaller) difference
     assert packed[-1][0] == pytest.approx(abs(float(full - empty)), abs=ulp_tolerance(np.float64, max(abs(full), abs(empty))))
 
@@ -263,7 +276,8 @@ def test_repeated_perturbations_are_evaluated_once(model64, tokenizer):
 
     forward = EmbeddingForward(model64)
     seen_rows = []
-    forward.register_forward_hook(lambda module, args, out: seen_rows.append(args[0].shape[0]))
+    hook = model64.register_forward_hook(
+        lambda module, args, kwargs, out: seen_rows.append(kwargs["input_ids"].shape[0]), with_kwargs=True)
     batch = encode_batch(tokenizer, WORDS[:2], torch.device("cpu"))
     n0, n1 = len(WORDS[0]), len(WORDS[1])
     keep0 = np.ones((6, n0), dtype=np.int64)
@@ -279,6 +293,7 @@ def test_repeated_perturbations_are_evaluated_once(model64, tokenizer):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(deduplicated[0][1], deduplicated[0][3])
     assert not np.allclose(deduplicated[0][0], deduplicated[0][1])
+    hook.remove()
 
 
 def test_chunking_knobs_do_not_change_scores(model64, tokenizer):
@@ -309,15 +324,70 @@ def test_reference_input_keeps_special_tokens_and_pads_words_and_padding(tokeniz
     assert torch.equal(reference_token_ids(batch.input_ids, batch.attention_mask, tokenizer), ref)
 
 
-def test_input_x_gradient_is_taken_at_the_word_embedding_output(model64, tokenizer):
-    words, target = WORDS[0], 1
+def _at_the_block(model, tokenizer, words, target):
+    """By hand: the embedding block's output for a sentence, the gradient of the target logit there, and the
+    word-embedding-lookup counterparts (retained from one ordinary forward pass of the model on token ids)."""
     encoding = tokenizer([words], is_split_into_words=True, return_tensors="pt")
-    embeds = model64.get_input_embeddings()(encoding["input_ids"]).detach().requires_grad_(True)
-    logit = model64(inputs_embeds=embeds, attention_mask=encoding["attention_mask"]).logits[0, target]
-    (grad,) = torch.autograd.grad(logit, embeds)
-    by_hand = fold_token_scores_to_words((embeds * grad).sum(-1)[0].detach().numpy(), encoding.word_ids(0), len(words))
+    kept = {}
+
+    def keep(name):
+        def hook(module, args, output):
+            output.retain_grad()
+            kept[name] = output
+        return hook
+
+    handles = [model.bert.embeddings.register_forward_hook(keep("block")),
+               model.bert.embeddings.word_embeddings.register_forward_hook(keep("words"))]
+    try:
+        logit = model(**encoding).logits[0, target]
+        logit.backward()
+    finally:
+        for handle in handles:
+            handle.remove()
+        model.zero_grad(set_to_none=True)
+    return encoding, kept["block"], kept["words"]
+
+
+def test_input_x_gradient_is_taken_at_the_embedding_block_output(model64, tokenizer):
+    words, target = WORDS[0], 1
+    encoding, block, lookup = _at_the_block(model64, tokenizer, words, target)
+    by_hand = fold_token_scores_to_words((block * block.grad).sum(-1)[0].detach().numpy(), encoding.word_ids(0), len(words))
     engine = attribute(get_explainer("input_x_gradient"), model64, tokenizer, [words], [target])[0]
-    assert max_relative_error([engine], [by_hand]) < relative_ulp_tolerance(np.float64)
+    assert max_relative_error([engine], [by_hand]) < 1e3 * relative_ulp_tolerance(np.float64)
+    # the pre-2026-12 point, still available as a parameter: the word-embedding lookup's output
+    old_by_hand = fold_token_scores_to_words((lookup * lookup.grad).sum(-1)[0].detach().numpy(), encoding.word_ids(0), len(words))
+    old = attribute(get_explainer("input_x_gradient", attribution_point="word_embeddings"), model64, tokenizer, [words], [target])[0]
+    assert max_relative_error([old], [old_by_hand]) < 1e3 * relative_ulp_tolerance(np.float64)
+
+
+def test_input_x_gradient_at_the_block_sees_the_word_not_only_its_position(model64, tokenizer):
+    """At the word-embedding lookup, before the embedding LayerNorm (which ignores the scale of its input),
+    Input x Gradient is -(position + token-type embedding) . gradient: the word's own embedding drops out. At the
+    block's output it does not reduce to that, and it changes when a word's embedding changes, positions fixed."""
+    words, target = WORDS[0], 1
+    encoding, block, lookup = _at_the_block(model64, tokenizer, words, target)
+    embeddings = model64.bert.embeddings
+    length = encoding["input_ids"].shape[1]
+    position_and_type = (embeddings.position_embeddings.weight[:length]
+                         + embeddings.token_type_embeddings(encoding["token_type_ids"])[0]).detach()
+    at_lookup = (lookup * lookup.grad).sum(-1)[0].detach()
+    position_term = -(position_and_type * lookup.grad[0]).sum(-1)
+    # rounding at the scale of the summands of the dot products, not of their (cancelling) sum
+    scale = float(((lookup.abs() + position_and_type.abs()) * lookup.grad.abs()).sum(-1).max())
+    assert float((at_lookup - position_term).abs().max()) < 1e2 * ulp_tolerance(np.float64, scale)
+    at_block = (block * block.grad).sum(-1)[0].detach()
+    assert np.corrcoef(at_block.numpy(), position_term.numpy())[0, 1] < 0.99
+    # change the embedding of the word "she" (positions and every other embedding fixed)
+    she = tokenizer.convert_tokens_to_ids("she")
+    changed = make_tiny_bert_classifier(seed=0).double()
+    changed.load_state_dict(model64.state_dict())
+    with torch.no_grad():
+        changed.bert.embeddings.word_embeddings.weight[she] += torch.randn(
+            changed.config.hidden_size, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    sentence = ["yesterday", "she", "went", "home"]
+    before = attribute(get_explainer("input_x_gradient"), model64, tokenizer, [sentence], [1])[0]
+    after = attribute(get_explainer("input_x_gradient"), changed, tokenizer, [sentence], [1])[0]
+    assert abs(after[1] - before[1]) > 0.05 * max(before[1], after[1])
 
 
 def test_integrated_gradients_reports_convergence_delta_that_shrinks_with_steps(model64, tokenizer):
@@ -328,44 +398,96 @@ def test_integrated_gradients_reports_convergence_delta_that_shrinks_with_steps(
     assert fine.protocol["params"]["n_steps"] == 32
 
 
-def test_signed_hidden_sum_of_a_plain_gradient_vanishes_at_layernorm_input(model64, tokenizer):
-    # Why Saliency and Guided Backprop take |gradient| before the hidden sum on BERT-like models.
+def test_signed_hidden_sum_of_a_plain_gradient_vanishes_at_layernorm_input_only(model64, tokenizer):
+    # Why Saliency takes |gradient| before the hidden sum (as the authors' Saliency does): at the input of a
+    # LayerNorm (the word-embedding lookup's output) the signed sum is rounding noise ...
+    old_point = {"attribution_point": "word_embeddings"}
+    signed = attribute(get_explainer("saliency", abs=False, **old_point), model64, tokenizer, WORDS[:2], TARGETS[:2])
+    absolute = attribute(get_explainer("saliency", **old_point), model64, tokenizer, WORDS[:2], TARGETS[:2])
+    for s, a in zip(signed, absolute):
+        assert s.max() < 1e-9 * a.max()
+    # ... at the embedding block's output (after the LayerNorm) it is not
     signed = attribute(get_explainer("saliency", abs=False), model64, tokenizer, WORDS[:2], TARGETS[:2])
     absolute = attribute(get_explainer("saliency"), model64, tokenizer, WORDS[:2], TARGETS[:2])
     for s, a in zip(signed, absolute):
-        assert s.max() < 1e-9 * a.max()
+        assert s.max() > 1e-3 * a.max()
 
 
-def test_guided_backprop_equals_abs_gradient_on_gelu_but_not_on_relu(tokenizer):
-    for act, should_equal in (("gelu", True), ("relu", False)):
+def test_guided_backprop_keeps_the_sign_and_differs_from_saliency(tokenizer):
+    """Guided Backprop (2.0.0) sums the guided gradient over the hidden dimension with its sign, as the authors do,
+    so it is not Saliency (|gradient| summed). It only changes the backward pass of nn.ReLU modules: on a GELU BERT
+    it is the signed plain gradient, on a ReLU BERT it is not. ``abs=True`` is the 1.x definition."""
+    for act in ("gelu", "relu"):
         model = make_tiny_bert_classifier(seed=2, hidden_act=act).double()
-        guided = attribute(get_explainer("guided_backprop"), model, tokenizer, WORDS[:3], TARGETS[:3])
-        saliency = attribute(get_explainer("saliency"), model, tokenizer, WORDS[:3], TARGETS[:3])
-        assert (max_relative_error(guided, saliency) < 1e-9) is should_equal, act
+        run = lambda name, m=model, **params: attribute(get_explainer(name, **params), m, tokenizer, WORDS[:3], TARGETS[:3])
+        guided, saliency = run("guided_backprop"), run("saliency")
+        assert max_relative_error(guided, saliency) > 0.1, act
+        signed_gradient = run("saliency", abs=False)
+        assert (max_relative_error(guided, signed_gradient) < 1e-9) is (act == "gelu"), act
+        textbook = run("guided_backprop", abs=True)
+        assert (max_relative_error(textbook, saliency) < 1e-9) is (act == "gelu"), act
 
 
-def test_deeplift_rescale_acts_only_on_supported_modules(tokenizer):
+def test_deeplift_gives_multipliers_by_default_and_the_textbook_attribution_as_a_parameter(tokenizer):
     model = make_tiny_bert_classifier(seed=4).double()
-    deeplift = attribute(get_explainer("deeplift"), model, tokenizer, WORDS[:2], TARGETS[:2])
+    run = lambda name, m=model, **params: attribute(get_explainer(name, **params), m, tokenizer, WORDS[:2], TARGETS[:2])
 
     def grad_times_delta(m):
         out = []
         for words, target in zip(WORDS[:2], TARGETS[:2]):
-            enc = tokenizer([words], is_split_into_words=True, return_tensors="pt")
-            ref = reference_token_ids(enc["input_ids"], enc["attention_mask"], tokenizer)
-            x = m.get_input_embeddings()(enc["input_ids"]).detach().requires_grad_(True)
-            b = m.get_input_embeddings()(ref).detach()
-            (grad,) = torch.autograd.grad(m(inputs_embeds=x, attention_mask=enc["attention_mask"]).logits[0, target], x)
-            out.append(fold_token_scores_to_words(((x - b) * grad).sum(-1)[0].detach().numpy(), enc.word_ids(0), len(words)))
+            encoding, block, _ = _at_the_block(m, tokenizer, words, target)
+            with torch.no_grad():
+                ref = reference_token_ids(encoding["input_ids"], encoding["attention_mask"], tokenizer)
+                b = m.bert.embeddings(input_ids=ref, token_type_ids=encoding["token_type_ids"])
+            out.append(fold_token_scores_to_words(((block - b) * block.grad).sum(-1)[0].detach().numpy(),
+                                                  encoding.word_ids(0), len(words)))
         return out
 
-    # The pooler's nn.Tanh is rescaled, so DeepLift differs from gradient × (input − reference) ...
-    # (the tiny random pooler works near tanh's linear range, so the gap is small but far above rounding)
-    assert max_relative_error(deeplift, grad_times_delta(model)) > 1e-6
-    # ... and with the Tanh swapped for an identity nothing is left to rescale (GELU, softmax are functional).
+    # multiply_by_inputs=true: the pooler's nn.Tanh is rescaled, so DeepLift differs from gradient x (input - reference)
+    # (the tiny random pooler works near tanh's linear range, so the gap is small but far above rounding) ...
+    textbook = run("deeplift", multiply_by_inputs=True)
+    assert max_relative_error(textbook, grad_times_delta(model)) > 1e-6
+    # ... the default (multipliers only, the authors') is another attribution
+    assert max_relative_error(run("deeplift"), textbook) > 0.1
+    # with the Tanh swapped for an identity nothing is left to rescale (GELU, softmax are functional): the
+    # textbook DeepLift is gradient x (input - reference), the multipliers the plain (signed) gradient
     model.bert.pooler.activation = nn.Identity()
-    plain = attribute(get_explainer("deeplift"), model, tokenizer, WORDS[:2], TARGETS[:2])
-    assert max_relative_error(plain, grad_times_delta(model)) < 1e-8
+    assert max_relative_error(run("deeplift", multiply_by_inputs=True), grad_times_delta(model)) < 1e-8
+    assert max_relative_error(run("deeplift"), run("saliency", abs=False)) < 1e-8
+
+
+def test_deeplift_default_is_not_input_x_gradient_on_a_relu_model(tokenizer):
+    # 1.x DeepLift (x (input - reference), at the word embeddings) equalled Input x Gradient on models whose only
+    # rescaled nonlinearity is negligible; the multipliers are not Input x Gradient on a ReLU model
+    model = make_tiny_bert_classifier(seed=3, hidden_act="relu").double()
+    run = lambda name, **params: attribute(get_explainer(name, **params), model, tokenizer, WORDS[:3], TARGETS[:3])
+    assert max_relative_error(run("deeplift"), run("input_x_gradient")) > 0.1
+
+
+class _ProbabilitiesAsLogits(nn.Module):
+    """A model whose logits are another model's softmax probabilities: explaining its logit is explaining the
+    other's probability."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.inner = model
+
+    def get_input_embeddings(self):
+        return self.inner.get_input_embeddings()
+
+    def forward(self, **kwargs):
+        return SimpleNamespace(logits=torch.softmax(self.inner(**kwargs).logits, dim=-1))
+
+
+@pytest.mark.parametrize("name", ["lime", "kernel_shap", "partition_shap"])
+def test_perturbation_methods_explain_the_target_probability(name, model64, tokenizer):
+    default = attribute(get_explainer(name), model64, tokenizer, WORDS[:3], TARGETS[:3])
+    on_probabilities = attribute(get_explainer(name, output="logit"), _ProbabilitiesAsLogits(model64), tokenizer,
+                                 WORDS[:3], TARGETS[:3])
+    # the wrapper runs the model unswapped (no first-token last layer): equal up to rounding of the outputs
+    assert max_relative_error(default, on_probabilities) < 1e-6
+    on_logits = attribute(get_explainer(name, output="logit"), model64, tokenizer, WORDS[:3], TARGETS[:3])
+    assert max_relative_error(default, on_logits) > 0.01  # the 1.x-2.x default: another function explained
 
 
 # ------------------------------------------------------------------------------- a custom (non-HF) model
@@ -397,7 +519,10 @@ def test_custom_additive_model_gets_the_known_attribution(name, tokenizer):
     model = BagOfWordsModel(tokenizer.vocab_size, {she: (0.0, 3.0)})
     words = [["yesterday", "she", "went", "home"], ["she", "is"]]
     # gradient_shap without input noise: noise would (correctly) credit the noise to every word
-    scores = attribute(make(name, **({"stdevs": 0.0} if name == "gradient_shap" else {})), model, tokenizer, words, [1, 1])
+    # the additive answer is that of the textbook DeepLift (x (input - reference)) and of the logit
+    params = {"gradient_shap": {"stdevs": 0.0}, "deeplift": {"multiply_by_inputs": True},
+              "kernel_shap": {"output": "logit"}, "lime": {"output": "logit"}}.get(name, {})
+    scores = attribute(make(name, **params), model, tokenizer, words, [1, 1])
     for sentence, score in zip(words, scores):
         expected = np.array([3.0 if w == "she" else 0.0 for w in sentence])
         if name == "lime" and len(sentence) < 3:
@@ -413,12 +538,15 @@ def test_custom_additive_model_gets_the_known_attribution(name, tokenizer):
 # -------------------------------------------------------------------------------------------------- baselines
 
 
-def test_pattern_variant_is_the_covariance_of_tfidf_with_the_one_hot_label():
+TEXTBOOK_PATTERN = {"fit_on": "train", "unit": "word", "label": "one_hot"}
+
+
+def test_pattern_variant_textbook_is_the_covariance_of_tfidf_with_the_one_hot_label():
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     train = [["She", "sings"], ["he", "sings", "loud"], ["they", "sing"], ["she", "runs"], ["he", "runs"]]
     labels = [0, 1, 2, 0, 1]
-    explainer = get_explainer("pattern_variant")
+    explainer = get_explainer("pattern_variant", **TEXTBOOK_PATTERN)
     with pytest.raises(RuntimeError, match="fit"):
         explainer.explain(None, None, [["she"]], [0])
     explainer.fit(train, labels)
@@ -435,17 +563,79 @@ def test_pattern_variant_is_the_covariance_of_tfidf_with_the_one_hot_label():
         explainer.explain(None, None, [["she"]], [3])
 
 
-def test_pattern_variant_binary_scores_do_not_depend_on_the_target_class():
+def test_pattern_variant_is_the_covariance_of_word_piece_tfidf_with_the_integer_label(tokenizer):
+    """The authors' definition: tf-idf of the word pieces (special tokens left out), covariance with the integer
+    label, |pattern| per piece summed per word; the same pattern whatever the target."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    sentences = [["She", "sings"], ["he", "sings", "loudly"], ["they", "sing"], ["she", "runs"], ["he", "grandmothers"]]
+    labels = [0, 1, 2, 0, 1]
     explainer = get_explainer("pattern_variant")
-    explainer.fit([["she", "a"], ["he", "a"], ["she", "b"]], [0, 1, 0])
-    zero, one = (explainer.explain(None, None, [["she", "b", "he"]], [t])[0] for t in (0, 1))
-    np.testing.assert_allclose(zero, one)
-    assert zero[0] > 0
+    explainer.fit(sentences, labels)
+    pieces = [tokenizer.tokenize(" ".join(s)) for s in sentences]
+    vectorizer = TfidfVectorizer(analyzer=lambda p: p)
+    features = vectorizer.fit_transform(pieces).toarray()
+    cov = {p: np.cov(features[:, j], np.array(labels, dtype=float))[0, 1] for p, j in vectorizer.vocabulary_.items()}
+    sentence = ["SHE", "grandmothers", "unknownword"]
+    word_pieces = [tokenizer.tokenize(w) for w in sentence]
+    assert len(word_pieces[1]) > 1  # a word of several pieces: its score is the sum over its pieces
+    wanted = [sum(abs(cov.get(p, 0.0)) for p in w) for w in word_pieces]
+    for target in range(3):
+        scores = explainer.explain(None, tokenizer, [sentence], [target])[0]
+        np.testing.assert_allclose(scores, wanted, rtol=0, atol=ulp_tolerance(np.float64, 1.0))
+    assert wanted[1] > 0 and wanted[0] > 0
 
 
-def test_uniform_random_scores_lie_in_unit_interval():
-    scores = get_explainer("uniform_random").explain(None, None, [["a"] * 50], [0])[0]
+def test_pattern_variant_is_fitted_on_the_split_being_explained():
+    from gecobench.explainers.base import fit_explainers
+
+    explained = [SimpleNamespace(words=["she", "sings"], label=0), SimpleNamespace(words=["he", "sings"], label=1)]
+    train = [SimpleNamespace(words=["she", "runs"], label=0), SimpleNamespace(words=["he", "runs"], label=1)]
+    reads = []
+
+    def reader(name, rows):
+        return lambda: reads.append(name) or rows
+
+    paper, textbook = get_explainer("pattern_variant"), get_explainer("pattern_variant", **TEXTBOOK_PATTERN)
+    fit_explainers([paper, textbook, get_explainer("saliency")], explained=reader("explained", explained),
+                   train=reader("train", train))
+    assert sorted(reads) == ["explained", "train"]  # each split read once, only for the explainer that asks for it
+    assert paper._fitted[0] == [r.words for r in explained] and textbook._fitted[0] == [r.words for r in train]
+
+
+def test_pattern_variant_binary_scores_do_not_depend_on_the_target_class(tokenizer):
+    for params in ({}, TEXTBOOK_PATTERN):
+        explainer = get_explainer("pattern_variant", **params)
+        explainer.fit([["she", "a"], ["he", "a"], ["she", "b"]], [0, 1, 0])
+        zero, one = (explainer.explain(None, tokenizer, [["she", "b", "he"]], [t])[0] for t in (0, 1))
+        np.testing.assert_allclose(zero, one)
+        assert zero[0] > 0
+
+
+def test_uniform_random_word_scores_lie_in_unit_interval_per_word(tokenizer):
+    scores = get_explainer("uniform_random", per="word").explain(None, tokenizer, [["a"] * 50], [0])[0]
     assert scores.shape == (50,) and scores.min() >= 0 and scores.max() < 1 and scores.std() > 0.1
+
+
+def test_uniform_random_draws_per_token_and_sums_per_word(tokenizer):
+    """A word of k tokens scores the sum of k U(0, 1) draws (mean k/2, variance k/12); one stream per sentence."""
+    from scipy import stats
+
+    word = "grandmothers"
+    k = len(tokenizer.tokenize(word))
+    assert k > 1
+    explainer = get_explainer("uniform_random")
+    sentences = [["she", word, f"w{i}"] for i in range(600)]  # distinct sentences: independent streams
+    scores = np.array([s for s in attribute(explainer, None, tokenizer, sentences, [0] * len(sentences))])
+    one_token, k_tokens = scores[:, 0], scores[:, 1]
+    assert one_token.max() < 1 and k_tokens.max() < k and k_tokens.max() > 1
+    # the sum of k uniforms (Irwin-Hall) against the one-token word's U(0, 1): a KS test of each
+    irwin_hall = stats.rv_histogram(np.histogram(np.random.default_rng(0).uniform(size=(200_000, k)).sum(1), bins=400))
+    assert stats.kstest(k_tokens, irwin_hall.cdf).pvalue > 1e-3
+    assert stats.kstest(one_token, "uniform").pvalue > 1e-3
+    # reproducible per sentence, whatever the batch
+    alone = attribute(explainer, None, tokenizer, sentences[5:6], [0])[0]
+    np.testing.assert_array_equal(alone, scores[5])
 
 
 # ------------------------------------------------------------------------------------------ engine checks
@@ -522,3 +712,44 @@ def test_rows_are_packed_into_passes_by_length():
     costly_calls = pack_by_length(lengths, 40, call_cost_tokens=10_000)
     # fewest passes the budget allows: 5,5,5,7,7 (5 x 7 = 35) | 12,12 | 30
     assert [sorted(lengths[i] for i in p) for p in costly_calls] == [[5, 5, 5, 7, 7], [12, 12], [30]]
+
+
+# ------------------------------------------------------------------------------------------ parameters
+
+
+def test_a_misspelt_parameter_is_refused_naming_the_known_ones():
+    from gecobench.evaluation.runner import spec_checkpoint_key
+
+    with pytest.raises(ValueError, match=r"'integrated_gradients': unknown parameter 'nsteps'; known: .*\bn_steps\b"):
+        get_explainer("integrated_gradients", nsteps=8)
+    with pytest.raises(ValueError, match=r"unknown parameter 'multiply_by_input'; known: .*multiply_by_inputs"):
+        spec_checkpoint_key("deeplift:multiply_by_input=true")  # the command line's name:key=value specs
+    with pytest.raises(ValueError, match="unknown parameters 'a', 'b'; known: .*per"):
+        get_explainer("uniform_random", a=1, b=2)
+    # speed knobs and every documented variant are known
+    assert get_explainer("lime", output="logit", perturbations_per_eval=4).params()["output"] == "logit"
+    assert get_explainer("saliency", tokens_per_forward=64, attribution_point="word_embeddings")
+
+
+def test_an_explainer_that_declares_no_parameters_of_its_own_takes_any(monkeypatch):
+    class Open(Explainer):
+        name = "open_for_test"
+
+        def explain(self, model, tokenizer, words, targets):
+            return [np.ones(len(w)) for w in words]
+
+    class Closed(Explainer):
+        name = "closed_for_test"
+
+        def __init__(self, width: int = 1):
+            super().__init__(width=width)
+
+        def explain(self, model, tokenizer, words, targets):
+            return [np.ones(len(w)) for w in words]
+
+    monkeypatch.setitem(base._REGISTRY, Open.name, Open)
+    monkeypatch.setitem(base._REGISTRY, Closed.name, Closed)
+    assert get_explainer("open_for_test", anything=3).params() == {"anything": 3}
+    assert get_explainer("closed_for_test", width=2).params() == {"width": 2}
+    with pytest.raises(ValueError, match="unknown parameter 'widht'; known: width"):
+        get_explainer("closed_for_test", widht=2)

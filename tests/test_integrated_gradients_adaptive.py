@@ -28,12 +28,14 @@ def test_the_doubling_schedule_is_adaptive_and_recorded_as_such():
     explainer = get_explainer("integrated_gradients", method="gausslegendre")
     assert explainer.adaptive and not explainer.nested and not explainer.locally_adaptive
     params = explainer.protocol()["params"]
-    assert params == {"n_steps": None, "method": "gausslegendre", "tolerance": 0.01, "min_steps": 8, "max_steps": 256}
+    assert params == {"n_steps": None, "method": "gausslegendre", "tolerance": 0.01, "min_steps": 8, "max_steps": 256,
+                      "attribution_point": "embedding_block", "output": "logit"}
     assert explainer.step_schedule() == [8, 16, 32, 64, 128, 256]
     assert get_explainer("integrated_gradients", method="gausslegendre", min_steps=3,
                          max_steps=20).step_schedule() == [3, 6, 12, 20]
     fixed = get_explainer("integrated_gradients", n_steps=200)
-    assert not fixed.adaptive and fixed.params() == {"n_steps": 200, "method": "gausslegendre"}
+    assert not fixed.adaptive and fixed.params() == {"n_steps": 200, "method": "gausslegendre",
+                                                                    "attribution_point": "embedding_block", "output": "logit"}
     assert fixed.step_schedule() == [200] and fixed.rows_per_sentence == 200
 
 

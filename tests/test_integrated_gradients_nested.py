@@ -76,11 +76,12 @@ def test_the_nested_rule_keeps_its_settings_and_a_fixed_count_still_runs_captum(
     explainer = get_explainer("integrated_gradients", method="clenshaw_curtis")
     assert explainer.adaptive and explainer.nested and not explainer.locally_adaptive
     assert explainer.params() == {"n_steps": None, "method": "clenshaw_curtis", "tolerance": 0.01, "min_steps": 4,
-                                  "max_steps": 256}
+                                  "max_steps": 256, "attribution_point": "embedding_block", "output": "logit"}
     assert explainer.step_schedule() == [4, 8, 16, 32, 64, 128, 256]
     assert explainer.rows_per_sentence == 5  # the first level's nodes
     paper = get_explainer("integrated_gradients", n_steps=200)
-    assert not paper.nested and paper.params() == {"n_steps": 200, "method": "gausslegendre"}
+    assert not paper.nested and paper.params() == {"n_steps": 200, "method": "gausslegendre",
+                                                                    "attribution_point": "embedding_block", "output": "logit"}
     old = get_explainer("integrated_gradients", method="gausslegendre")
     assert old.adaptive and not old.nested and old.step_schedule() == [8, 16, 32, 64, 128, 256]
 

@@ -120,12 +120,13 @@ def test_a_rule_at_the_finest_grid_proposes_nothing_and_bad_levels_are_refused()
 def test_the_default_is_adaptive_simpson_and_the_older_rules_stay_available():
     explainer = get_explainer("integrated_gradients")
     assert explainer.adaptive and explainer.locally_adaptive and not explainer.nested
-    assert explainer.version == "4.0.0"
+    assert explainer.version == "5.0.0"  # 5.0.0: at the embedding block's output (4.0.0: the word embeddings)
     assert explainer.params() == {"n_steps": None, "method": "adaptive_simpson", "tolerance": 0.01, "min_steps": 8,
-                                  "max_steps": 256}
+                                  "max_steps": 256, "attribution_point": "embedding_block", "output": "logit"}
     assert explainer.rows_per_sentence == 7  # the first level's interior nodes
     assert get_explainer("integrated_gradients", method="clenshaw_curtis").nested
-    assert get_explainer("integrated_gradients", n_steps=200).params() == {"n_steps": 200, "method": "gausslegendre"}
+    assert get_explainer("integrated_gradients", n_steps=200).params() == {"n_steps": 200, "method": "gausslegendre",
+                                                                    "attribution_point": "embedding_block", "output": "logit"}
 
 
 @pytest.mark.parametrize("params, message", [
@@ -195,3 +196,24 @@ def test_simpson_scores_and_node_counts_on_the_gpu_equal_the_cpu(model64, tokeni
     on_gpu = attribute_detailed(get_explainer("integrated_gradients", **VARIED), gpu_model, tokenizer, WORDS, TARGETS)
     np.testing.assert_array_equal(on_gpu.diagnostics["n_steps"], on_cpu.diagnostics["n_steps"])
     assert max_error_relative_to_largest(on_gpu.scores, on_cpu.scores) < relative_ulp_tolerance(np.float64, ulps=4096)
+
+
+def test_the_authors_probability_output_is_a_parameter(model64, tokenizer):
+    """The authors' IG explains the target's softmax probability (their forward_function); here the logit by
+    default, the probability as ``output="probability"``: completeness then holds for the probability."""
+    from gecobench.explainers.inputs import EmbeddingForward, encode_batch
+
+    words, targets = [["she", "said", "hello"], ["he", "ran", "home", "fast"]], [0, 1]
+    result = attribute_detailed(get_explainer("integrated_gradients", output="probability"), model64, tokenizer,
+                                words, targets)
+    assert result.protocol["params"]["output"] == "probability"
+    forward = EmbeddingForward(model64, "probability")
+    batch = encode_batch(tokenizer, words, torch.device("cpu"))
+    with torch.no_grad():
+        ends = [forward(forward.embed(ids, batch.attention_mask, batch.token_type_ids), batch.attention_mask,
+                        batch.token_type_ids) for ids in (batch.input_ids, batch.reference_ids)]
+    difference = (ends[0] - ends[1]).gather(1, torch.tensor(targets)[:, None])[:, 0].numpy()
+    # the recorded gap is relative to the probability difference, within the tolerance
+    assert (np.abs(result.diagnostics["convergence_delta"]) <= 0.01 * np.maximum(np.abs(difference), 3e-4) + 1e-12).all()
+    logit = attribute_detailed(get_explainer("integrated_gradients"), model64, tokenizer, words, targets)
+    assert max(np.abs(a - b).max() / np.abs(b).max() for a, b in zip(result.scores, logit.scores)) > 0.01

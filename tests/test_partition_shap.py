@@ -62,9 +62,9 @@ def brute_force_shapley(n_players: int, value) -> np.ndarray:
     return average_marginal_contributions(n_players, value, itertools.permutations(range(n_players)))
 
 
-def model_on_words(model, tokenizer, words, target, removal="delete"):
-    """The set function the explainer explains, computed independently: the model's target logit on the text made
-    of the present words only — absent words deleted from the word list before tokenising, or with
+def model_on_words(model, tokenizer, words, target, removal="delete", output="logit"):
+    """The set function the explainer explains, computed independently: the model's target logit (or, with
+    ``output="probability"``, its softmax probability) on the text made of the present words only — absent words deleted from the word list before tokenising, or with
     ``removal="mask"`` each run of them written as one mask token."""
     cache = {}
 
@@ -83,8 +83,9 @@ def model_on_words(model, tokenizer, words, target, removal="delete"):
             encoding = tokenizer([kept], is_split_into_words=True, return_tensors="pt") if kept else \
                 tokenizer([""], return_tensors="pt")
             with torch.no_grad():
-                cache[coalition] = float(model(input_ids=encoding["input_ids"],
-                                               attention_mask=encoding["attention_mask"]).logits[0, target])
+                logits = model(input_ids=encoding["input_ids"], attention_mask=encoding["attention_mask"]).logits
+                cache[coalition] = float(torch.softmax(logits, -1)[0, target] if output == "probability"
+                                         else logits[0, target])
         return cache[coalition]
 
     return value
@@ -176,7 +177,8 @@ def test_partition_shap_is_registered_with_its_protocol():
     assert "partition_shap" in available_explainers()
     explainer = get_explainer("partition_shap")
     protocol = explainer.protocol()
-    assert protocol["params"] == {"output": "logit", "removal": "mask", "coalitions_per_word": 4.0,
+    # the target probability (4.0.0), as Kernel SHAP and LIME explain it; output="logit" is 3.x's
+    assert protocol["params"] == {"output": "probability", "removal": "mask", "coalitions_per_word": 4.0,
                                   "hierarchy": "balanced binary partition of the word sequence"}
     assert get_explainer("partition_shap", **EXACT).params()["coalitions_per_word"] is None
     assert "mask token" in protocol["perturbation"] and not explainer.is_baseline
@@ -194,7 +196,9 @@ def test_partition_shap_is_registered_with_its_protocol():
 
 def test_on_an_additive_model_owen_values_are_each_words_own_contribution(tokenizer):
     model = two_feature_model(tokenizer, strength=0.0)
-    scores = attribute(get_explainer("partition_shap", **EXACT), model, tokenizer, [SENTENCE, SENTENCE[:2]], [1, 0])
+    # the additive game is that of the logits
+    scores = attribute(get_explainer("partition_shap", output="logit", **EXACT), model, tokenizer,
+                       [SENTENCE, SENTENCE[:2]], [1, 0])
     for sentence, target, score in zip([SENTENCE, SENTENCE[:2]], [1, 0], scores):
         own = np.array([abs(FEATURES.get(w, (0.0, 0.0))[1 - target]) for w in sentence])
         np.testing.assert_allclose(score, own, atol=1e-12)
@@ -209,7 +213,7 @@ def test_on_an_interacting_model_scores_are_the_exact_owen_values_not_the_shaple
     shapley = brute_force_shapley(len(SENTENCE), value)
     # the hierarchy matters here: Owen and Shapley values differ by far more than rounding ...
     assert np.abs(owen - shapley).max() > 0.05
-    (scores,) = attribute(get_explainer("partition_shap", **EXACT), model, tokenizer, [SENTENCE], [1])
+    (scores,) = attribute(get_explainer("partition_shap", output="logit", **EXACT), model, tokenizer, [SENTENCE], [1])
     scale = max(abs(value(frozenset(range(len(SENTENCE))))), 1.0)
     np.testing.assert_allclose(scores, np.abs(owen), rtol=0, atol=1e3 * np.finfo(np.float64).eps * scale)
     # ... and both agree on the total they share out
@@ -221,10 +225,12 @@ def test_on_a_bert_the_scores_are_the_owen_values_of_its_outputs_on_perturbed_se
     words, target = WORDS[0], TARGETS[0]
     (scores,) = attribute(get_explainer("partition_shap", removal=removal, **EXACT), model64, tokenizer, [words],
                           [target])
-    expected = np.abs(brute_force_owen(len(words), model_on_words(model64, tokenizer, words, target, removal)))
+    # the default explains the target probability (4.0.0)
+    expected = np.abs(brute_force_owen(len(words), model_on_words(model64, tokenizer, words, target, removal,
+                                                                  "probability")))
     assert max_error_relative_to_largest([scores], [expected]) < 1e-9
     other = "delete" if removal == "mask" else "mask"
-    wrong = np.abs(brute_force_owen(len(words), model_on_words(model64, tokenizer, words, target, other)))
+    wrong = np.abs(brute_force_owen(len(words), model_on_words(model64, tokenizer, words, target, other, "probability")))
     assert max_error_relative_to_largest([scores], [wrong]) > 1e-3  # the two removals are different games
 
 
@@ -402,8 +408,10 @@ def test_inside_outputs_reused_another_target_costs_no_model_call_and_gives_the_
     from model_calls import RowCounter
 
     others = [1 - t for t in TARGETS]
-    fresh = attribute(get_explainer("partition_shap"), model64, tokenizer, WORDS, others)
-    explainer = get_explainer("partition_shap")
+    # logits: with two classes the probabilities' Owen values for the other class are the negated ones, so
+    # their |value| would not tell the classes apart
+    fresh = attribute(get_explainer("partition_shap", output="logit"), model64, tokenizer, WORDS, others)
+    explainer = get_explainer("partition_shap", output="logit")
     with explainer.outputs_reused():
         main = attribute(explainer, model64, tokenizer, WORDS, TARGETS)
         with RowCounter(model64) as again:

@@ -288,9 +288,31 @@ def _committed_bundles() -> list:
     return list(load_published_references(REFERENCE_DIR / "zero_shot_attributions").by_unit.values())
 
 
+def _bundle_entry(bundle, text: str) -> tuple[str, dict, bool]:
+    """The entry of a committed bundle for the plan's explainer ``text``: its checkpoint key, the parameters under
+    which this code computes what the entry holds, and whether it is at this package's version.
+
+    An entry of an older version (``PREVIOUS_DEFAULTS``: the definitions before the paper's authors' ones became
+    the defaults) is stale: it is never served for the current version, whose checkpoint key is not in the bundle.
+    """
+    from gecobench.evaluation.runner import ExplainerSpec, checkpoint_key
+    from gecobench.explainers.base import get_explainer
+    from gecobench.explainers.builtin import PREVIOUS_DEFAULTS
+
+    spec = ExplainerSpec.parse(text)
+    current = checkpoint_key(spec, get_explainer(spec.name, **spec.params))
+    if current in bundle.document["explainers"]:
+        return current, dict(spec.params), True
+    version, params = PREVIOUS_DEFAULTS[spec.name]
+    stale = f"{spec.key()}-v{version}"
+    assert stale in bundle.document["explainers"], (text, bundle.explainer_keys())
+    return stale, {**spec.params, **params}, False
+
+
 def test_committed_zero_shot_attributions_cover_the_committed_grid() -> None:
     """One bundle per (config, seed) of the committed records, for the zero-shot checkpoint those records name,
-    with every reference explainer (at this package's versions) on every chunk of the test split."""
+    with every reference explainer on every chunk of the test split: at this package's version, or at the
+    version before (stale: not served for the current one, which a run then computes)."""
     from gecobench.evaluation.data import load_split
     from gecobench.evaluation.runner import (
         ExplainerSpec,
@@ -306,9 +328,11 @@ def test_committed_zero_shot_attributions_cover_the_committed_grid() -> None:
     bundles = {(b.document["dataset"]["config"], b.document["attribution_protocol"]["seed"]): b
                for b in _committed_bundles()}
     assert set(bundles) == set(references)
-    keys = sorted(checkpoint_key(ExplainerSpec.parse(e), get_explainer(ExplainerSpec.parse(e).name))
-                  for e in plan.explainers)
+    current_keys = {e: checkpoint_key(ExplainerSpec.parse(e), get_explainer(ExplainerSpec.parse(e).name))
+                    for e in plan.explainers}
     for (config, seed), bundle in bundles.items():
+        entries = {e: _bundle_entry(bundle, e) for e in plan.explainers}
+        keys = sorted(key for key, _, _ in entries.values())
         settings = plan.evaluation_settings(seed)
         split = load_split(config, "test")
         assert bundle.document["reference"]["checkpoint_sha256"] == references[(config, seed)]
@@ -322,11 +346,19 @@ def test_committed_zero_shot_attributions_cover_the_committed_grid() -> None:
         # every chunk validates against the data (rows, one finite score per word)
         for chunk_id, rows in enumerate(chunk_rows):
             assert bundle.chunk_scores(keys[0], chunk_id, rows, [split.rows[i].words for i in rows]) is not None
+        # a stale entry is never what a run at this package's version reads
+        for text, (_, _, is_current) in entries.items():
+            if not is_current:
+                rows = chunk_rows[0]
+                assert bundle.chunk_scores(current_keys[text], 0, rows, [split.rows[i].words for i in rows]) is None
 
 
 def test_committed_zero_shot_attributions_are_what_this_code_computes(tmp_path: Path) -> None:
     """Build the binary_all seed-0 zero-shot model from the base as the reference run does, then recompute a chunk
     of four explainers with this checkout's code: equal to the published bundle within float tolerance, on whatever
+    CPU runs this. An entry of an older explainer version is recomputed with the parameters that give that version's
+    definition (``PREVIOUS_DEFAULTS``), so each committed entry is checked against the definition it records (the
+    bundles were made on an AMD EPYC, Partition SHAP's part on an Intel Xeon; the label
     CPU runs this (the bundles were made on an AMD EPYC, Partition SHAP's part on an Intel Xeon; the label
     embeddings a CPU builds differ in their last bits, which the function fingerprint leaves out)."""
     import numpy as np
@@ -337,7 +369,6 @@ def test_committed_zero_shot_attributions_are_what_this_code_computes(tmp_path: 
     from gecobench.evaluation.runner import (
         ExplainerSpec,
         _reference_unit,
-        checkpoint_key,
         reference_chunk_attributions,
         reference_chunk_rows,
     )
@@ -355,10 +386,11 @@ def test_committed_zero_shot_attributions_are_what_this_code_computes(tmp_path: 
     rows = reference_chunk_rows(split, settings)[3]
     words = [list(split.rows[i].words) for i in rows]
     for text in ("saliency", "integrated_gradients", "lime", "partition_shap"):
-        spec = ExplainerSpec.parse(text)
-        explainer = get_explainer(spec.name, **spec.params)
-        computed = reference_chunk_attributions(explainer, spec, zero_shot, split, rows, 3, settings)
-        published = bundle.chunk_scores(checkpoint_key(spec, explainer), 3, rows, words)
+        key, params, _ = _bundle_entry(bundle, text)
+        explainer = get_explainer(ExplainerSpec.parse(text).name, **params)
+        # the spec's params seed the random streams: the published entry's were drawn under the plain spec's
+        computed = reference_chunk_attributions(explainer, ExplainerSpec.parse(text), zero_shot, split, rows, 3, settings)
+        published = bundle.chunk_scores(key, 3, rows, words)
         error = max_error_relative_to_largest(computed, [np.asarray(p) for p in published])
         assert error <= relative_ulp_tolerance(np.float32), (text, error)
 

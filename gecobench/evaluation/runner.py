@@ -71,7 +71,7 @@ from gecobench.evaluation.sentence_scores import (
     sentence_scores_document,
     write_sentence_scores,
 )
-from gecobench.explainers.base import Explainer, get_explainer
+from gecobench.explainers.base import Explainer, fit_explainers, get_explainer
 from gecobench.gender import BY_GENDER
 from gecobench.pooling import comparison_label as pooling_comparison_label
 from gecobench.provenance import base_provenance
@@ -555,12 +555,10 @@ def run_evaluation(
         chunks = split_into_chunks(split, settings)
         explainers_now = list(instances) if instances is not None else [
             get_explainer(spec.name, **spec.params) for spec in specs]
-        # Explainers that learn from data (pattern_variant) are fitted on the train split, never the test split.
-        learners = [e for e in explainers_now if type(e).fit is not Explainer.fit]
-        if learners:
-            train_rows = [r for r in load_split(config, "train", settings.data_dir).rows if scorable(r)]
-            for explainer in learners:
-                explainer.fit([list(r.words) for r in train_rows], [r.label for r in train_rows])
+        # Explainers that learn from data are fitted on the split they name: Pattern Variant on the split being
+        # explained, as the paper's authors do (all its rows: labels only, never ground truth), others on train.
+        fit_explainers(explainers_now, explained=lambda rows=split.rows: rows, train=lambda config=config: [
+            r for r in load_split(config, "train", settings.data_dir).rows if scorable(r)])
 
         for model_path in models:
             lm = load_model(model_path)

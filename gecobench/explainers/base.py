@@ -18,8 +18,9 @@ installed packages advertise in the ``gecobench.explainers`` entry-point group::
 from __future__ import annotations
 
 import abc
+import inspect
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, ClassVar
@@ -74,8 +75,12 @@ class Explainer(abc.ABC):
             "params": self.params(),
         }
 
+    #: The split :meth:`fit` is given: ``"train"`` or ``"explained"`` (the split being explained; the paper's
+    #: Pattern Variant baseline). An instance may decide it from its parameters (a property).
+    fit_split: ClassVar[str] = "train"
+
     def fit(self, words: Sequence[Sequence[str]], labels: Sequence[int]) -> None:
-        """Optional: learn from the train split (sentences and class labels only, never ground truth)."""
+        """Optional: learn from sentences and class labels (never ground truth) of the split ``fit_split`` names."""
 
     @abc.abstractmethod
     def explain(
@@ -140,6 +145,62 @@ def get_explainer_class(name: str) -> type[Explainer]:
         raise KeyError(f"unknown explainer {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
 
 
+def known_parameters(cls: type[Explainer]) -> list[str] | None:
+    """The keyword parameters ``cls`` declares (its ``__init__`` and those it passes ``**kwargs`` on to), sorted;
+    ``None`` when it declares none of its own (it inherits :class:`Explainer`'s ``**params``: anything goes).
+
+    The chain stops at a constructor without ``**kwargs`` (it takes nothing else) or at :class:`Explainer`, whose
+    ``**params`` only records what the subclasses pass it.
+    """
+    if cls.__init__ is Explainer.__init__:
+        return None
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        if klass is Explainer or klass is object:
+            break
+        if "__init__" not in vars(klass):
+            continue
+        parameters = list(inspect.signature(vars(klass)["__init__"]).parameters.values())[1:]
+        names.update(p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
+            break
+    return sorted(names)
+
+
+def check_parameters(name: str, cls: type[Explainer], params: dict[str, Any]) -> None:
+    """Refuse parameters ``cls`` does not declare, naming them and the known ones (a misspelt parameter would
+    otherwise run the default and be recorded as if it had been used)."""
+    known = known_parameters(cls)
+    unknown = sorted(set(params) - set(known)) if known is not None else []
+    if unknown:
+        raise ValueError(f"explainer {name!r}: unknown parameter{'s' if len(unknown) > 1 else ''} "
+                         f"{', '.join(map(repr, unknown))}; known: {', '.join(known) or '(none)'}")
+
+
 def get_explainer(name: str, **params: Any) -> Explainer:
-    """Instantiate the explainer registered under ``name`` with protocol parameters ``params``."""
-    return get_explainer_class(name)(**params)
+    """Instantiate the explainer registered under ``name`` with protocol parameters ``params``.
+
+    Every explainer made from a name (the command line's ``name:key=value`` specs, the reference plan, the
+    submission worker) is made here, so an unknown parameter is refused here, with the known ones listed.
+    """
+    cls = get_explainer_class(name)
+    check_parameters(name, cls, params)
+    return cls(**params)
+
+
+def fit_explainers(
+    explainers: Sequence[Explainer], explained: Callable[[], Sequence[Any]], train: Callable[[], Sequence[Any]],
+) -> None:
+    """Fit every explainer that learns from data (it overrides :meth:`Explainer.fit`) on the split its
+    ``fit_split`` names: ``explained()`` or ``train()`` give that split's rows (objects with ``words`` and
+    ``label``, e.g. :class:`~gecobench.evaluation.data.GecoRow`), each read at most once."""
+    learners = [e for e in explainers if type(e).fit is not Explainer.fit]
+    data: dict[str, tuple[list[list[str]], list[int]]] = {}
+    for explainer in learners:
+        split = getattr(explainer, "fit_split", "train")
+        if split not in ("train", "explained"):
+            raise ValueError(f"explainer {explainer.name!r}: fit_split must be 'train' or 'explained', got {split!r}")
+        if split not in data:
+            rows = explained() if split == "explained" else train()
+            data[split] = ([list(r.words) for r in rows], [int(r.label) for r in rows])
+        explainer.fit(*data[split])

@@ -22,10 +22,10 @@ import torch
 
 from gecobench.explainers.base import Explainer, register_explainer
 from gecobench.explainers.inputs import (
+    ATTRIBUTION_POINTS,
     DEFAULT_MAX_LENGTH,
     EmbeddingForward,
     EncodedBatch,
-    embed,
     encode_batch,
     even_chunk,
     fold_batch,
@@ -41,19 +41,56 @@ from gecobench.explainers.quadrature import (
     clenshaw_curtis_weights,
 )
 from gecobench.explainers.stability import split_half_agreement
+from gecobench.words import tokenize_words
 
 #: How many token positions one forward (or forward + backward) pass should hold: large enough to amortise
 #: per-call overhead, small enough for the activations to stay in cache (tuned with bench/bench_explainers.py).
 DEFAULT_TOKENS_PER_FORWARD = 1024
 
+#: How each attribution point is described in a record's protocol (``attribution_point`` parameter).
+ATTRIBUTION_POINT_TEXT: dict[str, str] = {
+    "embedding_block": "output of the embedding block (base_model.embeddings: word + position + token-type "
+                       "embeddings, LayerNorm); the word-embedding output for a model without one",
+    "word_embeddings": "output of model.get_input_embeddings() (position/token-type embeddings added once, by the model)",
+}
+
 PROTOCOL: dict[str, Any] = {
-    "attribution_point": "output of model.get_input_embeddings() (position/token-type embeddings added once, by the model)",
-    "reference_input": "[CLS] + [PAD]*(n-2) + [SEP] of the same length (special tokens kept)",
+    "attribution_point": ATTRIBUTION_POINT_TEXT["embedding_block"],
+    "reference_input": "[CLS] + [PAD]*(n-2) + [SEP] of the same length (special tokens kept), through the same "
+                       "layers as the input up to the attribution point",
     "hidden_reduction": "signed sum over the embedding dimension",
     "word_rule": "gecobench.words.fold_token_scores_to_words: |score| per token, summed per word",
     "perturbation": "whole words removed: every token of a removed word dropped, the rest closing up (special tokens kept)",
     "target": "the class passed by the caller (evaluation default: the true label; option: the predicted label)",
     "max_length": DEFAULT_MAX_LENGTH,
+}
+
+
+def _flag(value: Any, name: str) -> bool:
+    """A boolean parameter, from a bool or its spelling on the command line; anything else is refused."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ValueError(f"{name} must be true or false, got {value!r}")
+
+
+#: For each built-in whose default definition changed with its current version: the version before, and the
+#: parameters under which the current code computes that version's default (``get_explainer(name, **params)``).
+#: The published zero-shot reference bundles made with those versions are checked against them
+#: (``tests/test_reference.py``); a run never reads them for the current versions (their checkpoint keys differ).
+PREVIOUS_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "saliency": ("1.0.0", {"attribution_point": "word_embeddings"}),
+    "input_x_gradient": ("1.0.0", {"attribution_point": "word_embeddings"}),
+    "guided_backprop": ("1.0.0", {"attribution_point": "word_embeddings", "abs": True}),
+    "deeplift": ("1.0.0", {"attribution_point": "word_embeddings", "multiply_by_inputs": True}),
+    "integrated_gradients": ("4.0.0", {"attribution_point": "word_embeddings"}),
+    "gradient_shap": ("1.0.0", {"attribution_point": "word_embeddings"}),
+    "lime": ("2.0.0", {"output": "logit"}),
+    "kernel_shap": ("2.0.0", {"output": "logit"}),
+    "partition_shap": ("3.0.0", {"output": "logit"}),
+    "uniform_random": ("1.0.0", {"per": "word"}),
+    "pattern_variant": ("1.0.0", {"fit_on": "train", "unit": "word", "label": "one_hot"}),
 }
 
 
@@ -95,16 +132,31 @@ class BuiltinExplainer(Explainer):
 
 
 class GradientExplainer(BuiltinExplainer):
-    """Attribution with respect to the word-embedding output, for a whole padded batch at once."""
+    """Attribution with respect to the attribution point's output (default: the embedding block's, see
+    :mod:`gecobench.explainers.inputs`), for a whole padded batch at once.
+
+    ``attribution_point="word_embeddings"`` explains at the word-embedding lookup instead, as every gradient
+    built-in did before 2026-12 (their versions before this one).
+    """
 
     protocol_keys = ("attribution_point", "reference_input", "hidden_reduction", "word_rule", "target", "max_length")
 
+    def __init__(self, attribution_point: str = "embedding_block", **kwargs: Any) -> None:
+        if attribution_point not in ATTRIBUTION_POINTS:
+            raise ValueError(f"attribution_point must be one of {', '.join(ATTRIBUTION_POINTS)}, got {attribution_point!r}")
+        super().__init__(attribution_point=attribution_point, **kwargs)
+
+    def protocol(self) -> dict[str, Any]:
+        out = super().protocol()
+        out["attribution_point"] = ATTRIBUTION_POINT_TEXT[self._params["attribution_point"]]
+        return out
+
     def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
         batch = encode_batch(tokenizer, words, model_device(model))
-        forward = EmbeddingForward(model)
+        forward = EmbeddingForward(model, self._params.get("output", "logit"), self._params["attribution_point"])
         # requires_grad up front: Captum warns when it has to switch it on itself
-        inputs = embed(model, batch.input_ids).detach().requires_grad_(True)
-        baselines = embed(model, batch.reference_ids).detach()
+        inputs = forward.embed(batch.input_ids, batch.attention_mask, batch.token_type_ids).detach().requires_grad_(True)
+        baselines = forward.embed(batch.reference_ids, batch.attention_mask, batch.token_type_ids).detach()
         target = torch.as_tensor(list(targets), dtype=torch.long, device=inputs.device)
         with torch.enable_grad(), parameters_frozen(model), warnings.catch_warnings():
             # Captum announces every time that it hooks ReLU/nonlinear modules; that is the documented behaviour
@@ -135,10 +187,11 @@ class SaliencyExplainer(GradientExplainer):
     """Captum ``Saliency``: the gradient of the target output (absolute value by default, as in Captum)."""
 
     name = "saliency"
-    description = "Gradient of the target output w.r.t. the word embeddings (Captum Saliency, abs=True)."
+    version = "2.0.0"  # 2.0.0: at the embedding block's output (1.x: at the word-embedding lookup)
+    description = "Gradient of the target output w.r.t. the embedding block's output (Captum Saliency, abs=True)."
 
     def __init__(self, abs: bool = True, **kwargs: Any) -> None:
-        super().__init__(abs=bool(abs), **kwargs)
+        super().__init__(abs=_flag(abs, "abs"), **kwargs)
 
     def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
         from captum.attr import Saliency
@@ -153,7 +206,8 @@ class InputXGradientExplainer(GradientExplainer):
     """Captum ``InputXGradient``: embedding times gradient."""
 
     name = "input_x_gradient"
-    description = "Word embedding times the gradient of the target output (Captum InputXGradient)."
+    version = "2.0.0"  # 2.0.0: at the embedding block's output (1.x: at the word-embedding lookup)
+    description = "Embedding-block output times the gradient of the target output (Captum InputXGradient)."
 
     def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
         from captum.attr import InputXGradient
@@ -166,16 +220,19 @@ class GuidedBackpropExplainer(GradientExplainer):
     """Captum ``GuidedBackprop``. It overrides the backward pass of ``nn.ReLU`` modules only: on GELU models
     (BERT, MiniLM) it returns the plain gradient (see docs/explainers.md).
 
-    ``abs=True`` (default) takes the absolute value before the hidden-dimension sum, as Saliency does: the signed
-    sum of any gradient taken at the input of a LayerNorm is zero (LayerNorm ignores a shift of all its inputs),
-    so on BERT-like models the signed reduction would only return rounding noise.
+    By default (2.0.0) the guided gradient is summed over the embedding dimension *with its sign*, then the word
+    rule takes ``|·|`` per token, as the authors do (``xai/methods.py``, ``get_guided_backprop_attributions``).
+    ``abs=True`` (1.x) takes the absolute value before the sum, as Saliency does; on a GELU model that made it
+    identical to Saliency. At the embedding block's output the signed sum no longer vanishes (1.x explained at
+    the LayerNorm's input, where any gradient sums to zero over the hidden dimension).
     """
 
     name = "guided_backprop"
-    description = "Captum GuidedBackprop (ReLU modules only; equals the gradient on GELU models), abs=True."
+    version = "2.0.0"  # 2.0.0: embedding block, signed hidden sum (1.x: word embeddings, |.| before the sum)
+    description = "Captum GuidedBackprop (ReLU modules only) at the embedding block, signed sum over the hidden dimension."
 
-    def __init__(self, abs: bool = True, **kwargs: Any) -> None:
-        super().__init__(abs=bool(abs), **kwargs)
+    def __init__(self, abs: bool = False, **kwargs: Any) -> None:
+        super().__init__(abs=_flag(abs, "abs"), **kwargs)
 
     def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
         from captum.attr import GuidedBackprop
@@ -188,19 +245,28 @@ class GuidedBackpropExplainer(GradientExplainer):
 class DeepLiftExplainer(GradientExplainer):
     """Captum ``DeepLift`` (rescale rule) against the ``[CLS] [PAD]… [SEP]`` reference.
 
+    By default (2.0.0) the attributions are DeepLift's *multipliers* (``multiply_by_inputs=False``), as the
+    authors compute them (``xai/methods.py``, ``get_deeplift_attributions``: ``multiply_by_inputs=None``, which
+    Captum treats as false); ``multiply_by_inputs=True`` (1.x) multiplies them by ``input - reference``, which
+    on a model without supported nonlinear modules is Input×Gradient against the reference.
+
     The rescale rule applies only to Captum's supported nonlinear *modules* (ReLU, ELU, LeakyReLU, Sigmoid, Tanh,
     Softplus, Softmax, MaxPool); everything else — GELU, functional softmax in attention, LayerNorm — passes the
     plain gradient. On a HF BERT classifier that leaves the pooler's ``nn.Tanh`` as the one rescaled nonlinearity.
     """
 
     name = "deeplift"
-    description = "Captum DeepLift (rescale) w.r.t. the [CLS][PAD]..[SEP] reference."
+    version = "2.0.0"  # 2.0.0: embedding block, multipliers only (1.x: word embeddings, x (input - reference))
+    description = "Captum DeepLift (rescale) multipliers w.r.t. the [CLS][PAD]..[SEP] reference at the embedding block."
     rows_per_sentence = 2  # Captum runs input and reference through the model in one batch
+
+    def __init__(self, multiply_by_inputs: bool = False, **kwargs: Any) -> None:
+        super().__init__(multiply_by_inputs=_flag(multiply_by_inputs, "multiply_by_inputs"), **kwargs)
 
     def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
         from captum.attr import DeepLift
 
-        return DeepLift(forward).attribute(
+        return DeepLift(forward, multiply_by_inputs=self._params["multiply_by_inputs"]).attribute(
             inputs, baselines=baselines, target=target, additional_forward_args=self.additional_args(batch)
         )
 
@@ -248,9 +314,9 @@ class IntegratedGradientsExplainer(GradientExplainer):
     """
 
     name = "integrated_gradients"
-    # 4.0.0: adaptive default is locally adaptive Simpson (3.x: nested Clenshaw-Curtis; 2.x: Gauss-Legendre
-    # doubling; 1.x: a fixed 200 steps)
-    version = "4.0.0"
+    # 5.0.0: at the embedding block's output (4.x and before: the word-embedding lookup); 4.0.0: adaptive default
+    # is locally adaptive Simpson (3.x: nested Clenshaw-Curtis; 2.x: Gauss-Legendre doubling; 1.x: a fixed 200 steps)
+    version = "5.0.0"
     description = (
         "Integrated Gradients from the [CLS][PAD]..[SEP] reference, a locally adaptive Simpson rule refined per "
         "sentence where the integrand varies until completeness error <= 1%."
@@ -269,8 +335,14 @@ class IntegratedGradientsExplainer(GradientExplainer):
 
     def __init__(
         self, n_steps: int | None = None, method: str | None = None, tolerance: float = 0.01,
-        min_steps: int | None = None, max_steps: int = 256, **kwargs: Any,
+        min_steps: int | None = None, max_steps: int = 256, output: str = "logit", **kwargs: Any,
     ) -> None:
+        # output="probability": the target's softmax probability, what the authors' IG explains (xai/methods.py,
+        # get_integrated_gradients_attributions on their softmax forward_function); the logit by default, as every
+        # other gradient method here and theirs
+        if output not in ("logit", "probability"):
+            raise ValueError(f"output must be 'logit' or 'probability', got {output!r}")
+        kwargs["output"] = output
         known = (self.SIMPSON_METHOD, self.NESTED_METHOD, *self.CAPTUM_METHODS)
         own_rules = (self.SIMPSON_METHOD, self.NESTED_METHOD)
         if method is not None and method not in known:
@@ -569,6 +641,7 @@ class GradientShapExplainer(GradientExplainer):
     """
 
     name = "gradient_shap"
+    version = "2.0.0"  # 2.0.0: at the embedding block's output (1.x: at the word-embedding lookup)
     description = "Gradient SHAP with the [CLS][PAD]..[SEP] baseline, per-sentence random draws (Captum's estimator)."
 
     def __init__(self, n_samples: int = 5, stdevs: float = 0.0, **kwargs: Any) -> None:
@@ -630,7 +703,7 @@ class PerturbationExplainer(BuiltinExplainer):
     protocol_keys = ("perturbation", "target", "max_length")
 
     def __init__(
-        self, n_samples: int, output: str = "logit", perturbations_per_eval: int | None = None,
+        self, n_samples: int, output: str = "probability", perturbations_per_eval: int | None = None,
         deduplicate: bool = True, **kwargs: Any,
     ) -> None:
         if int(n_samples) < 2:
@@ -677,10 +750,12 @@ class LimeExplainer(PerturbationExplainer):
     and packed to the token budget. Word score = ``|ridge coefficient|``."""
 
     name = "lime"
-    version = "2.0.0"  # 2.0.0: removed words are dropped from the text (1.x replaced them by [PAD] in place)
-    description = "LIME (lime package, whole words removed), 100 samples; |coefficient| per word."
+    # 3.0.0: explains the target class's probability (2.x: its logit); 2.0.0: removed words are dropped from the
+    # text (1.x replaced them by [PAD] in place)
+    version = "3.0.0"
+    description = "LIME (lime package, whole words removed) on the target probability, 100 samples; |coefficient| per word."
 
-    def __init__(self, n_samples: int = 100, kernel_width: float = 25.0, output: str = "logit", **kwargs: Any) -> None:
+    def __init__(self, n_samples: int = 100, kernel_width: float = 25.0, output: str = "probability", **kwargs: Any) -> None:
         if float(kernel_width) <= 0:
             raise ValueError(f"kernel_width must be > 0, got {kernel_width}")
         super().__init__(n_samples=n_samples, output=output, kernel_width=float(kernel_width), **kwargs)
@@ -783,10 +858,12 @@ class KernelShapExplainer(PerturbationExplainer):
     """
 
     name = "kernel_shap"
-    version = "2.0.0"  # 2.0.0: removed words are dropped from the text (1.x replaced them by [PAD] in place)
-    description = "Captum KernelShap on whole words (removed words dropped), 25 samples; |estimate| per word."
+    # 3.0.0: explains the target class's probability (2.x: its logit); 2.0.0: removed words are dropped from the
+    # text (1.x replaced them by [PAD] in place)
+    version = "3.0.0"
+    description = "Captum KernelShap on whole words (removed words dropped) on the target probability, 25 samples; |estimate| per word."
 
-    def __init__(self, n_samples: int = 25, output: str = "logit", **kwargs: Any) -> None:
+    def __init__(self, n_samples: int = 25, output: str = "probability", **kwargs: Any) -> None:
         super().__init__(n_samples=n_samples, output=output, **kwargs)
 
     @property
@@ -914,67 +991,154 @@ class KernelShapExplainer(PerturbationExplainer):
 
 @register_explainer
 class UniformRandomExplainer(BuiltinExplainer):
-    """Baseline: independent ``U(0, 1)`` scores per word, one random stream per sentence."""
+    """Baseline: independent ``U(0, 1)`` draws, one random stream per sentence.
+
+    By default (``per="token"``, 2.0.0) one draw per word piece of the model's tokenizer, summed per word by the
+    word rule, as the authors draw it (``xai/methods.py``, ``get_uniform_random_attributions``: ``torch.rand`` of
+    the token ids' shape): a word of ``k`` tokens scores the sum of ``k`` draws. ``per="word"`` (1.x) draws one
+    score per word. Only the tokenizer is used, never the model.
+    """
 
     name = "uniform_random"
+    version = "2.0.0"  # 2.0.0: drawn per token, summed per word (1.x: one draw per word)
     model_independent = True
     is_baseline = True
-    description = "Baseline: uniform random word scores."
+    description = "Baseline: uniform random token scores, summed per word."
+    UNITS: ClassVar[tuple[str, ...]] = ("token", "word")
+
+    def __init__(self, per: str = "token", **kwargs: Any) -> None:
+        if per not in self.UNITS:
+            raise ValueError(f"uniform_random: per must be one of {', '.join(self.UNITS)}, got {per!r}")
+        super().__init__(per=per, **kwargs)
 
     def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
-        return [
-            np.random.default_rng(sentence_seed(self.seed, sentence, target)).uniform(size=len(sentence))
-            for sentence, target in zip(words, targets)
-        ]
+        streams = [np.random.default_rng(sentence_seed(self.seed, sentence, target))
+                   for sentence, target in zip(words, targets)]
+        if self._params["per"] == "word":
+            return [rng.uniform(size=len(sentence)) for rng, sentence in zip(streams, words)]
+        from gecobench.words import fold_token_scores_to_words
+
+        _, word_ids = tokenize_words(tokenizer, words, max_length=DEFAULT_MAX_LENGTH, padding=False, return_tensors=None)
+        out = []
+        for rng, sentence, ids in zip(streams, words, word_ids):
+            word_tokens = [w for w in ids if w is not None]  # the sentence's word pieces, special tokens left out
+            out.append(fold_token_scores_to_words(rng.uniform(size=len(word_tokens)), word_tokens, len(sentence)))
+        return out
 
 
 @register_explainer
 class PatternVariantExplainer(BuiltinExplainer):
-    """Baseline: the covariance between each vocabulary word's tf-idf feature and the label (Haufe et al.'s
-    activation pattern of a linear model), fitted on the train split, the same for every sentence.
+    """Baseline: the covariance between each vocabulary item's tf-idf feature and the label (Haufe et al.'s
+    activation pattern of a linear model), the same for every sentence.
 
-    For class ``c`` the pattern is ``cov(tfidf_j, 1[y == c])`` — the one-hot target indicator — which in the
-    binary case is ``±cov(tfidf_j, y)``. A word's score is ``|pattern|`` of its lower-cased form for the target
-    class; words unseen in training score 0.
+    Defaults (2.0.0) as the authors compute their "Covariance" baseline (``xai/main.py``,
+    ``prepare_data_for_covariance_calculation``, ``apply_xai_methods``; ``xai/methods.py``,
+    ``calculate_covariance_between_words_target``): fitted on the **split being explained** (``fit_on="explained"``;
+    the runner hands it over), on the **word pieces** of the model's tokenizer (``unit="word_piece"``), with the
+    **integer label** (``label="integer"``: ``cov(tfidf_j, y)``, one pattern whatever the target). A token scores
+    ``|pattern|`` of its piece, summed per word by the word rule; pieces unseen in the fit score 0.
+
+    The 1.x definition: ``fit_on="train"``, ``unit="word"`` (lower-cased whole words), ``label="one_hot"``
+    (for class ``c`` the pattern is ``cov(tfidf_j, 1[y == c])``, the target class's row is used; in the binary case
+    ``±cov(tfidf_j, y)``).
     """
 
     name = "pattern_variant"
+    version = "2.0.0"  # 2.0.0: explained split, word pieces, integer label (1.x: train split, words, one-hot)
     model_independent = True
     is_baseline = True
-    description = "Baseline: |cov(tf-idf word feature, one-hot label)| fitted on the train split."
+    description = "Baseline: |cov(tf-idf word-piece feature, label)| fitted on the explained split, summed per word."
+    FIT_SPLITS: ClassVar[tuple[str, ...]] = ("explained", "train")
+    UNITS: ClassVar[tuple[str, ...]] = ("word_piece", "word")
+    LABELS: ClassVar[tuple[str, ...]] = ("integer", "one_hot")
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.vocabulary: dict[str, int] = {}
-        self.patterns: np.ndarray | None = None  # (n_classes, n_vocabulary)
+    def __init__(self, fit_on: str = "explained", unit: str = "word_piece", label: str = "integer", **kwargs: Any) -> None:
+        for parameter, value, allowed in (("fit_on", fit_on, self.FIT_SPLITS), ("unit", unit, self.UNITS),
+                                          ("label", label, self.LABELS)):
+            if value not in allowed:
+                raise ValueError(f"pattern_variant: {parameter} must be one of {', '.join(allowed)}, got {value!r}")
+        super().__init__(fit_on=fit_on, unit=unit, label=label, **kwargs)
+        self._fitted: tuple[list[list[str]], np.ndarray] | None = None
+        # per tokenizer (by identity; the entry keeps it alive, so its id is not reused): vocabulary and patterns
+        self._patterns: dict[int | None, tuple[Any, dict[str, int], np.ndarray]] = {}
+
+    @property
+    def fit_split(self) -> str:
+        """The split :meth:`fit` must be given: ``"explained"`` (the one being explained) or ``"train"``."""
+        return self._params["fit_on"]
 
     def fit(self, words: Sequence[Sequence[str]], labels: Sequence[int]) -> None:
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
         if len(words) != len(labels):
             raise ValueError(f"fit got {len(words)} sentences but {len(labels)} labels")
         if len(words) < 2:
-            raise ValueError("pattern_variant.fit needs at least two training sentences")
+            raise ValueError("pattern_variant.fit needs at least two sentences")
         y = np.asarray(labels)
         if y.ndim != 1 or not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
             raise ValueError("pattern_variant.fit: labels must be non-negative integers")
-        vectorizer = TfidfVectorizer(analyzer=_lower_words)
-        features = vectorizer.fit_transform(words).toarray()
-        one_hot = np.eye(int(y.max()) + 1)[y]
-        centred = features - features.mean(axis=0)
-        self.patterns = ((one_hot - one_hot.mean(axis=0)).T @ centred) / (len(y) - 1)
-        self.vocabulary = {word: int(j) for word, j in vectorizer.vocabulary_.items()}
+        # The features need the tokenizer for word pieces, which only explain() receives: computed there, once
+        # per tokenizer.
+        self._fitted = ([list(sentence) for sentence in words], y)
+        self._patterns = {}
+
+    def _pattern(self, tokenizer: Any) -> tuple[dict[str, int], np.ndarray]:
+        """The fitted vocabulary (feature -> column) and the patterns ``(n_rows, n_vocabulary)``."""
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        assert self._fitted is not None
+        by_piece = self._params["unit"] == "word_piece"
+        key = id(tokenizer) if by_piece else None
+        if key not in self._patterns or self._patterns[key][0] is not (tokenizer if by_piece else None):
+            sentences, y = self._fitted
+            documents = ([pieces for pieces, _ in _word_pieces(tokenizer, sentences)] if by_piece
+                         else [_lower_words(s) for s in sentences])
+            vectorizer = TfidfVectorizer(analyzer=_identity)
+            features = vectorizer.fit_transform(documents).toarray()
+            indicator = (y[:, None].astype(np.float64) if self._params["label"] == "integer"
+                         else np.eye(int(y.max()) + 1)[y])
+            centred = features - features.mean(axis=0)
+            patterns = ((indicator - indicator.mean(axis=0)).T @ centred) / (len(y) - 1)
+            vocabulary = {item: int(j) for item, j in vectorizer.vocabulary_.items()}
+            self._patterns[key] = (tokenizer if by_piece else None, vocabulary, patterns)
+        return self._patterns[key][1:]
 
     def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
-        if self.patterns is None:
-            raise RuntimeError("pattern_variant must be fitted on the train split first: call fit(words, labels)")
+        if self._fitted is None:
+            where = "the split being explained" if self.fit_split == "explained" else "the train split"
+            raise RuntimeError(f"pattern_variant must be fitted on {where} first: call fit(words, labels)")
+        vocabulary, patterns = self._pattern(tokenizer)
+        n_classes = int(self._fitted[1].max()) + 1
+        from gecobench.words import fold_token_scores_to_words
+
         out = []
-        for sentence, target in zip(words, targets):
-            if not 0 <= int(target) < self.patterns.shape[0]:
-                raise ValueError(f"pattern_variant: target {target} outside the fitted classes 0..{self.patterns.shape[0] - 1}")
-            row = self.patterns[int(target)]
-            out.append(np.array([abs(row[self.vocabulary[w]]) if w in self.vocabulary else 0.0 for w in _lower_words(sentence)]))
+        pieces = _word_pieces(tokenizer, words) if self._params["unit"] == "word_piece" else None
+        for k, (sentence, target) in enumerate(zip(words, targets)):
+            if not 0 <= int(target) < max(n_classes, 2):
+                raise ValueError(f"pattern_variant: target {target} outside the fitted classes 0..{n_classes - 1}")
+            row = patterns[0] if self._params["label"] == "integer" else patterns[int(target)]
+            if pieces is None:
+                out.append(np.array([abs(row[vocabulary[w]]) if w in vocabulary else 0.0 for w in _lower_words(sentence)]))
+                continue
+            sentence_pieces, piece_words = pieces[k]
+            token_scores = [row[vocabulary[p]] if p in vocabulary else 0.0 for p in sentence_pieces]
+            out.append(fold_token_scores_to_words(token_scores, piece_words, len(sentence)))
         return out
+
+
+def _identity(document: list[str]) -> list[str]:
+    return document
+
+
+def _word_pieces(tokenizer: Any, sentences: Sequence[Sequence[str]]) -> list[tuple[list[str], list[int]]]:
+    """Each sentence's word pieces (special tokens left out): their ids, as strings for the vectorizer, and the
+    word each belongs to.
+
+    The authors decode every piece to a string and feed the pieces to a ``CountVectorizer``; its default token
+    pattern drops one-character pieces and the ``##`` of continuation pieces, so ``"a"`` and ``"##s"`` never get a
+    feature there. Here every piece is a feature (by its id), which is what their vocabulary of pieces intends.
+    """
+    encoding, word_ids = tokenize_words(tokenizer, sentences, max_length=DEFAULT_MAX_LENGTH, padding=False, return_tensors=None)
+    return [([str(t) for t, w in zip(ids, wids) if w is not None], [w for w in wids if w is not None])
+            for ids, wids in zip(encoding["input_ids"], word_ids)]
 
 
 def _lower_words(sentence: Sequence[str]) -> list[str]:

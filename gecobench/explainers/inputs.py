@@ -1,10 +1,22 @@
-"""Shared plumbing of the built-in explainers: encoding a batch, the reference input and the embedding forward.
+"""Shared plumbing of the built-in explainers: encoding a batch, the reference input and the attribution point.
 
-Every model-based built-in attributes at the **output of the word-embedding lookup**
-(``model.get_input_embeddings()``) and calls the model with ``inputs_embeds=``, so the model adds position and
-token-type embeddings itself, exactly once. The reference input is ``[CLS] [PAD] … [PAD] [SEP]`` of the same
-length as the sentence (special tokens kept, every word token replaced by ``[PAD]``); positions that are batch
-padding stay ``[PAD]`` with attention mask 0, so they are invisible to the model and contribute nothing.
+**Attribution point.** Gradient built-ins attribute at the output of the model's **embedding block**, as the
+GECOBench authors do (``xai/methods.py``, ``get_captum_attributions``: Captum methods on
+``model.base_model.embeddings``): for a BERT-family encoder that is after the word, position and token-type
+embeddings are added and the embedding LayerNorm applied, so a token's attribution reflects its own embedding.
+(At the word-embedding lookup, before that LayerNorm, Input×Gradient reduces to -(position + token-type
+embedding)·gradient: LayerNorm ignores the scale of its input, and the word's own embedding drops out.) The block
+is found generically (:func:`embedding_block`): ``model.embeddings``, else that of ``model.base_model`` (and of
+its base model: a zero-shot wrapper's encoder); a model without one (the one-layer attention model) is explained
+at its word-embedding output, ``model.get_input_embeddings()``. :class:`EmbeddingForward` computes the block's
+output for token ids exactly as the model's own forward does (:meth:`EmbeddingForward.embed`) and runs the model
+with the block's output *substituted* by the tensor being explained (a forward hook on the block), so the rest
+of the model runs once, unchanged. ``attribution_point="word_embeddings"`` is the pre-2026-12 point.
+
+The reference input is ``[CLS] [PAD] … [PAD] [SEP]`` of the same length as the sentence (special tokens kept,
+every word token replaced by ``[PAD]``; the authors' ``create_bert_reference_tokens``), embedded through the same
+block; positions that are batch padding stay ``[PAD]`` with attention mask 0, so they are invisible to the model
+and contribute nothing.
 """
 
 from __future__ import annotations
@@ -119,25 +131,141 @@ def encode_batch(
     )
 
 
+#: Where gradient built-ins attribute: the embedding block's output (default) or the word-embedding lookup's.
+ATTRIBUTION_POINTS: tuple[str, ...] = ("embedding_block", "word_embeddings")
+
+
+def embedding_block(model: Any) -> nn.Module:
+    """The module whose output gradient methods explain: the model's embedding block, else its word embeddings.
+
+    The block is ``model.embeddings`` or, following ``base_model`` links (a classifier's encoder, a zero-shot
+    wrapper's backbone and its encoder), the first ``embeddings`` module found; HF encoders (BERT, MiniLM,
+    RoBERTa, …) have one. A model without one (the one-layer attention model) is explained at
+    ``model.get_input_embeddings()``.
+    """
+    candidate, seen = model, set()
+    while candidate is not None and id(candidate) not in seen:
+        seen.add(id(candidate))
+        block = getattr(candidate, "embeddings", None)
+        if isinstance(block, nn.Module):
+            return block
+        candidate = getattr(candidate, "base_model", None)
+    return model.get_input_embeddings()
+
+
+class _BlockOutput(Exception):
+    """Stops a forward pass right after the embedding block, carrying the block's output."""
+
+    def __init__(self, output: torch.Tensor) -> None:
+        super().__init__("embedding block output captured")
+        self.output = output
+
+
 class EmbeddingForward(nn.Module):
-    """``inputs_embeds -> logits`` view of a model, the function every gradient built-in differentiates.
+    """``attribution-point output -> model outputs`` view of a model, the function every gradient built-in
+    differentiates (see the module docstring); ``from_ids`` runs the model on token ids (perturbation methods).
 
     It is a module (not a closure) because Captum's DeepLift and Guided Backprop hook the model's modules.
     """
 
-    def __init__(self, model: nn.Module, output: str = "logit") -> None:
+    def __init__(self, model: nn.Module, output: str = "logit", attribution_point: str = "embedding_block") -> None:
         super().__init__()
         if output not in ("logit", "probability"):
             raise ValueError(f"output must be 'logit' or 'probability', got {output!r}")
+        if attribution_point not in ATTRIBUTION_POINTS:
+            raise ValueError(f"attribution_point must be one of {', '.join(ATTRIBUTION_POINTS)}, got {attribution_point!r}")
         self.model = model
         self.output = output
+        self.attribution_point = attribution_point
+        words = model.get_input_embeddings()
+        # Not registered as submodules (plain attributes): the model already holds them.
+        object.__setattr__(self, "_words", words)
+        block = embedding_block(model) if attribution_point == "embedding_block" else words
+        object.__setattr__(self, "_block", block)
 
-    def forward(
-        self, inputs_embeds: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None = None
+    @property
+    def substitutes_block(self) -> bool:
+        """True when the point is an embedding block after the word lookup (its output is substituted by a hook)."""
+        return self._block is not self._words
+
+    def _sentence_positions(self, block_length: int, n_tokens: int, device: torch.device) -> torch.Tensor | None:
+        """Where the sentence's tokens sit in the block's output (``None``: the same positions)."""
+        if block_length == n_tokens:
+            return None
+        positions = getattr(self.model, "sentence_positions", None)
+        if positions is None:
+            raise ValueError(
+                f"{type(self.model).__name__}'s embedding block returns {block_length} positions for {n_tokens} "
+                "tokens; a model that inserts tokens must say where the sentence's are (sentence_positions(n))"
+            )
+        return positions(n_tokens).to(device)
+
+    def embed(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        kwargs: dict[str, torch.Tensor] = {"inputs_embeds": inputs_embeds, "attention_mask": attention_mask}
+        """The attribution point's output for token ids, as the model's own forward computes it (no gradient)."""
+        if not self.substitutes_block:
+            return self._words(input_ids)
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+
+        def capture(module: nn.Module, args: Any, output: torch.Tensor) -> None:
+            raise _BlockOutput(output.detach())
+
+        kwargs: dict[str, torch.Tensor] = {"input_ids": input_ids, "attention_mask": attention_mask}
         if token_type_ids is not None:
             kwargs["token_type_ids"] = token_type_ids
+        hook = self._block.register_forward_hook(capture)
+        try:
+            with torch.no_grad():
+                self.model(**kwargs)
+        except _BlockOutput as captured:
+            output = captured.output
+        else:
+            raise RuntimeError(f"{type(self.model).__name__}'s forward never ran its embedding block")
+        finally:
+            hook.remove()
+        positions = self._sentence_positions(output.shape[1], input_ids.shape[1], output.device)
+        return output if positions is None else output[:, positions]
+
+    def forward(
+        self, inputs: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        kwargs: dict[str, torch.Tensor] = {"attention_mask": attention_mask}
+        if token_type_ids is not None:
+            kwargs["token_type_ids"] = token_type_ids
+        if not self.substitutes_block:
+            return self._run(inputs_embeds=inputs, **kwargs)
+        # The word lookup's output is never read: the block's output is replaced by `inputs`. A zero placeholder
+        # lets the model run its usual inputs_embeds path (masks, prompt insertion) at the cost of one addition.
+        placeholder = torch.zeros(inputs.shape[:2] + (self._words.embedding_dim,), dtype=inputs.dtype, device=inputs.device)
+
+        def substitute(module: nn.Module, args: Any, output: torch.Tensor) -> torch.Tensor:
+            positions = self._sentence_positions(output.shape[1], inputs.shape[1], output.device)
+            if positions is None:
+                if output.shape != inputs.shape:
+                    raise ValueError(f"attribution-point input of shape {tuple(inputs.shape)} for a block output of "
+                                     f"shape {tuple(output.shape)}")
+                return inputs
+            return output.index_copy(1, positions, inputs.to(output.dtype))
+
+        hook = self._block.register_forward_hook(substitute)
+        try:
+            return self._run(inputs_embeds=placeholder, **kwargs)
+        finally:
+            hook.remove()
+
+    def from_ids(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Model outputs for token ids (the model embeds them itself; no attribution point involved)."""
+        kwargs: dict[str, torch.Tensor] = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if token_type_ids is not None:
+            kwargs["token_type_ids"] = token_type_ids
+        return self._run(**kwargs)
+
+    def _run(self, **kwargs: torch.Tensor) -> torch.Tensor:
         # only the logits are read, so a BERT classifier's last layer need only compute its [CLS] position
         with final_layer_at_first_token(self.model):
             logits = self.model(**kwargs).logits
@@ -163,9 +291,13 @@ def parameters_frozen(model: Any) -> Iterator[None]:
             parameter.requires_grad_(True)
 
 
-def embed(model: Any, input_ids: torch.Tensor) -> torch.Tensor:
-    """The output of the model's word-embedding lookup (no position or token-type embeddings)."""
-    return model.get_input_embeddings()(input_ids)
+def embed(
+    model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
+    token_type_ids: torch.Tensor | None = None, attribution_point: str = "embedding_block",
+) -> torch.Tensor:
+    """The attribution point's output for token ids (:meth:`EmbeddingForward.embed`): the embedding block's by
+    default, the word-embedding lookup's with ``attribution_point="word_embeddings"``."""
+    return EmbeddingForward(model, attribution_point=attribution_point).embed(input_ids, attention_mask, token_type_ids)
 
 
 def words_removed(
@@ -264,7 +396,7 @@ def forward_rows(
         for k, rows in enumerate(chunks):
             width = max(1, int(lengths[rows].max()))
             types = None if token_type_ids is None else token_type_ids[rows, :width]
-            outputs[k] = forward(embed(model, input_ids[rows, :width]), attention_mask[rows, :width], types)
+            outputs[k] = forward.from_ids(input_ids[rows, :width], attention_mask[rows, :width], types)
     result = torch.empty((input_ids.shape[0], outputs[0].shape[1]), dtype=outputs[0].dtype, device=outputs[0].device)
     for rows, out in zip(chunks, outputs):
         result[rows] = out

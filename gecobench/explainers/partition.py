@@ -314,7 +314,9 @@ class PartitionShapExplainer(BuiltinExplainer):
     """Partition SHAP: Owen values of the words over a balanced binary hierarchy, ``|Owen value|`` per word.
 
     Deterministic (no sampling). Words lost to truncation are not players and score 0. ``output`` is the model
-    output explained: the target ``"logit"`` (default) or its softmax ``"probability"``. ``removal``: how an
+    output explained: the target class's softmax ``"probability"`` (default, 4.0.0) or its ``"logit"`` (3.x). Partition
+    SHAP is not in the authors' code; it explains what their Kernel SHAP and LIME explain (``xai/methods.py``,
+    ``get_captum_attributions``: the softmax of the logits). ``removal``: how an
     absent word leaves the sentence — ``"mask"`` (default: each run of absent words becomes one mask token of
     the tokenizer) or ``"delete"`` (its tokens dropped, as LIME and Kernel SHAP do; version 1.0.0).
     ``coalitions_per_word``: the budget of model outputs per word of the sentence (default 4; at least the two of
@@ -324,15 +326,15 @@ class PartitionShapExplainer(BuiltinExplainer):
     """
 
     name = "partition_shap"
-    # 3.0.0: a budget of 4 model outputs per word by default (exact values with coalitions_per_word=None);
+    # 4.0.0: the target probability by default, as Kernel SHAP and LIME (3.x: the logit); 3.0.0: a budget of 4 model outputs per word by default (exact values with coalitions_per_word=None);
     # 2.0.0: absent words masked (one mask token per run); 1.0.0: deleted
-    version = "3.0.0"
-    description = ("Partition SHAP: Owen values over a balanced binary word hierarchy (each run of absent words one "
+    version = "4.0.0"
+    description = ("Partition SHAP on the target probability: Owen values over a balanced binary word hierarchy (each run of absent words one "
                    "[MASK]), expanded by priority within 4 model outputs per word; |value| per word.")
     protocol_keys = ("perturbation", "target", "max_length")
     REMOVALS = ("mask", "delete")
 
-    def __init__(self, output: str = "logit", removal: str = "mask", coalitions_per_word: float | None = 4.0,
+    def __init__(self, output: str = "probability", removal: str = "mask", coalitions_per_word: float | None = 4.0,
                  perturbations_per_eval: int | None = None, **kwargs: Any) -> None:
         if output not in ("logit", "probability"):
             raise ValueError(f"output must be 'logit' or 'probability', got {output!r}")

@@ -107,6 +107,15 @@ class ZeroShotClassifier(PreTrainedModel):
     def get_input_embeddings(self) -> nn.Module:
         return self.backbone.get_input_embeddings()
 
+    def sentence_positions(self, n_tokens: int) -> torch.Tensor:
+        """Where a sentence's ``n_tokens`` tokens sit in the sequence the encoder reads: after ``[CLS]`` the
+        ``mlm`` method inserts its prompt (``_insert_prompt``); ``cosine`` inserts nothing. Gradient explainers
+        attribute at the encoder's embedding block and use this to find the sentence's positions there."""
+        if self.config.method != "mlm":
+            return torch.arange(n_tokens)
+        shift = len(self.config.prompt_token_ids)
+        return torch.cat([torch.zeros(1, dtype=torch.long), torch.arange(1 + shift, n_tokens + shift)])[:n_tokens]
+
     def _insert_prompt(
         self, embeds: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
