@@ -520,7 +520,8 @@ def test_custom_additive_model_gets_the_known_attribution(name, tokenizer):
     words = [["yesterday", "she", "went", "home"], ["she", "is"]]
     # gradient_shap without input noise: noise would (correctly) credit the noise to every word
     # the additive answer is that of the textbook DeepLift (x (input - reference)) and of the logit
-    params = {"gradient_shap": {"stdevs": 0.0}, "deeplift": {"multiply_by_inputs": True},
+    params = {"gradient_shap": {"stdevs": 0.0, "output": "logit"}, "deeplift": {"multiply_by_inputs": True},
+              "integrated_gradients": {"output": "logit"},
               "kernel_shap": {"output": "logit"}, "lime": {"output": "logit"}}.get(name, {})
     scores = attribute(make(name, **params), model, tokenizer, words, [1, 1])
     for sentence, score in zip(words, scores):

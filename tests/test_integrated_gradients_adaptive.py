@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from ig_helpers import logit_ig
 from test_evaluation import tiny_models  # noqa: F401  (fixture: two tiny checkpoints in zoo layout)
 from test_explainers import TARGETS, WORDS, BagOfWordsModel
 from tolerances import max_error_relative_to_largest
 
-from gecobench.explainers import get_explainer
 from gecobench.explainers.builtin import completeness_error
 from gecobench.explainers.engine import attribute, attribute_detailed
 
@@ -25,15 +25,15 @@ ROUNDING64 = 1e4 * float(np.finfo(np.float64).eps)
 
 
 def test_the_doubling_schedule_is_adaptive_and_recorded_as_such():
-    explainer = get_explainer("integrated_gradients", method="gausslegendre")
+    explainer = logit_ig( method="gausslegendre")
     assert explainer.adaptive and not explainer.nested and not explainer.locally_adaptive
     params = explainer.protocol()["params"]
     assert params == {"n_steps": None, "method": "gausslegendre", "tolerance": 0.01, "min_steps": 8, "max_steps": 256,
                       "attribution_point": "embedding_block", "output": "logit"}
     assert explainer.step_schedule() == [8, 16, 32, 64, 128, 256]
-    assert get_explainer("integrated_gradients", method="gausslegendre", min_steps=3,
+    assert logit_ig( method="gausslegendre", min_steps=3,
                          max_steps=20).step_schedule() == [3, 6, 12, 20]
-    fixed = get_explainer("integrated_gradients", n_steps=200)
+    fixed = logit_ig( n_steps=200)
     assert not fixed.adaptive and fixed.params() == {"n_steps": 200, "method": "gausslegendre",
                                                                     "attribution_point": "embedding_block", "output": "logit"}
     assert fixed.step_schedule() == [200] and fixed.rows_per_sentence == 200
@@ -45,11 +45,11 @@ def test_the_doubling_schedule_is_adaptive_and_recorded_as_such():
 ])
 def test_bad_settings_are_refused_naming_the_setting(params, message):
     with pytest.raises(ValueError, match=message):
-        get_explainer("integrated_gradients", method="gausslegendre", **params)
+        logit_ig( method="gausslegendre", **params)
 
 
 def test_each_sentence_gets_the_fewest_scheduled_steps_that_reach_the_tolerance(model64, tokenizer):
-    adaptive = get_explainer("integrated_gradients", **VARIED)
+    adaptive = logit_ig( **VARIED)
     result = attribute_detailed(adaptive, model64, tokenizer, WORDS, TARGETS)
     steps, errors = result.diagnostics["n_steps"], result.diagnostics["completeness_error"]
     assert steps.shape == errors.shape == (len(WORDS),)
@@ -58,7 +58,7 @@ def test_each_sentence_gets_the_fewest_scheduled_steps_that_reach_the_tolerance(
     schedule = adaptive.step_schedule()
     for i, (words, target) in enumerate(zip(WORDS, TARGETS)):
         # a fixed run with the chosen count gives the same scores and error ...
-        fixed = attribute_detailed(get_explainer("integrated_gradients", n_steps=int(steps[i])), model64, tokenizer,
+        fixed = attribute_detailed(logit_ig( n_steps=int(steps[i])), model64, tokenizer,
                                    [words], [target])
         assert max_error_relative_to_largest(fixed.scores, [result.scores[i]]) < 1e-9
         # the errors agree up to the rounding of the gap, a sum over ~1e3 float64 terms of order one
@@ -66,13 +66,13 @@ def test_each_sentence_gets_the_fewest_scheduled_steps_that_reach_the_tolerance(
         # ... and the count before it in the schedule was not enough (the step count grew only where needed)
         position = schedule.index(int(steps[i]))
         if position > 0:
-            fewer = attribute_detailed(get_explainer("integrated_gradients", n_steps=schedule[position - 1]),
+            fewer = attribute_detailed(logit_ig( n_steps=schedule[position - 1]),
                                        model64, tokenizer, [words], [target])
             assert fewer.diagnostics["completeness_error"][0] > VARIED["tolerance"]
 
 
 def test_completeness_error_is_the_relative_gap_between_attributions_and_output_difference(model64, tokenizer):
-    result = attribute_detailed(get_explainer("integrated_gradients", n_steps=2), model64, tokenizer, WORDS, TARGETS)
+    result = attribute_detailed(logit_ig( n_steps=2), model64, tokenizer, WORDS, TARGETS)
     from gecobench.explainers.inputs import EmbeddingForward, embed, encode_batch
 
     forward = EmbeddingForward(model64)
@@ -97,27 +97,27 @@ def test_completeness_error_floors_a_vanishing_output_difference_at_the_dtype_re
 
 
 def test_adaptive_batched_scores_equal_one_sentence_at_a_time(model64, tokenizer):
-    batched = attribute_detailed(get_explainer("integrated_gradients", **VARIED), model64, tokenizer, WORDS, TARGETS,
+    batched = attribute_detailed(logit_ig( **VARIED), model64, tokenizer, WORDS, TARGETS,
                                  seed=7)
-    single = attribute_detailed(get_explainer("integrated_gradients", **VARIED), model64, tokenizer, WORDS, TARGETS,
+    single = attribute_detailed(logit_ig( **VARIED), model64, tokenizer, WORDS, TARGETS,
                                 batch_size=1, seed=7)
-    one_batch = attribute_detailed(get_explainer("integrated_gradients", **VARIED), model64, tokenizer, WORDS,
+    one_batch = attribute_detailed(logit_ig( **VARIED), model64, tokenizer, WORDS,
                                    TARGETS, batch_size=len(WORDS), seed=7)
     assert max_error_relative_to_largest(batched.scores, single.scores) < 1e-5
     assert max_error_relative_to_largest(one_batch.scores, single.scores) < 1e-5
     np.testing.assert_array_equal(one_batch.diagnostics["n_steps"], single.diagnostics["n_steps"])
     # a tiny token budget splits every round into many passes; scores stay the same
-    small = attribute(get_explainer("integrated_gradients", tokens_per_forward=16, **VARIED), model64, tokenizer,
+    small = attribute(logit_ig( tokens_per_forward=16, **VARIED), model64, tokenizer,
                       WORDS, TARGETS)
     assert max_error_relative_to_largest(small, single.scores) < 1e-5
 
 
 def test_a_sentence_that_never_reaches_the_tolerance_stops_at_max_steps_and_says_so(model64, tokenizer):
-    strict = get_explainer("integrated_gradients", method="gausslegendre", min_steps=1, max_steps=3, tolerance=1e-12)
+    strict = logit_ig( method="gausslegendre", min_steps=1, max_steps=3, tolerance=1e-12)
     result = attribute_detailed(strict, model64, tokenizer, WORDS, TARGETS)
     assert (result.diagnostics["n_steps"] == 3).all()
     assert (result.diagnostics["completeness_error"] > 1e-12).all()
-    fixed = attribute(get_explainer("integrated_gradients", n_steps=3), model64, tokenizer, WORDS, TARGETS)
+    fixed = attribute(logit_ig( n_steps=3), model64, tokenizer, WORDS, TARGETS)
     assert max_error_relative_to_largest(result.scores, fixed) < 1e-9
 
 
@@ -125,7 +125,7 @@ def test_an_additive_model_is_integrated_exactly_at_the_first_count(tokenizer):
     she = tokenizer.convert_tokens_to_ids("she")
     model = BagOfWordsModel(tokenizer.vocab_size, {she: (0.0, 3.0)})
     words = [["yesterday", "she", "went", "home"], ["she", "is"]]
-    result = attribute_detailed(get_explainer("integrated_gradients", method="gausslegendre"), model, tokenizer, words,
+    result = attribute_detailed(logit_ig( method="gausslegendre"), model, tokenizer, words,
                                 [1, 1])
     assert (result.diagnostics["n_steps"] == 8).all()
     # exact up to Captum's Gauss–Legendre weights, which it stores in float32 (their sum is 1 within ~eps32)
@@ -139,8 +139,8 @@ def test_adaptive_scores_and_steps_on_the_gpu_equal_the_cpu(model64, tokenizer):
     import copy
 
     gpu_model = copy.deepcopy(model64).to("cuda")
-    on_cpu = attribute_detailed(get_explainer("integrated_gradients", **VARIED), model64, tokenizer, WORDS, TARGETS)
-    on_gpu = attribute_detailed(get_explainer("integrated_gradients", **VARIED), gpu_model, tokenizer, WORDS, TARGETS)
+    on_cpu = attribute_detailed(logit_ig( **VARIED), model64, tokenizer, WORDS, TARGETS)
+    on_gpu = attribute_detailed(logit_ig( **VARIED), gpu_model, tokenizer, WORDS, TARGETS)
     assert max_error_relative_to_largest(on_gpu.scores, on_cpu.scores) < 1e-6
     np.testing.assert_array_equal(on_gpu.diagnostics["n_steps"], on_cpu.diagnostics["n_steps"])
 

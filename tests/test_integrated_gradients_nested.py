@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from ig_helpers import logit_ig
 from model_calls import RowCounter
 from test_explainers import TARGETS, WORDS
 from tolerances import (
@@ -18,7 +19,6 @@ from tolerances import (
 )
 from torch import nn
 
-from gecobench.explainers import get_explainer
 from gecobench.explainers.engine import attribute, attribute_detailed
 from gecobench.explainers.inputs import EmbeddingForward, embed, encode_batch
 from gecobench.explainers.quadrature import (
@@ -73,16 +73,16 @@ def test_the_rule_refuses_a_level_that_is_not_a_positive_integer(level):
 
 
 def test_the_nested_rule_keeps_its_settings_and_a_fixed_count_still_runs_captum():
-    explainer = get_explainer("integrated_gradients", method="clenshaw_curtis")
+    explainer = logit_ig( method="clenshaw_curtis")
     assert explainer.adaptive and explainer.nested and not explainer.locally_adaptive
     assert explainer.params() == {"n_steps": None, "method": "clenshaw_curtis", "tolerance": 0.01, "min_steps": 4,
                                   "max_steps": 256, "attribution_point": "embedding_block", "output": "logit"}
     assert explainer.step_schedule() == [4, 8, 16, 32, 64, 128, 256]
     assert explainer.rows_per_sentence == 5  # the first level's nodes
-    paper = get_explainer("integrated_gradients", n_steps=200)
+    paper = logit_ig( n_steps=200)
     assert not paper.nested and paper.params() == {"n_steps": 200, "method": "gausslegendre",
                                                                     "attribution_point": "embedding_block", "output": "logit"}
-    old = get_explainer("integrated_gradients", method="gausslegendre")
+    old = logit_ig( method="gausslegendre")
     assert old.adaptive and not old.nested and old.step_schedule() == [8, 16, 32, 64, 128, 256]
 
 
@@ -99,13 +99,13 @@ def test_the_nested_rule_keeps_its_settings_and_a_fixed_count_still_runs_captum(
 ])
 def test_bad_settings_are_refused_naming_the_setting(params, message):
     with pytest.raises(ValueError, match=message):
-        get_explainer("integrated_gradients", **params)
+        logit_ig( **params)
 
 
 def test_a_sentence_costs_the_node_count_of_its_final_level_and_nothing_more(model64, tokenizer):
     total = 0
     for words, target in zip(WORDS, TARGETS):
-        explainer = get_explainer("integrated_gradients", **VARIED)
+        explainer = logit_ig( **VARIED)
         with RowCounter(model64) as counter, torch.enable_grad():
             explainer.explain(model64, tokenizer, [words], [target])
         steps = int(explainer.last_diagnostics["n_steps"][0])
@@ -115,12 +115,12 @@ def test_a_sentence_costs_the_node_count_of_its_final_level_and_nothing_more(mod
         assert sum(counter.rows) == steps
         total += steps
     # several sentences in one batch: still their node counts summed
-    explainer = get_explainer("integrated_gradients", **VARIED)
+    explainer = logit_ig( **VARIED)
     with RowCounter(model64) as counter, torch.enable_grad():
         explainer.explain(model64, tokenizer, WORDS, TARGETS)
     assert sum(counter.rows) == explainer.last_diagnostics["n_steps"].sum() == total
     # the non-nested rule pays for every level it passes: the nested one must be cheaper on the same sentences
-    doubling = get_explainer("integrated_gradients", **{**VARIED, "method": "gausslegendre"})
+    doubling = logit_ig( **{**VARIED, "method": "gausslegendre"})
     with RowCounter(model64) as counter, torch.enable_grad():
         doubling.explain(model64, tokenizer, WORDS, TARGETS)
     assert sum(counter.rows) > total
@@ -141,11 +141,11 @@ def _one_sentence_by_hand(model, tokenizer, words, target, level):
 
 
 def test_batched_scores_equal_a_one_sentence_one_node_at_a_time_computation(model64, tokenizer):
-    batched = attribute_detailed(get_explainer("integrated_gradients", **VARIED), model64, tokenizer, WORDS, TARGETS)
-    one_batch = attribute_detailed(get_explainer("integrated_gradients", **VARIED), model64, tokenizer, WORDS,
+    batched = attribute_detailed(logit_ig( **VARIED), model64, tokenizer, WORDS, TARGETS)
+    one_batch = attribute_detailed(logit_ig( **VARIED), model64, tokenizer, WORDS,
                                    TARGETS, batch_size=len(WORDS))
     # a tiny token budget: one row per pass
-    tiny = attribute_detailed(get_explainer("integrated_gradients", tokens_per_forward=1, **VARIED), model64,
+    tiny = attribute_detailed(logit_ig( tokens_per_forward=1, **VARIED), model64,
                               tokenizer, WORDS, TARGETS)
     by_hand = [_one_sentence_by_hand(model64, tokenizer, words, target, int(steps) - 1)
                for words, target, steps in zip(WORDS, TARGETS, batched.diagnostics["n_steps"])]
@@ -158,13 +158,13 @@ def test_batched_scores_equal_a_one_sentence_one_node_at_a_time_computation(mode
 
 
 def test_sentences_converge_independently(model64, tokenizer):
-    every = attribute_detailed(get_explainer("integrated_gradients", **VARIED), model64, tokenizer, WORDS, TARGETS,
+    every = attribute_detailed(logit_ig( **VARIED), model64, tokenizer, WORDS, TARGETS,
                                batch_size=len(WORDS))
     steps = every.diagnostics["n_steps"]
     easy = [i for i in range(len(WORDS)) if steps[i] == steps.min()]
     hard = [i for i in range(len(WORDS)) if steps[i] > steps.min()]
     assert easy and hard, "the test needs sentences that stop at different levels"
-    alone = attribute_detailed(get_explainer("integrated_gradients", **VARIED), model64, tokenizer,
+    alone = attribute_detailed(logit_ig( **VARIED), model64, tokenizer,
                                [WORDS[i] for i in easy], [TARGETS[i] for i in easy], batch_size=len(easy))
     # the hard sentences' extra levels neither moved the easy ones to a finer level nor changed their scores
     np.testing.assert_array_equal(alone.diagnostics["n_steps"], steps[easy])
@@ -174,7 +174,7 @@ def test_sentences_converge_independently(model64, tokenizer):
 
 
 def test_a_sentence_that_never_reaches_the_tolerance_stops_at_max_steps_and_says_so(model64, tokenizer):
-    strict = get_explainer("integrated_gradients", method="clenshaw_curtis", min_steps=1, max_steps=4, tolerance=1e-12)
+    strict = logit_ig( method="clenshaw_curtis", min_steps=1, max_steps=4, tolerance=1e-12)
     result = attribute_detailed(strict, model64, tokenizer, WORDS, TARGETS)
     assert (result.diagnostics["n_steps"] == 5).all()
     assert (result.diagnostics["completeness_error"] > 1e-12).all()
@@ -209,7 +209,7 @@ def test_a_low_degree_polynomial_integrand_is_exact_at_the_first_level(tokenizer
     words = [["yesterday", "she", "went", "home"], ["she", "is"], ["the", "doctor", "said", "he", "would", "come"]]
     targets = [1, 1, 1]
     # level 4 (5 nodes) integrates the degree-4 integrand exactly
-    result = attribute_detailed(get_explainer("integrated_gradients", method="clenshaw_curtis"), model, tokenizer,
+    result = attribute_detailed(logit_ig( method="clenshaw_curtis"), model, tokenizer,
                                 words, targets)
     assert (result.diagnostics["n_steps"] == 5).all()
     batch = encode_batch(tokenizer, words, torch.device("cpu"))
@@ -224,7 +224,7 @@ def test_a_low_degree_polynomial_integrand_is_exact_at_the_first_level(tokenizer
         exact = fold_token_scores_to_words((x_out - b_out)[i, :length].numpy(), batch.word_ids[i][:length], len(sentence))
         np.testing.assert_allclose(result.scores[i], exact, rtol=0, atol=rounding)
     # Simpson's level 2 (exact to degree 3) is not enough for it: the error decides and the rule refines
-    coarse = attribute_detailed(get_explainer("integrated_gradients", method="clenshaw_curtis", min_steps=2,
+    coarse = attribute_detailed(logit_ig( method="clenshaw_curtis", min_steps=2,
                                               max_steps=2), model, tokenizer, words, targets)
     assert (coarse.diagnostics["completeness_error"] > 0.01).any()
 
@@ -233,7 +233,7 @@ def test_fixed_steps_are_unchanged_captum_gauss_legendre(model64, tokenizer):
     from captum.attr import IntegratedGradients
 
     words, target = WORDS[0], TARGETS[0]
-    scores = attribute(get_explainer("integrated_gradients", n_steps=7), model64, tokenizer, [words], [target])
+    scores = attribute(logit_ig( n_steps=7), model64, tokenizer, [words], [target])
     batch = encode_batch(tokenizer, [words], torch.device("cpu"))
     x, b = embed(model64, batch.input_ids).detach(), embed(model64, batch.reference_ids).detach()
     with torch.enable_grad():
@@ -249,8 +249,8 @@ def test_nested_scores_and_node_counts_on_the_gpu_equal_the_cpu(model64, tokeniz
     import copy
 
     gpu_model = copy.deepcopy(model64).to("cuda")
-    on_cpu = attribute_detailed(get_explainer("integrated_gradients", **VARIED), model64, tokenizer, WORDS, TARGETS)
-    on_gpu = attribute_detailed(get_explainer("integrated_gradients", **VARIED), gpu_model, tokenizer, WORDS, TARGETS)
+    on_cpu = attribute_detailed(logit_ig( **VARIED), model64, tokenizer, WORDS, TARGETS)
+    on_gpu = attribute_detailed(logit_ig( **VARIED), gpu_model, tokenizer, WORDS, TARGETS)
     np.testing.assert_array_equal(on_gpu.diagnostics["n_steps"], on_cpu.diagnostics["n_steps"])
     # other kernels, other summation orders: float64 rounding, a few thousand ulps of the largest score at most
     assert max_error_relative_to_largest(on_gpu.scores, on_cpu.scores) < relative_ulp_tolerance(np.float64, ulps=4096)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from ig_helpers import logit_ig
 from model_calls import RowCounter
 from test_explainers import TARGETS, WORDS
 from tolerances import (
@@ -122,10 +123,10 @@ def test_the_default_is_adaptive_simpson_and_the_older_rules_stay_available():
     assert explainer.adaptive and explainer.locally_adaptive and not explainer.nested
     assert explainer.version == "5.0.0"  # 5.0.0: at the embedding block's output (4.0.0: the word embeddings)
     assert explainer.params() == {"n_steps": None, "method": "adaptive_simpson", "tolerance": 0.01, "min_steps": 8,
-                                  "max_steps": 256, "attribution_point": "embedding_block", "output": "logit"}
+                                  "max_steps": 256, "attribution_point": "embedding_block", "output": "probability"}
     assert explainer.rows_per_sentence == 7  # the first level's interior nodes
-    assert get_explainer("integrated_gradients", method="clenshaw_curtis").nested
-    assert get_explainer("integrated_gradients", n_steps=200).params() == {"n_steps": 200, "method": "gausslegendre",
+    assert logit_ig( method="clenshaw_curtis").nested
+    assert logit_ig( n_steps=200).params() == {"n_steps": 200, "method": "gausslegendre",
                                                                     "attribution_point": "embedding_block", "output": "logit"}
 
 
@@ -136,11 +137,11 @@ def test_the_default_is_adaptive_simpson_and_the_older_rules_stay_available():
 ])
 def test_bad_settings_are_refused_naming_the_setting(params, message):
     with pytest.raises(ValueError, match=message):
-        get_explainer("integrated_gradients", **params)
+        logit_ig( **params)
 
 
 def test_a_sentence_costs_its_interior_nodes_plus_two_forward_only_rows(model64, tokenizer):
-    explainer = get_explainer("integrated_gradients", **VARIED)
+    explainer = logit_ig( **VARIED)
     with RowCounter(model64) as counter, torch.enable_grad():
         explainer.explain(model64, tokenizer, WORDS, TARGETS)
     steps = explainer.last_diagnostics["n_steps"]
@@ -153,11 +154,11 @@ def test_a_sentence_costs_its_interior_nodes_plus_two_forward_only_rows(model64,
 
 
 def test_batched_scores_equal_one_sentence_at_a_time_and_one_row_per_pass(model64, tokenizer):
-    batched = attribute_detailed(get_explainer("integrated_gradients", **VARIED), model64, tokenizer, WORDS, TARGETS,
+    batched = attribute_detailed(logit_ig( **VARIED), model64, tokenizer, WORDS, TARGETS,
                                  batch_size=len(WORDS))
-    single = attribute_detailed(get_explainer("integrated_gradients", **VARIED), model64, tokenizer, WORDS, TARGETS,
+    single = attribute_detailed(logit_ig( **VARIED), model64, tokenizer, WORDS, TARGETS,
                                 batch_size=1)
-    tiny = attribute_detailed(get_explainer("integrated_gradients", tokens_per_forward=1, **VARIED), model64,
+    tiny = attribute_detailed(logit_ig( tokens_per_forward=1, **VARIED), model64,
                               tokenizer, WORDS, TARGETS)
     # float64 passes reordered by padding and batching: a few hundred ulps of the largest score at most
     tolerance = relative_ulp_tolerance(np.float64, ulps=1024)
@@ -167,21 +168,21 @@ def test_batched_scores_equal_one_sentence_at_a_time_and_one_row_per_pass(model6
 
 
 def test_a_tight_tolerance_converges_to_the_nested_rule_at_its_finest_level(model64, tokenizer):
-    tight = attribute_detailed(get_explainer("integrated_gradients", min_steps=2, tolerance=1e-8, max_steps=256),
+    tight = attribute_detailed(logit_ig( min_steps=2, tolerance=1e-8, max_steps=256),
                                model64, tokenizer, WORDS, TARGETS)
-    nested = attribute_detailed(get_explainer("integrated_gradients", method="clenshaw_curtis", min_steps=256,
+    nested = attribute_detailed(logit_ig( method="clenshaw_curtis", min_steps=256,
                                               max_steps=256), model64, tokenizer, WORDS, TARGETS)
     assert (tight.diagnostics["completeness_error"] <= 1e-8).all()
     # two different rules on the same smooth integrand: both within ~1e-8 of the integral, so within 1e-6 of each
     # other relative to the largest score (far above float64 rounding, far below any quadrature error at 1 %)
     assert max_error_relative_to_largest(tight.scores, nested.scores) < 1e-6
-    coarse = attribute_detailed(get_explainer("integrated_gradients", min_steps=2, max_steps=2), model64, tokenizer,
+    coarse = attribute_detailed(logit_ig( min_steps=2, max_steps=2), model64, tokenizer,
                                 WORDS, TARGETS)
     assert max_error_relative_to_largest(coarse.scores, nested.scores) > 1e-6  # the check can fail
 
 
 def test_a_sentence_that_never_reaches_the_tolerance_stops_at_the_finest_grid_and_says_so(model64, tokenizer):
-    strict = get_explainer("integrated_gradients", min_steps=2, max_steps=4, tolerance=1e-12)
+    strict = logit_ig( min_steps=2, max_steps=4, tolerance=1e-12)
     result = attribute_detailed(strict, model64, tokenizer, WORDS, TARGETS)
     assert (result.diagnostics["n_steps"] == 3).all()
     assert (result.diagnostics["completeness_error"] > 1e-12).all()
@@ -192,19 +193,19 @@ def test_simpson_scores_and_node_counts_on_the_gpu_equal_the_cpu(model64, tokeni
     import copy
 
     gpu_model = copy.deepcopy(model64).to("cuda")
-    on_cpu = attribute_detailed(get_explainer("integrated_gradients", **VARIED), model64, tokenizer, WORDS, TARGETS)
-    on_gpu = attribute_detailed(get_explainer("integrated_gradients", **VARIED), gpu_model, tokenizer, WORDS, TARGETS)
+    on_cpu = attribute_detailed(logit_ig( **VARIED), model64, tokenizer, WORDS, TARGETS)
+    on_gpu = attribute_detailed(logit_ig( **VARIED), gpu_model, tokenizer, WORDS, TARGETS)
     np.testing.assert_array_equal(on_gpu.diagnostics["n_steps"], on_cpu.diagnostics["n_steps"])
     assert max_error_relative_to_largest(on_gpu.scores, on_cpu.scores) < relative_ulp_tolerance(np.float64, ulps=4096)
 
 
-def test_the_authors_probability_output_is_a_parameter(model64, tokenizer):
-    """The authors' IG explains the target's softmax probability (their forward_function); here the logit by
-    default, the probability as ``output="probability"``: completeness then holds for the probability."""
+def test_the_default_explains_the_authors_probability_and_the_logit_is_a_parameter(model64, tokenizer):
+    """The authors' IG explains the target's softmax probability (their forward_function), the default since 5.0.0;
+    ``output="logit"`` is the 4.x output. Completeness holds for the probability."""
     from gecobench.explainers.inputs import EmbeddingForward, encode_batch
 
     words, targets = [["she", "said", "hello"], ["he", "ran", "home", "fast"]], [0, 1]
-    result = attribute_detailed(get_explainer("integrated_gradients", output="probability"), model64, tokenizer,
+    result = attribute_detailed(logit_ig( output="probability"), model64, tokenizer,
                                 words, targets)
     assert result.protocol["params"]["output"] == "probability"
     forward = EmbeddingForward(model64, "probability")
@@ -215,5 +216,5 @@ def test_the_authors_probability_output_is_a_parameter(model64, tokenizer):
     difference = (ends[0] - ends[1]).gather(1, torch.tensor(targets)[:, None])[:, 0].numpy()
     # the recorded gap is relative to the probability difference, within the tolerance
     assert (np.abs(result.diagnostics["convergence_delta"]) <= 0.01 * np.maximum(np.abs(difference), 3e-4) + 1e-12).all()
-    logit = attribute_detailed(get_explainer("integrated_gradients"), model64, tokenizer, words, targets)
+    logit = attribute_detailed(logit_ig(), model64, tokenizer, words, targets)
     assert max(np.abs(a - b).max() / np.abs(b).max() for a, b in zip(result.scores, logit.scores)) > 0.01

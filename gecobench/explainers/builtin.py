@@ -84,8 +84,8 @@ PREVIOUS_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "input_x_gradient": ("1.0.0", {"attribution_point": "word_embeddings"}),
     "guided_backprop": ("1.0.0", {"attribution_point": "word_embeddings", "abs": True}),
     "deeplift": ("1.0.0", {"attribution_point": "word_embeddings", "multiply_by_inputs": True}),
-    "integrated_gradients": ("4.0.0", {"attribution_point": "word_embeddings"}),
-    "gradient_shap": ("1.0.0", {"attribution_point": "word_embeddings"}),
+    "integrated_gradients": ("4.0.0", {"attribution_point": "word_embeddings", "output": "logit"}),
+    "gradient_shap": ("1.0.0", {"attribution_point": "word_embeddings", "output": "logit"}),
     "lime": ("2.0.0", {"output": "logit"}),
     "kernel_shap": ("2.0.0", {"output": "logit"}),
     "partition_shap": ("3.0.0", {"output": "logit"}),
@@ -335,11 +335,12 @@ class IntegratedGradientsExplainer(GradientExplainer):
 
     def __init__(
         self, n_steps: int | None = None, method: str | None = None, tolerance: float = 0.01,
-        min_steps: int | None = None, max_steps: int = 256, output: str = "logit", **kwargs: Any,
+        min_steps: int | None = None, max_steps: int = 256, output: str = "probability", **kwargs: Any,
     ) -> None:
-        # output="probability": the target's softmax probability, what the authors' IG explains (xai/methods.py,
-        # get_integrated_gradients_attributions on their softmax forward_function); the logit by default, as every
-        # other gradient method here and theirs
+        # The target's softmax probability by default: what the authors' IG explains (xai/methods.py,
+        # get_integrated_gradients_attributions, LayerIntegratedGradients on their softmax forward_function), while
+        # their plain-gradient methods differentiate the logit (SkippingEmbedding returns the logits);
+        # output="logit" is the 4.x definition.
         if output not in ("logit", "probability"):
             raise ValueError(f"output must be 'logit' or 'probability', got {output!r}")
         kwargs["output"] = output
@@ -644,12 +645,16 @@ class GradientShapExplainer(GradientExplainer):
     version = "2.0.0"  # 2.0.0: at the embedding block's output (1.x: at the word-embedding lookup)
     description = "Gradient SHAP with the [CLS][PAD]..[SEP] baseline, per-sentence random draws (Captum's estimator)."
 
-    def __init__(self, n_samples: int = 5, stdevs: float = 0.0, **kwargs: Any) -> None:
+    def __init__(self, n_samples: int = 5, stdevs: float = 0.0, output: str = "probability", **kwargs: Any) -> None:
         if int(n_samples) < 1:
             raise ValueError(f"n_samples must be >= 1, got {n_samples}")
         if float(stdevs) < 0:
             raise ValueError(f"stdevs must be >= 0, got {stdevs}")
-        super().__init__(n_samples=int(n_samples), stdevs=float(stdevs), **kwargs)
+        # The target's probability by default, as the authors' GradientShap on their softmax forward_function
+        # (xai/methods.py, get_gradient_shap_attributions); output="logit" is the 1.x definition.
+        if output not in ("logit", "probability"):
+            raise ValueError(f"output must be 'logit' or 'probability', got {output!r}")
+        super().__init__(n_samples=int(n_samples), stdevs=float(stdevs), output=output, **kwargs)
 
     @property
     def rows_per_sentence(self) -> int:
