@@ -275,12 +275,13 @@ def test_run_writes_valid_records_rma_properties_and_never_duplicates(tiny_model
 
 
 def test_filter_on_scores_only_fully_correct_groups(tiny_models, plugin_dir, geco_dir, tmp_path) -> None:
-    settings = EvaluationSettings(data_dir=str(geco_dir), filter_correct=True, properties=False, **FAST)
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter="per_model", properties=False, **FAST)
     run_evaluation(["eval_test_random"], [tiny_models["CE"]], ["binary_all"], settings,
                    store_location=str(tmp_path / "r"), checkpoint_dir=tmp_path / "ck", progress=False)
     (record,) = _records(tmp_path / "r").values()
     counts = record["counts"]
-    assert record["protocol"]["filter"] == "all_gender_variants_correct"
+    assert record["protocol"]["filter"] == "per_model"
+    assert record["filter"]["name"] == "per_model" and record["filter"]["n_sentences"] == counts["n_scored"]
     assert counts["n_scored"] + counts["n_filtered_out"] == counts["n_sentences"] == 12
     assert counts["n_scored"] % 2 == 0  # whole groups only
     if counts["n_scored"]:
