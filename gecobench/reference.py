@@ -147,6 +147,9 @@ class ReferencePlan:
     zero_shot_attributions: Path | None = None
     #: where finished units wait for their seed; None: ``staging/`` beside the store
     staging: Path | None = None
+    #: the seeds whose models define the paper's shared subsets; None: ``seeds``. A run of some seeds of the
+    #: reference (``--seeds 1``) keeps the reference's (:data:`REFERENCE_SEEDS`), so every seed scores one subset
+    filter_seeds: tuple[int, ...] | None = None
     schedules: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=lambda: dict(REFERENCE_SCHEDULES))
     exceptions: dict[tuple[str, str], tuple[str, dict[str, Any]]] = field(
         default_factory=lambda: dict(SCHEDULE_EXCEPTIONS))
@@ -382,8 +385,9 @@ def _defining_checkpoints(plan: ReferencePlan, config: str) -> dict[str, Path]:
     ZS (see :mod:`gecobench.evaluation.filters`), by folder."""
     from gecobench.evaluation.filters import ZERO_SHOT_REGIME
 
+    seeds = plan.filter_seeds if plan.filter_seeds is not None else plan.seeds
     return {f"{config}/{r}/seed{s}": plan.checkpoint(ZooUnit(config, r, s))
-            for s in plan.seeds for r in plan.regimes if r != ZERO_SHOT_REGIME}
+            for s in seeds for r in plan.regimes if r != ZERO_SHOT_REGIME}
 
 
 def write_filter_subsets(plan: ReferencePlan, configs: Iterable[str] | None = None,
@@ -420,7 +424,7 @@ def write_filter_subsets(plan: ReferencePlan, configs: Iterable[str] | None = No
         if missing:
             raise FileNotFoundError(
                 f"the paper's filter of {config} needs every planned seed's checkpoints; missing: {', '.join(missing)}. "
-                "Train the zoo of every planned seed first (--stage zoo, without --shard), or commit "
+                "Train the zoo of those seeds first (--stage zoo --seeds ..., without --shard), or commit "
                 f"{path} from the machine that has them")
         settings = plan.evaluation_settings(plan.seeds[0])
         if data_dir is not None:

@@ -292,3 +292,23 @@ def record_filter_block(name: str, kept_rows: Sequence[int], split: Any, subset:
     elif name == PER_MODEL and model_facts is not None:
         block["defined_by"] = [str(model_facts.get("checkpoint_sha256"))]
     return block
+
+
+def reference_subsets_for_models(model_paths: Iterable[str | os.PathLike[str]],
+                                 reference_dir: str | os.PathLike[str] | None = None) -> dict[str, FilterSubset]:
+    """The committed reference's subsets (``<reference>/filters/<config>.json``) of the configs where one of
+    ``model_paths`` is among the defining models (by checkpoint fingerprint): a run on the reference's models is
+    then scored on exactly the reference's sentences. ``{}`` when the reference has no subsets or none matches."""
+    if reference_dir is None:
+        from gecobench.reference import REFERENCE_DIR as reference_dir
+    folder = Path(reference_dir) / SUBSET_FOLDER
+    if not folder.is_dir():
+        return {}
+    subsets = load_filter_subsets(folder)
+    if not subsets:
+        return {}
+    from gecobench.provenance import checkpoint_fingerprints
+
+    fingerprints = {checkpoint_fingerprints(path)[0] for path in model_paths if Path(path).is_dir()}
+    return {config: subset for config, subset in subsets.items()
+            if fingerprints & set(subset.defining_checkpoints)}
