@@ -136,8 +136,11 @@ def main(argv: list[str] | None = None) -> int:
     subsets = None
     if PAPER in filters:
         try:
-            subsets = (load_filter_subsets(args.filter_subset) if args.filter_subset
-                       else reference_subsets_for_models(args.models) or None)
+            if args.filter_subset:
+                subsets = load_filter_subsets(args.filter_subset)
+            else:  # the reference's subsets, when the models are the reference's, for every config of the run
+                found = reference_subsets_for_models(args.models)
+                subsets = found if found and set(args.configs) <= set(found) else None
         except FilterSubsetError as err:
             build_parser().error(str(err))
     try:

@@ -47,6 +47,7 @@ from gecobench.evaluation.filters import (
     PAPER,
     PER_MODEL,
     FilterSubset,
+    FilterSubsetError,
     defining_model,
     filter_name,
     load_filter_subsets,
@@ -623,6 +624,10 @@ def run_evaluation(
     variants = {f: dataclasses.replace(settings, filter=f) for f in filters}
     computed = dataclasses.replace(settings, filter=compute_filter)
     given_subsets = load_filter_subsets(filter_subsets)
+    if filter_subsets is not None and PAPER in filters and set(configs) - set(given_subsets):
+        # a subset file of another config would otherwise be passed over silently, and the run score other sentences
+        raise FilterSubsetError(f"filter subsets given for config(s) {sorted(given_subsets)}, none for "
+                                f"{sorted(set(configs) - set(given_subsets))}: give one per config of the run")
     accelerator = _accelerator()
     store = open_results_store(store_location)
     checkpoints = CheckpointStore(checkpoint_dir)
