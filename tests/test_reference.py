@@ -397,3 +397,84 @@ def test_reproducing_page_shows_what_the_committed_store_gives() -> None:
     expected = compare_records(report.documents, pivot=True)
     page = (REFERENCE_DIR.parent / "docs" / "reproducing.md").read_text(encoding="utf-8")
     assert expected.strip() in page
+
+
+# -- staging and promotion -------------------------------------------------------------------------------------
+
+def _stage(plan: ReferencePlan, unit: EvaluationUnit, explainers: tuple[str, ...]) -> list[str]:
+    """What run_evaluations leaves for a finished unit: its records in the seed's staging store, and its marker."""
+    import random
+
+    from gecobench.reference import _write_json
+    from leaderboard_space.sample_records import make_explainer_record
+
+    store = LocalStore(plan.staged_store(unit.seed))
+    ids = []
+    for explainer in explainers:
+        record = make_explainer_record(explainer, "CE", unit.config, seed=unit.seed, rng=random.Random(explainer))
+        store.append(record)
+        ids.append(record["record_id"])
+    _write_json(plan.unit_marker(unit), {"config": unit.config, "seed": unit.seed, "record_ids": ids,
+                                         "filter_subset_sha256": "0" * 64})
+    return ids
+
+
+def test_finished_units_wait_in_staging_until_their_seed_is_complete(tmp_path: Path) -> None:
+    import random
+
+    from gecobench.reference import plan_report
+    from leaderboard_space.sample_records import make_explainer_record
+
+    plan = ReferencePlan(seeds=(0, 1), configs=("binary_all", "binary_subject"), store=tmp_path / "reference" / "store",
+                         checkpoint_root=tmp_path / "runs")
+    assert plan.staging_dir == tmp_path / "reference" / "staging"
+    assert plan.filters_dir == tmp_path / "reference" / "filters"
+    older = make_explainer_record("lime", "CE", "binary_all", seed=0, version="0.9", rng=random.Random(1))  # earlier
+    LocalStore(plan.store).append(older)
+    first = _stage(plan, EvaluationUnit("binary_all", 0), ("saliency", "lime"))
+    # the store's readers (the Space reads reference/store) never see staged records
+    assert [r["record_id"] for r in LocalStore(plan.store).read_all().documents] == [older["record_id"]]
+    assert unit_state(plan, EvaluationUnit("binary_all", 0)) == "staged"
+    assert unit_state(plan, EvaluationUnit("binary_subject", 0)) == "missing"
+    report = "\n".join(plan_report(plan))
+    assert "evaluate/binary_all/seed0" in report and "[staged]" in report and "[missing]" in report
+    assert "to commit: git add" in report and str(plan.staging_dir) in report
+    with pytest.raises(ValueError, match="evaluate/binary_subject/seed0 not staged"):
+        promote_seed(plan, 0)
+    second = _stage(plan, EvaluationUnit("binary_subject", 0), ("saliency",))
+    assert "seed 0 is complete" in "\n".join(plan_report(plan))
+    summary = promote_seed(plan, 0, replace=True)
+    assert summary["moved"] == 3 and summary["removed_older"] == 1
+    assert {r["record_id"] for r in LocalStore(plan.store).read_all().documents} == set(first + second)
+    assert not plan.seed_staging(0).exists() and plan.promotion_marker(0).is_file()
+    assert {unit_state(plan, EvaluationUnit(c, 0)) for c in plan.configs} == {"promoted"}
+    assert promote_seed(plan, 0)["records"] == 3  # promoting again changes nothing
+    # seed 1 is untouched: nothing staged, nothing promoted
+    assert {unit_state(plan, EvaluationUnit(c, 1)) for c in plan.configs} == {"missing"}
+
+
+def test_filter_subsets_need_every_planned_seed_and_refuse_another_seed_set(tmp_path: Path, geco_dir: Path,
+                                                                              bert_tokenizer) -> None:
+    from conftest import make_tiny_bert_classifier
+
+    from gecobench.evaluation.filters import FilterSubsetError
+    from gecobench.reference import write_filter_subsets
+
+    plan = ReferencePlan(seeds=(0, 1), configs=("binary_all",), regimes=("ZS", "CE"), max_groups=4,
+                         store=tmp_path / "reference" / "store", checkpoint_root=tmp_path / "runs")
+    for seed in (0,):
+        folder = plan.checkpoint(ZooUnit("binary_all", "CE", seed))
+        make_tiny_bert_classifier(seed=seed).save_pretrained(folder)
+        bert_tokenizer.save_pretrained(folder)
+        (folder / "gecobench_model.json").write_text(json.dumps({"regime": "CE", "base_model": "tiny", "seed": seed, "base_revision": None,
+                                                                  "geco_config": "binary_all", "num_labels": 2}))
+    with pytest.raises(FileNotFoundError, match="binary_all/CE/seed1"):
+        write_filter_subsets(plan, data_dir=str(geco_dir))
+    subsets = write_filter_subsets(dataclasses.replace(plan, seeds=(0,)), data_dir=str(geco_dir))
+    assert (plan.filters_dir / "binary_all.json").is_file() and len(subsets["binary_all"].defined_by) == 1
+    # a plan of two seeds does not take the subset one seed defined: the file is refused with what to do
+    with pytest.raises(FilterSubsetError, match="delete the file"):
+        write_filter_subsets(plan, data_dir=str(geco_dir))
+    # a plan that runs seed 0 of a reference defined by seed 0 keeps it
+    assert write_filter_subsets(dataclasses.replace(plan, seeds=(0,), filter_seeds=(0,)),
+                                data_dir=str(geco_dir)) == subsets
