@@ -430,8 +430,11 @@ def write_filter_subsets(plan: ReferencePlan, configs: Iterable[str] | None = No
         if data_dir is not None:
             settings = dataclasses.replace(settings, data_dir=data_dir)
         split = load_split(config, settings.split, settings.data_dir)
+        start, cpu_start = time.perf_counter(), time.process_time()
         subset = compute_paper_subset([str(f) for f in folders.values()], split, settings)
         subset.write(path)
+        Timings(plan.timings).record(f"filters/{config}", time.perf_counter() - start,
+                                     cpu_seconds=round(time.process_time() - cpu_start, 1), models=len(folders))
         log.info("%s: the paper's filter keeps %d of %d source sentences (%d models); written to %s", config,
                  subset.size, subset.n_considered, len(subset.defined_by), path)
         subsets[config] = subset
