@@ -43,9 +43,10 @@ ZOO_ARGS ?= --schedule short --max-train-sentences 600 --epochs-for C=8 --seeds 
 zoo: $(STAMP)
 	$(PY) scripts/train_zoo.py $(ZOO_ARGS) --doc docs/models.md
 
-# The reference results (issue #20): the seed-0 zoo (6 regimes x 4 configs) and every built-in explainer on every
-# test sentence, with and without the paper's filter, into reference/ (records, zoo summary, timings; no weights).
-# Resumable and shardable: see `scripts/reference.py --help`.
+# The reference results (issues #20, #32): the zoo of five seeds (6 regimes x 4 configs each), the paper's shared
+# filter subset per config (reference/filters/), then every built-in explainer on every test sentence with and
+# without it, each finished (config, seed) unit staged in reference/staging/ (commit it), a complete seed promoted
+# into reference/store. Resumable and shardable: see `scripts/reference.py --help` and `--plan`.
 REFERENCE_ARGS ?=
 reference: $(STAMP)
 	$(PY) scripts/reference.py $(REFERENCE_ARGS)

@@ -45,14 +45,14 @@ def main() -> int:
             "seed": 0, "num_labels": 2}))
         # warm-up: imports, evaluate modules, the dataset cache (not what this benchmark measures)
         run_evaluation(["saliency"], [str(folder)], ["binary_all"],
-                       EvaluationSettings(max_groups=2, filter_correct=False, properties=True, bootstrap=10),
+                       EvaluationSettings(max_groups=2, filter="none", properties=True, bootstrap=10),
                        store_location=str(Path(tmp) / "warm"), checkpoint_dir=Path(tmp) / "ck-warm", progress=False)
         print(f"{'properties':<11} {'wall s':>7} {'s/sentence':>11} {'explainer share':>16}")
         for properties in (False, True):
             store = Path(tmp) / f"results-{properties}"
             started = time.perf_counter()
             run_evaluation(["saliency"], [str(folder)], ["binary_all"],
-                           EvaluationSettings(max_groups=args.groups, filter_correct=False, properties=properties,
+                           EvaluationSettings(max_groups=args.groups, filter="none", properties=properties,
                                               bootstrap=1000),
                            store_location=str(store), checkpoint_dir=Path(tmp) / f"ck-{properties}", progress=False)
             wall = time.perf_counter() - started

@@ -265,7 +265,7 @@ def main() -> int:
         settings = EvaluationSettings(max_groups=args.groups or None, faithfulness=args.faithfulness, **chunking,
                                       properties_max_groups=args.properties_groups,
                                       faithfulness_max_groups=args.properties_groups)
-        filters = (True, False) if args.properties_groups is not None else None
+        filters = ("paper", "none") if args.properties_groups is not None else None
         # warm-up on one group: imports, evaluate modules, dataset cache (not what this bench measures)
         # (cheap settings of the libraries' explainers: the first imports of captum, lime and scikit-learn)
         warm_specs = ["saliency", "lime:n_samples=8", "kernel_shap:n_samples=8", "pattern_variant"]
@@ -277,7 +277,7 @@ def main() -> int:
             # (in a checkpoint folder of its own: only the reference units are the timed run's)
             run_evaluation(specs, [str(workdir / "models" / "zero_shot")], [args.config], settings,
                            store_location=str(workdir / "zs-results"), checkpoint_dir=workdir / "ck-zs",
-                           progress=False, filters=(True, False))
+                           progress=False, filters=("paper", "none"))
             copied = copy_reference_units(workdir / "ck-zs", workdir / "ck")
         out["reference_cached"] = args.reference_cached
         out["reference_attributions"] = args.reference_attributions

@@ -100,7 +100,7 @@ def main() -> None:
         requests = RequestStore(folder / "requests")
         submit_file(requests, "code", {"name": "gradient_norm", "version": "1.0.0", "authors": "a", "description": "d",
                                        "license": "MIT", "contact": "c"}, EXAMPLE)
-        settings = EvaluationSettings(max_groups=args.groups, bootstrap=100, filter_correct=False, data_dir=str(geco_dir))
+        settings = EvaluationSettings(max_groups=args.groups, bootstrap=100, filter="none", data_dir=str(geco_dir))
         config = WorkerConfig(model_paths=[str(checkpoint)], configs=["binary_all"], data_dir=str(geco_dir),
                               results_location=str(folder / "results"), settings=settings,
                               checkpoint_dir=str(folder / "ckpt"))

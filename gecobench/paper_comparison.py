@@ -71,13 +71,21 @@ def _value(record: Mapping[str, Any], metric: str, field: str = "value") -> floa
 
 def index_records(records: Iterable[Mapping[str, Any]], filtered: bool = True, seed: int = 0
                   ) -> dict[tuple[str, str, str], Mapping[str, Any]]:
-    """``{(config, regime, explainer): record}`` of built-in records of one model seed and filter setting."""
+    """``{(config, regime, explainer): record}`` of built-in records of one model seed and filter setting.
+
+    Filtered means the paper's filter (one shared subset per config); a store without such records (the seed-0
+    reference of 0.6) is read with its per-model filtered records instead."""
+    from gecobench.evaluation.filters import NONE, PAPER, PER_MODEL, record_filter
+
+    kept = [r for r in records
+            if r.get("record_type") == "explainer_score" and r["explainer"].get("source", "builtin") == "builtin"
+            and (record_filter(r.get("protocol")) != NONE) == filtered and r["model"].get("seed") == seed]
+    if filtered:
+        names = {record_filter(r.get("protocol")) for r in kept}
+        wanted = PAPER if PAPER in names else PER_MODEL
+        kept = [r for r in kept if record_filter(r.get("protocol")) == wanted]
     index: dict[tuple[str, str, str], Mapping[str, Any]] = {}
-    for record in records:
-        if record.get("record_type") != "explainer_score" or record["explainer"].get("source", "builtin") != "builtin":
-            continue
-        if (record["protocol"].get("filter") != "none") != filtered or record["model"].get("seed") != seed:
-            continue
+    for record in kept:
         key = (record["dataset"]["config"], record["model"]["regime"], record["explainer"]["name"])
         if key in index:
             raise ValueError(f"two records for {key}: {index[key]['record_id']} and {record['record_id']}")

@@ -25,8 +25,10 @@ import jsonschema
 
 # 2.0: signed gender gaps with paired intervals, common random numbers for the RMA reference and the property
 # copies, paired explainer comparisons, and an identity that covers every input of a number (1.x ids differ).
-# 2.1: the optional ``by_gender`` block (every metric per gender group, signed gaps with paired intervals); 2.0
-# records, which lack it, still read.
+# 2.1: the optional ``by_gender`` block (every metric per gender group, signed gaps with paired intervals); named
+# correctness filters (protocol.filter paper | per_model | none; 2.0 records say all_gender_variants_correct for
+# per_model) and the optional ``filter`` block (sentence set scored, the paper's shared subset and the models that
+# defined it). 2.0 records, which lack both blocks, stay valid.
 SCHEMA_VERSION = "2.1"
 RECORD_TYPES = ("explainer_score", "model_bias")
 
@@ -55,6 +57,29 @@ _PROVENANCE = {
         "created_at": {"type": "string"},
         "libraries": {"type": "object"},
         "seed": {"type": ["integer", "null"]},
+    },
+}
+
+_SHA256 = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
+#: the sentences a record scored, by filter (gecobench.evaluation.filters); the shared subset's fingerprint is also
+#: in ``protocol.filter_subset_sha256`` (part of the identity), its defining models only here
+_FILTER_BLOCK: dict[str, Any] = {
+    "type": "object",
+    "required": ["name", "n_source_sentences", "scored_fingerprint"],
+    "additionalProperties": False,
+    "properties": {
+        "name": {"enum": ["paper", "per_model", "none"]},
+        "n_source_sentences": {"type": "integer", "minimum": 0,
+                               "description": "source sentences scored (all their gender variants)"},
+        "n_sentences": {"type": "integer", "minimum": 0},
+        "scored_fingerprint": {**_SHA256, "description": "SHA-256 of the config and the sorted source-sentence "
+                                                         "ids scored"},
+        "subset_fingerprint": {**_SHA256, "description": "paper: the shared subset's fingerprint"},
+        "subset_n_source_sentences": {"type": "integer", "minimum": 0},
+        "defined_by": {"type": "array", "items": {"type": "string"},
+                       "description": "checkpoint SHA-256 of the models whose predictions defined the set"},
+        "zero_shot_counted": {"type": "boolean"},
+        "subset_source": {"enum": ["computed", "file"]},
     },
 }
 
@@ -134,6 +159,7 @@ EXPLAINER_SCORE_SCHEMA: dict[str, Any] = {
             },
         },
         "protocol": {"type": "object"},
+        "filter": _FILTER_BLOCK,
         "metrics": {"type": "object", "required": ["mass_accuracy"], "additionalProperties": _METRIC_VALUE},
         "groups": {
             "type": "object",

@@ -6,15 +6,25 @@
 1. **zoo** — six regimes × four GECO configs for each seed, with the schedule that brings every regime but ZS
    to ≥ 80 % test accuracy on this 2-core CPU (:data:`REFERENCE_SCHEDULES`); checkpoints under
    ``runs/reference/zoo`` (not committed), their summary in ``reference/zoo_summary.json`` (committed);
-2. **evaluate** — the explainers of :data:`REFERENCE_EXPLAINERS` on every test sentence of each config,
-   with the paper's filter (every gender variant classified correctly) and without, into the store
-   ``reference/store``. Both filters come from one attribution pass (the filtered records score the subset),
-   and the zero-shot model's own attributions are every other model's RMA reference.
+2. **filters** — the paper's filter is one shared sentence subset per config, defined by the predictions of every
+   trained model of the config, every seed of the plan (:mod:`gecobench.evaluation.filters`): so the whole zoo of
+   every planned seed is trained first, then each config's subset is written to ``reference/filters/<config>.json``
+   (committed; a submission is scored on the same subset);
+3. **evaluate** — the explainers of :data:`REFERENCE_EXPLAINERS` on every test sentence of each (config, seed)
+   unit, with the paper's filter and without (:data:`FILTERS`, from one attribution pass), the zero-shot model's
+   own attributions being every other model's RMA reference. Each finished unit's records land in the
+   **staging** folder ``reference/staging/seed-<k>/`` (inside the repository, ignored by the Space and the
+   store's readers), with a marker ``units/<config>.json``, so it can be committed as it finishes and a new
+   machine resumes from the repository;
+4. **promote** — a seed whose every config is staged moves into ``reference/store``
+   (:func:`promote_seed`; ``promoted-seed-<k>.json`` in the staging folder says so).
 
-Every stage resumes: a checkpoint whose recorded schedule equals the planned one is kept, evaluation chunks are
-checkpointed by the runner, and records already in the store are not written again. ``--shard K/N`` gives one
-of N machines (or process groups) its share of the units; each unit is whole, so shards never overlap, and a
-shard trains the checkpoints of the configs it evaluates, so it never needs another shard's.
+Every stage resumes: a checkpoint whose recorded schedule equals the planned one is kept, a subset file whose
+defining models are the plan's is kept, evaluation chunks are checkpointed by the runner, staged or promoted units
+are not run again, and records already in a store are not written again. ``--shard K/N`` gives one of N machines
+(or process groups) its share of the evaluation units; each unit is whole, so shards never overlap, and a shard
+trains the checkpoints of the units it evaluates. The subsets need every seed's checkpoints of a config: compute
+them where the whole zoo is and commit ``reference/filters/``; a shard then reads the committed ones.
 Wall times per unit go to ``reference/timings.json``.
 """
 
@@ -39,6 +49,8 @@ log = logging.getLogger("gecobench.reference")
 
 REFERENCE_DIR = REPO_ROOT / "reference"
 REFERENCE_STORE = REFERENCE_DIR / "store"
+#: finished (config, seed) units wait here until their seed is complete (:func:`promote_seed`)
+STAGING_FOLDER = "staging"
 ZOO_SUMMARY = REFERENCE_DIR / "zoo_summary.json"
 TIMINGS = REFERENCE_DIR / "timings.json"
 DEFAULT_CHECKPOINT_ROOT = REPO_ROOT / "runs" / "reference"
@@ -85,7 +97,10 @@ REFERENCE_EXPLAINERS = (*PAPER_EXPLAINERS, "partition_shap")
 #: cores (AMD EPYC); Partition SHAP adds about 40 % to a model's evaluation (BENCHMARKS.md, 2026-12-02).
 PROPERTIES_SUBSAMPLE_GROUPS = 32
 
-FILTERS = (True, False)  # the paper's filter (every variant classified correctly), and none
+#: the paper's filter (one shared subset per config: gecobench.evaluation.filters), and none
+FILTERS = ("paper", "none")
+#: the seeds of the reference: the paper trains five models per regime
+REFERENCE_SEEDS: tuple[int, ...] = (0, 1, 2, 3, 4)
 
 
 @dataclass(frozen=True)
@@ -117,7 +132,7 @@ class EvaluationUnit:
 class ReferencePlan:
     """What ``make reference`` computes. Defaults are the reference; tests shrink it."""
 
-    seeds: tuple[int, ...] = (0,)
+    seeds: tuple[int, ...] = REFERENCE_SEEDS
     configs: tuple[str, ...] = CONFIGS
     regimes: tuple[str, ...] = REGIMES
     explainers: tuple[str, ...] = REFERENCE_EXPLAINERS
@@ -130,6 +145,11 @@ class ReferencePlan:
     timings: Path = TIMINGS
     #: where the zero-shot attribution bundles go; None: ``zero_shot_attributions/`` beside the store
     zero_shot_attributions: Path | None = None
+    #: where finished units wait for their seed; None: ``staging/`` beside the store
+    staging: Path | None = None
+    #: the seeds whose models define the paper's shared subsets; None: ``seeds``. A run of some seeds of the
+    #: reference (``--seeds 1``) keeps the reference's (:data:`REFERENCE_SEEDS`), so every seed scores one subset
+    filter_seeds: tuple[int, ...] | None = None
     schedules: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=lambda: dict(REFERENCE_SCHEDULES))
     exceptions: dict[tuple[str, str], tuple[str, dict[str, Any]]] = field(
         default_factory=lambda: dict(SCHEDULE_EXCEPTIONS))
@@ -179,6 +199,30 @@ class ReferencePlan:
         from gecobench.evaluation.published_reference import BUNDLE_FOLDER
 
         return Path(self.zero_shot_attributions or Path(self.store).parent / BUNDLE_FOLDER)
+
+    @property
+    def filters_dir(self) -> Path:
+        """Where the paper's filter subsets are (``<config>.json``): ``filters/`` beside the store."""
+        from gecobench.evaluation.filters import SUBSET_FOLDER
+
+        return Path(self.store).parent / SUBSET_FOLDER
+
+    @property
+    def staging_dir(self) -> Path:
+        return Path(self.staging or Path(self.store).parent / STAGING_FOLDER)
+
+    def seed_staging(self, seed: int) -> Path:
+        """``staging/seed-<k>``: the finished units of one seed (``store/`` and ``units/<config>.json``)."""
+        return self.staging_dir / f"seed-{seed}"
+
+    def staged_store(self, seed: int) -> Path:
+        return self.seed_staging(seed) / "store"
+
+    def unit_marker(self, unit: EvaluationUnit) -> Path:
+        return self.seed_staging(unit.seed) / "units" / f"{unit.config}.json"
+
+    def promotion_marker(self, seed: int) -> Path:
+        return self.staging_dir / f"promoted-seed-{seed}.json"
 
     def evaluation_settings(self, seed: int) -> Any:
         """The :class:`~gecobench.evaluation.runner.EvaluationSettings` of one seed's evaluation."""
@@ -336,14 +380,87 @@ def write_zoo_summary(plan: ReferencePlan) -> list[dict[str, Any]]:
     return rows
 
 
+def _defining_checkpoints(plan: ReferencePlan, config: str) -> dict[str, Path]:
+    """The checkpoints whose predictions define a config's shared subset: every planned seed of every regime but
+    ZS (see :mod:`gecobench.evaluation.filters`), by folder."""
+    from gecobench.evaluation.filters import ZERO_SHOT_REGIME
+
+    seeds = plan.filter_seeds if plan.filter_seeds is not None else plan.seeds
+    return {f"{config}/{r}/seed{s}": plan.checkpoint(ZooUnit(config, r, s))
+            for s in seeds for r in plan.regimes if r != ZERO_SHOT_REGIME}
+
+
+def write_filter_subsets(plan: ReferencePlan, configs: Iterable[str] | None = None,
+                         data_dir: str | None = None) -> dict[str, Any]:
+    """The paper's shared subset of each config in ``plan.filters_dir`` (``<config>.json``); returns them by config.
+
+    A subset file already there is kept when the plan's checkpoints that exist here are among its defining models
+    and their number is the plan's (so a shard that trained only its own units can use a committed subset);
+    otherwise it is refused with what to do, never silently replaced (records staged with it carry its
+    fingerprint). A missing one is computed from every planned seed's checkpoints, which must all exist."""
+    from gecobench.evaluation.data import load_split
+    from gecobench.evaluation.filters import FilterSubsetError, load_subset, subset_file
+    from gecobench.evaluation.runner import compute_paper_subset
+    from gecobench.provenance import checkpoint_fingerprints
+
+    subsets = {}
+    for config in configs or plan.configs:
+        path = subset_file(Path(plan.store).parent, config)
+        folders = _defining_checkpoints(plan, config)
+        present = {name: folder for name, folder in folders.items() if (folder / "gecobench_model.json").is_file()}
+        if path.is_file():
+            subset = load_subset(path, config)
+            defined = set(subset.defining_checkpoints)
+            strangers = [name for name, folder in present.items() if checkpoint_fingerprints(folder)[0] not in defined]
+            if strangers or len(defined) != len(folders):
+                raise FilterSubsetError(
+                    f"{path} was defined by {len(defined)} models, the plan's {len(folders)} differ"
+                    + (f" (not among them: {', '.join(strangers)})" if strangers else "")
+                    + ": retrained checkpoints or another set of seeds. Records made with it keep its fingerprint; "
+                    "delete the file (and the staged records made with it) to compute the subset again")
+            subsets[config] = subset
+            continue
+        missing = sorted(name for name in folders if name not in present)
+        if missing:
+            raise FileNotFoundError(
+                f"the paper's filter of {config} needs every planned seed's checkpoints; missing: {', '.join(missing)}. "
+                "Train the zoo of those seeds first (--stage zoo --seeds ..., without --shard), or commit "
+                f"{path} from the machine that has them")
+        settings = plan.evaluation_settings(plan.seeds[0])
+        if data_dir is not None:
+            settings = dataclasses.replace(settings, data_dir=data_dir)
+        split = load_split(config, settings.split, settings.data_dir)
+        start, cpu_start = time.perf_counter(), time.process_time()
+        subset = compute_paper_subset([str(f) for f in folders.values()], split, settings)
+        subset.write(path)
+        Timings(plan.timings).record(f"filters/{config}", time.perf_counter() - start,
+                                     cpu_seconds=round(time.process_time() - cpu_start, 1), models=len(folders))
+        log.info("%s: the paper's filter keeps %d of %d source sentences (%d models); written to %s", config,
+                 subset.size, subset.n_considered, len(subset.defined_by), path)
+        subsets[config] = subset
+    return subsets
+
+
+def unit_state(plan: ReferencePlan, unit: EvaluationUnit) -> str:
+    """``promoted`` (its seed is in the store), ``staged`` (finished, waiting for its seed) or ``missing``."""
+    marker = plan.promotion_marker(unit.seed)
+    if marker.is_file() and unit.config in json.loads(marker.read_text(encoding="utf-8")).get("configs", []):
+        return "promoted"
+    return "staged" if plan.unit_marker(unit).is_file() else "missing"
+
+
 def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, progress: bool = True,
                     checkpoint_dir: Path | None = None) -> list[EvaluationUnit]:
-    """Score every explainer on every model of each evaluation unit of this shard into the reference store."""
+    """Score every explainer on every model of each evaluation unit of this shard into the seed's staging store,
+    on the paper's shared subsets (:func:`write_filter_subsets`) and unfiltered; a finished unit gets its marker.
+    Staged and promoted units are skipped. Returns the units run now."""
     from gecobench.evaluation.runner import run_evaluation
 
     timings = Timings(plan.timings)
+    todo = [u for u in select_shard(plan.evaluation_units(), shard) if unit_state(plan, u) == "missing"]
+    subsets = write_filter_subsets(plan, sorted({u.config for u in todo})) if todo else {}
     done = []
-    for unit in select_shard(plan.evaluation_units(), shard):
+    for unit in todo:
         models = plan.models_of(unit.config, unit.seed)
         missing = [m for m in models if not (Path(m) / "gecobench_model.json").is_file()]
         if missing:
@@ -352,12 +469,13 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
         start, cpu_start = time.perf_counter(), time.process_time()
         checkpoints = checkpoint_dir or Path(plan.checkpoint_root) / "eval_checkpoints"
         summary = run_evaluation(list(plan.explainers), models, [unit.config], settings,
-                                 store_location=str(plan.store), checkpoint_dir=checkpoints,
-                                 progress=progress, filters=FILTERS)
+                                 store_location=str(plan.staged_store(unit.seed)), checkpoint_dir=checkpoints,
+                                 progress=progress, filters=FILTERS, filter_subsets={unit.config: subsets[unit.config]})
         try:
             export_zero_shot_attributions(plan, unit, checkpoints)
         except ValueError as err:  # e.g. records made earlier and their checkpoints since removed: say so, go on
             log.warning("%s: zero-shot reference attributions not published: %s", unit.key, err)
+        seconds = time.perf_counter() - start + summary.resumed_seconds
         if summary.written:  # a unit that only found its records is not re-timed
             # A unit resumed from its chunk checkpoints also counts the chunks an earlier, interrupted run did.
             # Their CPU seconds are known for checkpoints written since they were kept; otherwise the unit's CPU
@@ -368,10 +486,129 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
                 facts["cpu_seconds_cover"] = "this run only (resumed chunks without CPU seconds)"
             else:
                 cpu_seconds += summary.resumed_cpu_seconds
-            timings.record(unit.key, time.perf_counter() - start + summary.resumed_seconds,
-                           records=len(summary.written), cpu_seconds=round(cpu_seconds, 1), **facts)
+            timings.record(unit.key, seconds, records=len(summary.written), cpu_seconds=round(cpu_seconds, 1),
+                           **facts)
+        _write_json(plan.unit_marker(unit), {
+            "config": unit.config, "seed": unit.seed, "record_ids": sorted(summary.written + summary.existing),
+            "filters": list(FILTERS), "filter_subset_sha256": subsets[unit.config].fingerprint,
+            "explainers": list(plan.explainers), "regimes": list(plan.regimes), "seconds": round(seconds, 1)})
+        log.info("%s staged in %s: commit it (git add %s)", unit.key, plan.seed_staging(unit.seed),
+                 plan.seed_staging(unit.seed))
         done.append(unit)
     return done
+
+
+def _write_json(path: Path, document: dict[str, Any]) -> None:
+    from gecobench.provenance import base_provenance
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    partial.write_text(json.dumps({**document, "provenance": base_provenance(None)}, indent=2) + "\n",
+                       encoding="utf-8")
+    partial.replace(path)
+
+
+def promote_seed(plan: ReferencePlan, seed: int, replace: bool = False) -> dict[str, Any]:
+    """Move a complete seed's staged records (and their per-sentence side files) into ``plan.store``.
+
+    Refused (ValueError naming the missing units) unless every config of the plan is staged for the seed. Every
+    staged record is validated on the way; one already in the store under its id is left as it is. With
+    ``replace``, the store's other records of this seed (an earlier reference's, e.g. the per-model filtered
+    seed-0 records of 0.6) and their side files are removed, so the seed's cells hold the new records only.
+    Afterwards the seed's staging folder is removed and ``promoted-seed-<k>.json`` lists what moved."""
+    import shutil
+
+    from gecobench.evaluation.sentence_scores import side_file_path
+    from gecobench.store import LocalStore
+
+    units = [EvaluationUnit(c, seed) for c in plan.configs]
+    missing = [u.key for u in units if unit_state(plan, u) == "missing"]
+    if missing:
+        raise ValueError(f"seed {seed} is not complete: {', '.join(missing)} not staged")
+    if all(unit_state(plan, u) == "promoted" for u in units):
+        return json.loads(plan.promotion_marker(seed).read_text(encoding="utf-8"))
+    staged_root = plan.staged_store(seed)
+    staged = LocalStore(staged_root).read_all()
+    if staged.warnings:
+        raise ValueError(f"staged records of seed {seed} do not all read: {staged.warnings[:3]}")
+    target = LocalStore(plan.store)
+    removed: list[str] = []
+    if replace:
+        keep = {r["record_id"] for r in staged.documents}
+        for record in target.read_all("explainer_score").documents:
+            if record["model"].get("seed") == seed and record["record_id"] not in keep:
+                path = target.path_for("explainer_score", record["record_id"])
+                path.unlink()
+                removed.append(record["record_id"])
+                side_file_path(plan.store, record["record_id"]).unlink(missing_ok=True)
+    moved, kept = [], []
+    for document in staged.documents:
+        if target.exists(document["record_type"], document["record_id"]):
+            kept.append(document["record_id"])
+        else:
+            target.append(document)
+            moved.append(document["record_id"])
+    # the per-sentence side files (every file of the staged store that is not a record)
+    for path in sorted(staged_root.rglob("*")):
+        relative = path.relative_to(staged_root)
+        if path.is_file() and relative.parts[0] != "explainer_score":
+            destination = Path(plan.store) / relative
+            if not destination.exists():
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, destination)
+    markers = {u.config: json.loads(plan.unit_marker(u).read_text(encoding="utf-8")) for u in units
+               if plan.unit_marker(u).is_file()}
+    summary = {"seed": seed, "configs": [u.config for u in units], "records": len(staged.documents),
+               "moved": len(moved), "already_in_store": len(kept), "removed_older": len(removed),
+               "filter_subset_sha256": {c: m.get("filter_subset_sha256") for c, m in markers.items()},
+               "record_ids": sorted(r["record_id"] for r in staged.documents)}
+    _write_json(plan.promotion_marker(seed), summary)
+    shutil.rmtree(plan.seed_staging(seed))
+    log.info("seed %d promoted: %d records into %s", seed, len(staged.documents), plan.store)
+    return summary
+
+
+def plan_report(plan: ReferencePlan, shard: tuple[int, int] | None = None) -> list[str]:
+    """What the plan holds, unit by unit: the zoo, the subsets, staged/promoted/missing units, and what to commit."""
+    from gecobench.evaluation.filters import load_subset, subset_file
+
+    lines = []
+    for unit in zoo_units_of_shard(plan, shard):
+        preset, overrides = plan.schedule_for(unit.regime, unit.config)
+        state = "done" if checkpoint_is_current(plan, unit) else "to train"
+        lines.append(f"{unit.key:<40} {preset:<8} {overrides}  [{state}]")
+    for config in plan.configs:
+        path = subset_file(Path(plan.store).parent, config)
+        if path.is_file():
+            subset = load_subset(path, config)
+            lines.append(f"{'filters/' + config:<40} {subset.size} of {subset.n_considered} source sentences, "
+                         f"{len(subset.defined_by)} models, {subset.fingerprint[:12]}  [done]")
+        else:
+            lines.append(f"{'filters/' + config:<40} needs every planned seed's zoo  [to compute]")
+    states: dict[int, dict[str, str]] = {}
+    for unit in select_shard(plan.evaluation_units(), shard):
+        state = unit_state(plan, unit)
+        states.setdefault(unit.seed, {})[unit.config] = state
+        lines.append(f"{unit.key:<40} {len(plan.explainers)} explainers × {len(plan.regimes)} models × "
+                     f"{len(FILTERS)} filters  [{state}]")
+    staged = sorted(seed for seed, by in states.items() if "staged" in by.values())
+    complete = sorted(seed for seed, by in states.items()
+                      if set(by.values()) == {"staged"} and set(by) == set(plan.configs))
+    missing = sum(1 for by in states.values() for s in by.values() if s == "missing")
+    lines.append(f"units: {sum(1 for by in states.values() for s in by.values() if s != 'missing')} done, "
+                 f"{missing} missing")
+    try:
+        where = plan.staging_dir.relative_to(REPO_ROOT)
+        filters = plan.filters_dir.relative_to(REPO_ROOT)
+    except ValueError:
+        where, filters = plan.staging_dir, plan.filters_dir
+    if staged:
+        lines.append(f"to commit: git add {filters} {where} reference/zero_shot_attributions reference/timings.json "
+                     f"&& git commit -m 'reference: staged units of seed(s) {', '.join(map(str, staged))}'")
+    for seed in complete:
+        lines.append(f"seed {seed} is complete: python scripts/reference.py --stage promote --seeds {seed} "
+                     "(then commit reference/store and the staging folder)")
+    return lines
 
 
 def _zero_shot_unit(plan: ReferencePlan, unit: EvaluationUnit, data_dir: str | None = None) -> dict[str, Any]:
@@ -382,7 +619,7 @@ def _zero_shot_unit(plan: ReferencePlan, unit: EvaluationUnit, data_dir: str | N
 
     zero_shot = plan.checkpoint(ZooUnit(unit.config, "ZS", unit.seed))
     info = json.loads((zero_shot / "gecobench_model.json").read_text(encoding="utf-8"))
-    settings = dataclasses.replace(plan.evaluation_settings(unit.seed), data_dir=data_dir, filter_correct=False)
+    settings = dataclasses.replace(plan.evaluation_settings(unit.seed), data_dir=data_dir, filter="none")
     split = load_split(unit.config, settings.split, data_dir)
     checkpoint_sha256, function_sha256 = checkpoint_fingerprints(zero_shot)
     return {"path": zero_shot, "settings": settings, "split": split,
@@ -461,7 +698,7 @@ def extend_zero_shot_attributions(plan: ReferencePlan, unit: EvaluationUnit, che
     with tempfile.TemporaryDirectory(prefix="gecobench-zs-") as tmp:
         # the records of this pass are not reference records (no properties): they go to a throw-away store
         run_evaluation(missing, [str(zs["path"])], [unit.config], settings, store_location=str(Path(tmp) / "store"),
-                       checkpoint_dir=checkpoint_dir, progress=progress, filters=(False,))
+                       checkpoint_dir=checkpoint_dir, progress=progress, filters=("none",))
         added = _export_zero_shot_unit(zs, unit, checkpoint_dir, [keys[text] for text in missing],
                                        Path(tmp) / "added")
         path = merge_bundles([bundle.path, added], plan.attributions_dir)
@@ -469,16 +706,18 @@ def extend_zero_shot_attributions(plan: ReferencePlan, unit: EvaluationUnit, che
     return path, missing
 
 
-def coverage(plan: ReferencePlan, records: Iterable[dict[str, Any]]) -> dict[str, list[tuple[str, ...]]]:
-    """Grid cells (explainer × regime × config × seed × filter) with a record, and those without."""
+def coverage(plan: ReferencePlan, records: Iterable[dict[str, Any]],
+             filters: Sequence[str] = FILTERS) -> dict[str, list[tuple[str, ...]]]:
+    """Grid cells (explainer × regime × config × seed × filter) with a record, and those without. Filters by
+    name (:mod:`gecobench.evaluation.filters`; the legacy ``all_gender_variants_correct`` is ``per_model``)."""
+    from gecobench.evaluation.filters import record_filter
+
     present = set()
     for record in records:
         if record.get("record_type") != "explainer_score":
             continue
-        protocol = record.get("protocol") or {}
-        filtered = protocol.get("filter") != "none"
         present.add((record["explainer"]["name"], record["model"]["regime"], record["dataset"]["config"],
-                     str(record["model"].get("seed")), "filtered" if filtered else "unfiltered"))
+                     str(record["model"].get("seed")), str(record_filter(record.get("protocol")))))
     wanted = [(e, r, c, str(s), f) for s in plan.seeds for c in plan.configs for r in plan.regimes
-              for e in plan.explainers for f in ("filtered", "unfiltered")]
+              for e in plan.explainers for f in filters]
     return {"present": [w for w in wanted if w in present], "missing": [w for w in wanted if w not in present]}

@@ -8,8 +8,9 @@
   ``$GECOBENCH_RESULTS`` or ``results/``).
 
 Records of the two sources are never pooled: every GECO view reads one source. Within a source, the records of
-different correctness filters (the paper's ``all_gender_variants_correct`` and ``none``) are never ranked
-together either: a view shows one filter at a time.
+different correctness filters (:mod:`gecobench.evaluation.filters`: the paper's shared subset ``paper``, the
+per-model ``per_model`` — which records before schema 2.1 call ``all_gender_variants_correct`` — and ``none``)
+are never ranked together either: a view shows one filter at a time.
 
 Also here: where a record's model card and dataset card are (row provenance). No Gradio here.
 """
@@ -22,18 +23,27 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gecobench.evaluation.filters import LEGACY_PER_MODEL, NONE, PAPER, PER_MODEL
+
 REFERENCE, USER = "reference", "user"
 REFERENCE_ENV = "GECOBENCH_REFERENCE"
 CHECKPOINTS_ENV = "GECOBENCH_CHECKPOINTS"
 PAPER_BASE_MODEL = "bert-base-uncased"
-PAPER_FILTER = "all_gender_variants_correct"
-UNFILTERED = "none"
+PAPER_FILTER = PAPER
+PER_MODEL_FILTER = PER_MODEL
+#: what records before schema 2.1 call the per-model filter (read as PER_MODEL_FILTER)
+LEGACY_PER_MODEL_FILTER = LEGACY_PER_MODEL
+UNFILTERED = NONE
 NOT_RECORDED = "not recorded"  # records whose protocol names no filter (older or synthetic ones)
 FILTER_LABELS = {
-    PAPER_FILTER: "Paper's filter: sentences whose gender variants are all classified correctly",
+    PAPER_FILTER: "Paper's filter: sentences whose gender variants every model of the config classifies correctly",
+    PER_MODEL_FILTER: "Per-model filter: sentences whose gender variants this model classifies correctly",
     UNFILTERED: "Unfiltered: every test sentence",
     NOT_RECORDED: "Filter not recorded",
 }
+#: the filter a view opens on, in order of preference: the paper's shared subset, else the per-model filter (the
+#: committed seed-0 reference of 0.6 has only that one and none)
+DEFAULT_FILTER_ORDER = (PAPER_FILTER, PER_MODEL_FILTER, UNFILTERED)
 GECO_CARD = Path(__file__).resolve().parent.parent / "geco_dataset" / "cards" / "geco_README.md"
 GECO_HUB_NAME = "geco"  # the dataset repo name gecobench.hub_publish gives GECO, beside the results repo
 _HUB_MODEL_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
@@ -72,9 +82,12 @@ def checkpoint_roots_from_env() -> list[Path]:
 # ------------------------------------------------------------------------------------------------ filters
 
 def filter_of(record: Mapping[str, Any]) -> str:
-    """The correctness filter a record's sentences passed (``protocol.filter``), or :data:`NOT_RECORDED`."""
+    """The correctness filter a record's sentences passed (``protocol.filter``; the legacy
+    ``all_gender_variants_correct`` read as :data:`PER_MODEL_FILTER`), or :data:`NOT_RECORDED`."""
     value = (record.get("protocol") or {}).get("filter")
-    return str(value) if value else NOT_RECORDED
+    if not value:
+        return NOT_RECORDED
+    return PER_MODEL_FILTER if value == LEGACY_PER_MODEL_FILTER else str(value)
 
 
 def _filter_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
@@ -94,11 +107,15 @@ def filter_choices(records: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]
 
 
 def chosen_filter(records: Sequence[Mapping[str, Any]], wanted: str | None) -> str | None:
-    """``wanted`` when some record has it, else the default: the paper's filter when present, else the first
-    present; None when there are no records."""
+    """``wanted`` when some record has it (the legacy name of the per-model filter included), else the default: the
+    first of :data:`DEFAULT_FILTER_ORDER` present, else the first present; None when there are no records."""
     counts = _filter_counts(records)
+    wanted = PER_MODEL_FILTER if wanted == LEGACY_PER_MODEL_FILTER else wanted
     if wanted in counts:
         return wanted
+    preferred = [value for value in DEFAULT_FILTER_ORDER if counts.get(value)]
+    if preferred:
+        return preferred[0]
     present = [value for _, value in filter_choices(records) if counts.get(value)]
     return present[0] if present else None
 

@@ -16,7 +16,7 @@ The RMA reference (the zero-shot model of the model's base, explained by every e
 computed when it is published for the same zero-shot checkpoint, data and protocol (docs/evaluation.md, "The RMA
 reference, published"), here on the reference zoo's models:
 
-    python scripts/reference.py --stage zoo --configs binary_all       # the zoo of one config, once
+    python scripts/reference.py --stage zoo --configs binary_all --seeds 0   # the zoo of one config, once
     python scripts/evaluate_explainers.py --explainers saliency lime --models runs/reference/zoo/binary_all/C/seed0 \
         --zero-shot runs/reference/zoo/binary_all/ZS/seed0 --max-groups 32 \
         --reference-attributions reference/zero_shot_attributions
@@ -38,6 +38,15 @@ from gecobench.evaluation import (
     ExplainerSpec,
     leaderboard_text,
     run_evaluation,
+)
+from gecobench.evaluation.filters import (
+    DEFAULT_FILTER,
+    FILTER_NAMES,
+    NONE,
+    PAPER,
+    FilterSubsetError,
+    load_filter_subsets,
+    reference_subsets_for_models,
 )
 from gecobench.store import open_results_store
 
@@ -61,11 +70,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-groups", type=int, default=None,
                         help="score only the first N source sentences of the split (each with all its gender variants)")
     parser.add_argument("--noise-std", type=float, default=0.01, help="std of the small-noise-check embedding noise")
-    parser.add_argument("--filter", dest="filter_correct", action=argparse.BooleanOptionalAction, default=True,
-                        help="score only sentences whose every gender variant is classified correctly (the paper's filter)")
+    parser.add_argument("--filter", choices=FILTER_NAMES, default=DEFAULT_FILTER,
+                        help="the correctness filter: paper (default: the source sentences whose every gender "
+                             "variant every model of the config classifies correctly, one subset shared by all "
+                             "models), per_model (each model its own correctly classified sentences) or none")
+    parser.add_argument("--no-filter", dest="filter", action="store_const", const=NONE,
+                        help="the same as --filter none")
     parser.add_argument("--both-filters", action="store_true",
-                        help="write records with and without the paper's filter from one attribution pass "
+                        help="write records with the paper's filter and without from one attribution pass "
                              "(overrides --filter/--no-filter)")
+    parser.add_argument("--filter-subset", default=None, metavar="PATH",
+                        help="the paper's filter: score the shared subset of this file (filters/<config>.json), "
+                             "folder of such files or reference folder, instead of computing it from --models "
+                             "(default: the committed reference's subsets when --models are the reference's "
+                             "checkpoints, else computed)")
+    parser.add_argument("--save-filter-subsets", default=None, metavar="DIR",
+                        help="write the shared subsets the run used to DIR/<config>.json, for --filter-subset")
     parser.add_argument("--properties", action=argparse.BooleanOptionalAction, default=True,
                         help="compute the property and ranking metrics (MRC, SNC, LD, DMA, SP, CVR, rank accuracy, AUPRC); "
                              "with --no-properties a record holds MA, RMA and the gender gap only")
@@ -107,21 +127,41 @@ def main(argv: list[str] | None = None) -> int:
         importlib.import_module(module)
     try:
         settings = EvaluationSettings(
-            split=args.split, seed=args.seed, filter_correct=args.filter_correct, properties=args.properties,
+            split=args.split, seed=args.seed, filter=args.filter, properties=args.properties,
             bootstrap=args.bootstrap, batch_size=args.batch_size, chunk_size=args.chunk_size, max_groups=args.max_groups,
             noise_std=args.noise_std, data_dir=args.data_dir, faithfulness=args.faithfulness,
             properties_max_groups=args.properties_max_groups, faithfulness_max_groups=args.faithfulness_max_groups,
         )
     except ValueError as err:  # e.g. a subsample size that is not a multiple of --chunk-size
         build_parser().error(str(err))
-    summary = run_evaluation([ExplainerSpec.parse(e) for e in args.explainers], args.models, args.configs,
-                             settings, store_location=args.results, checkpoint_dir=args.checkpoint_dir,
-                             progress=not args.quiet, filters=(True, False) if args.both_filters else None,
-                             reference_attributions=args.reference_attributions, zero_shot=args.zero_shot)
+    filters = (PAPER, NONE) if args.both_filters else (settings.filter,)
+    subsets = None
+    if PAPER in filters:
+        try:
+            if args.filter_subset:
+                subsets = load_filter_subsets(args.filter_subset)
+            else:  # the reference's subsets, when the models are the reference's, for every config of the run
+                found = reference_subsets_for_models(args.models)
+                subsets = found if found and set(args.configs) <= set(found) else None
+        except FilterSubsetError as err:
+            build_parser().error(str(err))
+    try:
+        summary = run_evaluation([ExplainerSpec.parse(e) for e in args.explainers], args.models, args.configs,
+                                 settings, store_location=args.results, checkpoint_dir=args.checkpoint_dir,
+                                 progress=not args.quiet, filters=filters,
+                                 reference_attributions=args.reference_attributions, zero_shot=args.zero_shot,
+                                 filter_subsets=subsets)
+    except FilterSubsetError as err:  # a subset file of other data or config
+        build_parser().error(str(err))
     from accelerate import PartialState
 
     if PartialState().is_main_process:
         print(f"records written: {len(summary.written)}; already in the store: {len(summary.existing)}")
+        for config, subset in summary.filter_subsets.items():
+            print(f"paper's filter on {config}: {subset.size} of {subset.n_considered} source sentences "
+                  f"(subset {subset.fingerprint[:12]}, {len(subset.defined_by)} defining models)")
+            if args.save_filter_subsets:
+                print(f"  written to {subset.write(Path(args.save_filter_subsets) / f'{config}.json')}")
         if args.show_leaderboard:
             print(leaderboard_text(open_results_store(args.results)))
         if args.show_gaps:

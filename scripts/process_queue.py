@@ -38,6 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--configs", nargs="+", default=["binary_all"], help="GECO configs (default: binary_all)")
     parser.add_argument("--data-dir", default=None, help="local GECO copy (default: ../shared/data/geco or download)")
     parser.add_argument("--max-groups", type=int, default=None, help="score only the first N test sentence groups")
+    parser.add_argument("--filter-subset", default=None, metavar="PATH",
+                        help="the paper's filter: the shared subsets to score submissions on (a filters/<config>.json "
+                             "file, a folder of them or a reference folder; default: the committed reference's when "
+                             "the model set is the reference's, else computed from the model set)")
     parser.add_argument("--no-properties", action="store_true", help="skip every property and ranking metric (MRC, SNC, LD, DMA, SP, CVR, rank accuracy, AUPRC): "
                         "records then hold MA, RMA and the gender gap only")
     parser.add_argument("--memory-gb", type=float, default=6.0, help="sandbox memory limit (GiB)")
@@ -72,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
                            max_disk_bytes=args.disk_mb << 20)
     config = WorkerConfig(model_paths=models, configs=args.configs, results_location=args.results,
                           data_dir=args.data_dir, settings=settings, limits=limits,
-                          unsafe_no_sandbox=args.unsafe_no_sandbox)
+                          unsafe_no_sandbox=args.unsafe_no_sandbox, filter_subsets=args.filter_subset)
     if dropped:
         print(f"dropped {len(dropped)} secret-looking environment variable(s) ({', '.join(dropped)}): the worker "
               "holds no token; publish results to the Hub as a separate step")

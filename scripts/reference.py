@@ -1,16 +1,22 @@
 #!/usr/bin/env python
 """The reference results: train the zoo and score every built-in explainer on every test sentence.
 
-Resumable (finished checkpoints, evaluation chunks and records are kept) and shardable:
+Stages, in order: zoo (every planned seed), filters (the paper's shared subset per config, from every seed's
+models), evaluate ((config, seed) units into the staging folder), promote (a complete seed into the store).
+Resumable (finished checkpoints, subsets, staged units and records are kept) and shardable:
 
-  python scripts/reference.py --plan                      # print what would run, run nothing
+  python scripts/reference.py --plan                      # what is done, staged, missing, and what to commit
   python scripts/reference.py                             # every stage (make reference)
   python scripts/reference.py --stage zoo --shard 1/2     # this machine's half of the zoo
+  python scripts/reference.py --stage filters             # the shared subsets (needs every seed's zoo)
   python scripts/reference.py --stage evaluate --seeds 0 1 2
+  python scripts/reference.py --stage promote --seeds 0   # seed 0 complete: staged records into the store
   accelerate launch --multi_gpu --num_processes 2 scripts/reference.py --stage evaluate   # 2 CPU processes
 
-Checkpoints go to runs/reference/ (not committed); the records to reference/store/, the zoo summary to
-reference/zoo_summary.json and the wall time of every unit to reference/timings.json (all committed).
+Checkpoints go to runs/reference/ (not committed). Committed: the subsets in reference/filters/, each finished
+unit in reference/staging/seed-<k>/ (commit it as it finishes: a new machine resumes from the repository), the
+promoted records in reference/store/, the zoo summary in reference/zoo_summary.json and the wall time of every
+unit in reference/timings.json. The Space and the store's readers ignore the staging folder.
 """
 
 from __future__ import annotations
@@ -23,13 +29,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gecobench.reference import CONFIGS, REGIMES, ReferencePlan, parse_shard
+from gecobench.reference import CONFIGS, REFERENCE_SEEDS, REGIMES, ReferencePlan, parse_shard
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--stage", choices=["zoo", "evaluate", "all"], default="all")
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0], help="default: 0")
+    parser.add_argument("--stage", choices=["zoo", "filters", "evaluate", "promote", "all"], default="all",
+                        help="all: zoo, filters, evaluate, then promote every complete seed")
+    parser.add_argument("--seeds", nargs="+", type=int, default=list(REFERENCE_SEEDS),
+                        help=f"default: {' '.join(map(str, REFERENCE_SEEDS))} (the paper's five)")
+    parser.add_argument("--filter-seeds", nargs="+", type=int, default=list(REFERENCE_SEEDS),
+                        help="the seeds whose models define the paper's shared subset of each config (default: the "
+                             "reference's five, whichever --seeds run now)")
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=CONFIGS, help="default: all four")
     parser.add_argument("--shard", type=_shard, default=None, metavar="K/N",
                         help="run only shard K of N: whole (config, seed) evaluations, each with its own zoo checkpoints, "
@@ -39,7 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output", type=Path, default=None, metavar="DIR",
                         help="write the records (DIR/store), zoo summary and timings here instead of reference/ "
                              "(e.g. to time a run without touching the committed results)")
-    parser.add_argument("--plan", action="store_true", help="print the plan and what is done; run nothing")
+    parser.add_argument("--plan", action="store_true",
+                        help="print the plan: what is done, staged, missing, and what to commit; run nothing")
+    parser.add_argument("--replace", action="store_true",
+                        help="with promote: remove the store's older records of the promoted seed (an earlier "
+                             "reference's) so its cells hold the new records only")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     return parser
 
@@ -55,29 +70,38 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from gecobench.reference import (
-        checkpoint_is_current,
-        run_evaluations,
-        run_zoo,
-        select_shard,
-        write_zoo_summary,
-        zoo_units_of_shard,
-    )
+    from gecobench.evaluation.filters import FilterSubsetError
+    from gecobench.reference import plan_report
 
     outputs = {}
     if args.output is not None:
         outputs = {"store": args.output / "store", "zoo_summary": args.output / "zoo_summary.json",
                    "timings": args.output / "timings.json",
                    "zero_shot_attributions": args.output / "zero_shot_attributions"}
-    plan = ReferencePlan(seeds=tuple(args.seeds), configs=tuple(args.configs), regimes=REGIMES, **outputs)
+    plan = ReferencePlan(seeds=tuple(args.seeds), configs=tuple(args.configs), regimes=REGIMES,
+                         filter_seeds=tuple(args.filter_seeds), **outputs)
     if args.plan:
-        for unit in zoo_units_of_shard(plan, args.shard):
-            preset, overrides = plan.schedule_for(unit.regime, unit.config)
-            state = "done" if checkpoint_is_current(plan, unit) else "to train"
-            print(f"{unit.key:<40} {preset:<8} {overrides}  [{state}]")
-        for unit in select_shard(plan.evaluation_units(), args.shard):
-            print(f"{unit.key:<40} {len(plan.explainers)} explainers × {len(plan.regimes)} models")
+        print("\n".join(plan_report(plan, args.shard)))
         return 0
+    try:
+        return _run(plan, args)
+    except (FileNotFoundError, FilterSubsetError) as err:  # a stage that needs another first: say which, no trace
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+def _run(plan: ReferencePlan, args: argparse.Namespace) -> int:
+    from gecobench.reference import (
+        EvaluationUnit,
+        plan_report,
+        promote_seed,
+        run_evaluations,
+        run_zoo,
+        unit_state,
+        write_filter_subsets,
+        write_zoo_summary,
+    )
+
     if args.stage in ("zoo", "all"):
         run_zoo(plan, args.shard, threads=args.threads, progress=not args.quiet)
         rows = write_zoo_summary(plan)
@@ -85,9 +109,25 @@ def main(argv: list[str] | None = None) -> int:
                  if r["regime"] != "ZS" and not r["meets_80_percent"]]
         print(f"zoo: {len(rows)} checkpoints summarised in {plan.zoo_summary}"
               + (f"; below 80 %: {', '.join(below)}" if below else "; every regime but ZS ≥ 80 %"))
+    if args.stage in ("filters", "all"):
+        subsets = write_filter_subsets(plan)
+        print("filters: " + ", ".join(f"{c} {s.size}/{s.n_considered}" for c, s in subsets.items())
+              + f" source sentences kept, in {plan.filters_dir}")
     if args.stage in ("evaluate", "all"):
         run_evaluations(plan, args.shard, progress=not args.quiet)
-        print(f"evaluation: records in {plan.store}")
+        print(f"evaluation: finished units staged in {plan.staging_dir}")
+    if args.stage in ("promote", "all"):
+        for seed in plan.seeds:
+            states = {unit_state(plan, EvaluationUnit(c, seed)) for c in plan.configs}
+            if "missing" in states:
+                if args.stage == "promote":
+                    print(f"seed {seed}: not complete, not promoted")
+                continue
+            summary = promote_seed(plan, seed, replace=args.replace)
+            print(f"seed {seed}: {summary['records']} records in {plan.store}")
+    if args.stage in ("evaluate", "promote", "all"):
+        print("\n".join(line for line in plan_report(plan, args.shard) if line.startswith(("units:", "to commit",
+                                                                                            "seed "))))
     return 0
 
 

@@ -62,6 +62,11 @@ class WorkerConfig:
     unsafe_no_sandbox: bool = False
     # How long a RUNNING claim holds before another worker may recover it (default: from the limits).
     lease_seconds: float | None = None
+    # The paper's filter scores a submission on the reference's shared subset of each config: a subset file, a
+    # folder of them or a reference folder (gecobench.evaluation.filters.load_filter_subsets). Default: the
+    # committed reference's subsets when the model set is the reference's, else one computed from the model set.
+    filter_subsets: Any = None
+    _subsets: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def model_set_name(self) -> str:
         return ",".join(sorted(model_id(p) for p in self.model_paths))
@@ -122,13 +127,37 @@ def one_variant_per_run(groups: list[list[Any]], rng: random.Random) -> list[lis
     return runs
 
 
+def filter_subset_for(config: WorkerConfig, geco_config: str):
+    """The shared subset a submission's ``paper`` records of ``geco_config`` score (None for the other filters):
+    the given one, else the committed reference's when the model set is the reference's, else the one every
+    model of the worker's set defines. One per config, so every model of the set scores the same sentences
+    (the worker scores one model at a time)."""
+    from gecobench.evaluation.data import load_split
+    from gecobench.evaluation.filters import PAPER, load_filter_subsets, reference_subsets_for_models
+    from gecobench.evaluation.runner import compute_paper_subset
+
+    settings = _settings(config)
+    if settings.filter != PAPER:
+        return None
+    if geco_config not in config._subsets:
+        given = (load_filter_subsets(config.filter_subsets) if config.filter_subsets is not None
+                 else reference_subsets_for_models(config.model_paths))
+        subset = given.get(geco_config)
+        if subset is None:
+            split = load_split(geco_config, settings.split, settings.data_dir or config.data_dir)
+            subset = compute_paper_subset(config.model_paths, split, settings)
+        config._subsets[geco_config] = subset
+    return config._subsets[geco_config]
+
+
 def _score(config: WorkerConfig, explainer, model_path: str, geco_config: str) -> list[str]:
     from gecobench.evaluation.runner import ExplainerSpec, run_evaluation
 
+    subset = filter_subset_for(config, geco_config)
     summary = run_evaluation(
         [ExplainerSpec(explainer.name, explainer.params())], [model_path], [geco_config], settings=_settings(config),
         store_location=config.results_location, checkpoint_dir=config.checkpoint_dir, progress=False,
-        instances=[explainer],
+        instances=[explainer], filter_subsets={geco_config: subset} if subset is not None else None,
     )
     return summary.written + summary.existing
 

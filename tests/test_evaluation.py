@@ -27,7 +27,7 @@ from gecobench.evaluation import (
 from gecobench.evaluation.checkpoints import CheckpointStore
 from gecobench.evaluation.data import GecoRow, GecoSplit, load_split, scorable
 from gecobench.evaluation.modelling import noisy_copy, other_targets, randomised_copy
-from gecobench.evaluation.runner import _kept_rows
+from gecobench.evaluation.runner import rows_for_filter
 from gecobench.evaluation.scoring import score_correctness
 from gecobench.records import RecordValidationError, validate_record
 from gecobench.store import LocalStore
@@ -160,11 +160,18 @@ def _toy_split() -> GecoSplit:
 def test_filter_keeps_only_groups_with_every_variant_correct() -> None:
     split = _toy_split()
     predictions = {0: 1, 1: 0, 2: 1, 3: 1, 4: 1, 5: 0}  # group 11 has one wrong variant
-    kept, malformed = _kept_rows(split, split.groups, predictions, filter_correct=True)
+    kept, malformed = rows_for_filter(split, split.groups, predictions, "per_model")
     assert kept == [0, 1]
     assert malformed == 1  # group 12: words and ground truth differ in length
-    kept_all, _ = _kept_rows(split, split.groups, predictions, filter_correct=False)
+    kept_all, _ = rows_for_filter(split, split.groups, predictions, "none")
     assert kept_all == [0, 1, 2, 3]
+    # the paper's filter keeps its shared subset's groups, whatever this model predicts (group 11 included)
+    from gecobench.evaluation.filters import FilterSubset
+
+    shared = FilterSubset("binary_all", "test", "fp", (11, 12))
+    assert rows_for_filter(split, split.groups, predictions, "paper", shared) == ([2, 3], 1)
+    with pytest.raises(ValueError, match="shared subset"):
+        rows_for_filter(split, split.groups, predictions, "paper")
 
 
 def test_score_correctness_groups_and_gap_by_hand() -> None:
@@ -211,7 +218,7 @@ def test_load_split_groups_variants_and_fingerprints(geco_dir) -> None:
 
 def test_schema_rejects_broken_records(tiny_models, plugin_dir, geco_dir, tmp_path) -> None:
     run_evaluation(["eval_test_random"], [tiny_models["CE"]], ["binary_all"],
-                   EvaluationSettings(data_dir=str(geco_dir), properties=False, filter_correct=False, **FAST),
+                   EvaluationSettings(data_dir=str(geco_dir), properties=False, filter="none", **FAST),
                    store_location=str(tmp_path / "results"), checkpoint_dir=tmp_path / "ck", progress=False)
     (record,) = _records(tmp_path / "results").values()
     validate_record(record)
@@ -237,7 +244,7 @@ def test_schema_rejects_broken_records(tiny_models, plugin_dir, geco_dir, tmp_pa
 # ---------------------------------------------------------------- the whole job in-process
 
 def test_run_writes_valid_records_rma_properties_and_never_duplicates(tiny_models, plugin_dir, geco_dir, tmp_path) -> None:
-    settings = EvaluationSettings(data_dir=str(geco_dir), filter_correct=False, **FAST)
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter="none", **FAST)
     models = [tiny_models["CE"], tiny_models["ZS"]]
     explainers = ["eval_test_gradient", "eval_test_random"]
     summary = run_evaluation(explainers, models, ["binary_all"], settings, store_location=str(tmp_path / "r"),
@@ -275,12 +282,13 @@ def test_run_writes_valid_records_rma_properties_and_never_duplicates(tiny_model
 
 
 def test_filter_on_scores_only_fully_correct_groups(tiny_models, plugin_dir, geco_dir, tmp_path) -> None:
-    settings = EvaluationSettings(data_dir=str(geco_dir), filter_correct=True, properties=False, **FAST)
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter="per_model", properties=False, **FAST)
     run_evaluation(["eval_test_random"], [tiny_models["CE"]], ["binary_all"], settings,
                    store_location=str(tmp_path / "r"), checkpoint_dir=tmp_path / "ck", progress=False)
     (record,) = _records(tmp_path / "r").values()
     counts = record["counts"]
-    assert record["protocol"]["filter"] == "all_gender_variants_correct"
+    assert record["protocol"]["filter"] == "per_model"
+    assert record["filter"]["name"] == "per_model" and record["filter"]["n_sentences"] == counts["n_scored"]
     assert counts["n_scored"] + counts["n_filtered_out"] == counts["n_sentences"] == 12
     assert counts["n_scored"] % 2 == 0  # whole groups only
     if counts["n_scored"]:
@@ -340,7 +348,7 @@ def test_cli_help() -> None:
 
 def _in_process_reference(tiny_models, geco_dir, store: Path, checkpoints: Path, explainers, models) -> dict:
     """The same run as the CLI arguments of :func:`_cli`, in this process (no interpreter start-up)."""
-    settings = EvaluationSettings(data_dir=str(geco_dir), filter_correct=False, **FAST)
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter="none", **FAST)
     run_evaluation(list(explainers), models, ["binary_all"], settings, store_location=str(store),
                    checkpoint_dir=checkpoints, progress=False)
     return _records(store)
@@ -423,7 +431,7 @@ def test_properties_on_a_subsample_of_whole_chunks(tiny_models, plugin_dir, geco
     with pytest.raises(ValueError, match="multiple of chunk_size"):
         EvaluationSettings(chunk_size=2, properties_max_groups=3)
     fast = {**FAST, "chunk_size": 2, "max_groups": 4}
-    settings = EvaluationSettings(data_dir=str(geco_dir), filter_correct=False, properties_max_groups=2, **fast)
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter="none", properties_max_groups=2, **fast)
     run_evaluation(["eval_test_gradient"], [tiny_models["CE"]], ["binary_all"], settings,
                    store_location=str(tmp_path / "r"), checkpoint_dir=tmp_path / "ck", progress=False)
     (record,) = _records(tmp_path / "r").values()
@@ -431,7 +439,7 @@ def test_properties_on_a_subsample_of_whole_chunks(tiny_models, plugin_dir, geco
     assert record["metrics"]["mass_accuracy"]["n_scored"] == 8  # 4 source sentences × 2 variants
     for name in ("model_randomisation_check", "small_noise_check", "label_difference", "sparsity"):
         assert record["metrics"][name]["n_scored"] == 4, name  # the first 2 source sentences × 2 variants
-    everywhere = EvaluationSettings(data_dir=str(geco_dir), filter_correct=False, **fast)
+    everywhere = EvaluationSettings(data_dir=str(geco_dir), filter="none", **fast)
     run_evaluation(["eval_test_gradient"], [tiny_models["CE"]], ["binary_all"], everywhere,
                    store_location=str(tmp_path / "all"), checkpoint_dir=tmp_path / "ck", progress=False)
     (full,) = _records(tmp_path / "all").values()
@@ -441,7 +449,7 @@ def test_properties_on_a_subsample_of_whole_chunks(tiny_models, plugin_dir, geco
 
 def test_both_filters_from_one_pass_equal_two_separate_runs(tiny_models, plugin_dir, geco_dir, tmp_path,
                                                             monkeypatch) -> None:
-    """filters=(True, False) computes every attribution once; its records are those of a filtered run and an
+    """filters=("paper", "none") computes every attribution once; its records are those of a filtered run and an
     unfiltered run made separately (same ids, same numbers). The models come in the other order there, so the
     zero-shot model's own attributions serving as CE's RMA reference are checked against a separate pass."""
     from gecobench.evaluation import runner
@@ -458,10 +466,10 @@ def test_both_filters_from_one_pass_equal_two_separate_runs(tiny_models, plugin_
     fast = {**FAST, "properties_max_groups": 2, "faithfulness_max_groups": 2}
     one_pass = run_evaluation(explainers, [tiny_models["ZS"], tiny_models["CE"]], ["binary_all"],
                               EvaluationSettings(data_dir=str(geco_dir), **fast), store_location=str(tmp_path / "one"),
-                              checkpoint_dir=tmp_path / "ck1", progress=False, filters=(True, False))
-    for flag in (True, False):
+                              checkpoint_dir=tmp_path / "ck1", progress=False, filters=("paper", "none"))
+    for name in ("paper", "none"):
         run_evaluation(explainers, [tiny_models["CE"], tiny_models["ZS"]], ["binary_all"],
-                       EvaluationSettings(data_dir=str(geco_dir), filter_correct=flag, **fast),
+                       EvaluationSettings(data_dir=str(geco_dir), filter=name, **fast),
                        store_location=str(tmp_path / "two"), checkpoint_dir=tmp_path / "ck2", progress=False)
     shared, separate = _records(tmp_path / "one"), _records(tmp_path / "two")
     assert len(one_pass.written) == 8 and set(shared) == set(separate)
@@ -504,7 +512,7 @@ def test_partition_shap_label_difference_reuses_the_models_outputs(tiny_models, 
     from gecobench.explainers.partition import PartitionShapExplainer
 
     fast = {**FAST, "chunk_size": 2, "max_groups": 2}
-    settings = EvaluationSettings(data_dir=str(geco_dir), filter_correct=False, **fast)
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter="none", **fast)
     calls: list[tuple[int, int]] = []
     explain = PartitionShapExplainer.explain
 
@@ -563,7 +571,7 @@ def test_the_zero_shot_reference_is_keyed_by_what_attributions_depend_on_only() 
     runs whose chunks, seeds or batches differ do not."""
     base = EvaluationSettings(chunk_size=4, max_groups=40)
     shared = [dataclasses.replace(base, properties_max_groups=4, faithfulness_max_groups=8),
-              dataclasses.replace(base, bootstrap=50, filter_correct=False, faithfulness=False, properties=False),
+              dataclasses.replace(base, bootstrap=50, filter="none", faithfulness=False, properties=False),
               dataclasses.replace(base, noise_std=0.5, randomisation_seed=7)]
     for settings in shared:
         assert settings.protocol() != base.protocol()

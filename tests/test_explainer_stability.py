@@ -70,7 +70,7 @@ def test_the_evaluation_records_the_agreement(tiny_models, geco_dir, tmp_path): 
     from gecobench.evaluation import EvaluationSettings, run_evaluation
     from gecobench.store import LocalStore
 
-    settings = EvaluationSettings(data_dir=str(geco_dir), filter_correct=False, properties=False, **FAST)
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter="none", properties=False, **FAST)
     run_evaluation(["lime:n_samples=20", "kernel_shap"], [tiny_models["CE"]], ["binary_all"], settings,
                    store_location=str(tmp_path / "r"), checkpoint_dir=tmp_path / "ck", progress=False)
     for record in LocalStore(tmp_path / "r").read_all("explainer_score").documents:

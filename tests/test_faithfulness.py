@@ -261,7 +261,7 @@ def test_evaluation_writes_faithfulness_blocks_and_the_flag_turns_them_off(tmp_p
     (folder / "gecobench_model.json").write_text(json.dumps({
         "regime": "CE", "base_model": "tiny-bert", "base_revision": None, "geco_config": "binary_all",
         "seed": 0, "num_labels": 2}))
-    common = {"data_dir": str(geco_dir), "filter_correct": False, "properties": False, "max_groups": 2,
+    common = {"data_dir": str(geco_dir), "filter": "none", "properties": False, "max_groups": 2,
               "chunk_size": 1, "bootstrap": 10, "batch_size": 4}
     records = {}
     for on in (True, False):

@@ -151,7 +151,7 @@ def test_the_evaluation_records_the_steps_used_and_the_error_reached(tiny_models
     from gecobench.evaluation import EvaluationSettings, run_evaluation
     from gecobench.store import LocalStore
 
-    settings = EvaluationSettings(data_dir=str(geco_dir), filter_correct=False, properties=False, **FAST)
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter="none", properties=False, **FAST)
     # the default (adaptive Simpson) rule from 2 intervals on a grid of 16: 1 interior node, then 2 per halving,
     # 15 at most
     run_evaluation(["integrated_gradients:min_steps=2,max_steps=16", "integrated_gradients:n_steps=4"],

@@ -256,7 +256,7 @@ def zoo(tmp_path_factory, bert_tokenizer) -> dict[str, str]:
 
 
 def test_model_independent_explainers_get_rma_exactly_zero_and_signed_gaps(zoo, geco_dir, tmp_path: Path) -> None:
-    settings = EvaluationSettings(data_dir=str(geco_dir), filter_correct=False, properties=False, max_groups=8,
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter="none", properties=False, max_groups=8,
                                   chunk_size=4, bootstrap=50, batch_size=8)
     run_evaluation(["uniform_random", "pattern_variant", "saliency"], [zoo["CE"], zoo["ZS"]], ["binary_all"],
                    settings, store_location=str(tmp_path / "r"), checkpoint_dir=tmp_path / "ck", progress=False)
@@ -291,7 +291,7 @@ def test_model_independent_explainers_get_rma_exactly_zero_and_signed_gaps(zoo, 
 
 @pytest.mark.slow
 def test_another_explainer_set_makes_new_records_but_reuses_chunk_checkpoints(zoo, geco_dir, tmp_path: Path) -> None:
-    settings = EvaluationSettings(data_dir=str(geco_dir), filter_correct=False, properties=False, max_groups=4,
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter="none", properties=False, max_groups=4,
                                   chunk_size=2, bootstrap=20, batch_size=8)
     kwargs = {"store_location": str(tmp_path / "r"), "checkpoint_dir": tmp_path / "ck", "progress": False}
     alone = run_evaluation(["uniform_random"], [zoo["CE"]], ["binary_all"], settings, **kwargs)

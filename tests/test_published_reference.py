@@ -37,7 +37,7 @@ EXPLAINERS = ["saliency", "lime:n_samples=12"]
 
 
 def _settings(geco_dir: Path) -> EvaluationSettings:
-    return EvaluationSettings(data_dir=str(geco_dir), filter_correct=False, properties=False, faithfulness=False,
+    return EvaluationSettings(data_dir=str(geco_dir), filter="none", properties=False, faithfulness=False,
                               max_groups=6, chunk_size=2, bootstrap=20, batch_size=4)
 
 
@@ -52,7 +52,7 @@ def published(zoo, geco_dir, tmp_path_factory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("reference-run")
     settings = _settings(geco_dir)
     run_evaluation(EXPLAINERS, [zoo["CE"], zoo["ZS"]], ["binary_all"], settings, store_location=str(root / "store"),
-                   checkpoint_dir=root / "ck", progress=False, filters=(True, False))
+                   checkpoint_dir=root / "ck", progress=False, filters=("paper", "none"))
     split = load_split("binary_all", "test", str(geco_dir))
     specs = [ExplainerSpec.parse(e) for e in EXPLAINERS]
     path = export_bundle(

@@ -24,9 +24,11 @@ from gecobench.reference import (
     coverage,
     extend_zero_shot_attributions,
     parse_shard,
+    promote_seed,
     run_evaluations,
     run_zoo,
     select_shard,
+    unit_state,
     write_zoo_summary,
     zoo_units_of_shard,
 )
@@ -44,8 +46,10 @@ def test_default_plan_is_the_whole_grid() -> None:
     # every built-in: the paper's ten methods and Partition SHAP (since 0.6.0)
     assert set(plan.explainers) == builtins, "every built-in belongs to the reference"
     assert set(PAPER_EXPLAINERS) == builtins - {"partition_shap"}
-    assert {(u.config, u.regime) for u in plan.zoo_units()} == {(c, r) for c in CONFIGS for r in REGIMES}
-    assert len(plan.evaluation_units()) == len(CONFIGS)  # each unit writes both filters from one pass
+    assert {(u.config, u.regime, u.seed) for u in plan.zoo_units()} == {
+        (c, r, s) for c in CONFIGS for r in REGIMES for s in range(5)}  # the paper's five seeds
+    # each unit writes both filters from one pass
+    assert len(plan.evaluation_units()) == len(CONFIGS) * 5
     # the one measured exception to the budget is applied to its cell only
     assert plan.schedule_for("C", "nonbinary_subject")[0] == "default"
     assert plan.schedule_for("C", "binary_all")[0] == "short"
@@ -94,7 +98,7 @@ def _fake_train(calls: list):
 
 
 def test_zoo_resumes_and_retrains_only_cells_whose_schedule_changed(tmp_path: Path) -> None:
-    plan = ReferencePlan(configs=("binary_all",), regimes=("ZS", "C"), checkpoint_root=tmp_path / "runs",
+    plan = ReferencePlan(seeds=(0,), configs=("binary_all",), regimes=("ZS", "C"), checkpoint_root=tmp_path / "runs",
                          store=tmp_path / "store", zoo_summary=tmp_path / "zoo.json", timings=tmp_path / "t.json")
     calls: list = []
     run_zoo(plan, train=_fake_train(calls))
@@ -102,7 +106,7 @@ def test_zoo_resumes_and_retrains_only_cells_whose_schedule_changed(tmp_path: Pa
     run_zoo(plan, train=_fake_train(calls))
     assert len(calls) == 2, "finished checkpoints with the planned schedule are kept"
 
-    changed = ReferencePlan(configs=("binary_all",), regimes=("ZS", "C"), checkpoint_root=tmp_path / "runs",
+    changed = ReferencePlan(seeds=(0,), configs=("binary_all",), regimes=("ZS", "C"), checkpoint_root=tmp_path / "runs",
                             store=tmp_path / "store", zoo_summary=tmp_path / "zoo.json", timings=tmp_path / "t.json",
                             schedules={"ZS": ("short", {"max_train_sentences": 600}), "C": ("short", {"epochs": 3})})
     assert not checkpoint_is_current(changed, ZooUnit("binary_all", "C", 0))
@@ -120,19 +124,27 @@ def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -
     """Real training (tiny schedule) and real evaluation of a reduced plan, then the Hub export of its store."""
     import datasets
 
-    plan = ReferencePlan(configs=("binary_all",), regimes=("ZS", "OLA"), explainers=("saliency", "uniform_random"),
+    plan = ReferencePlan(seeds=(0,), configs=("binary_all",), regimes=("ZS", "OLA"), explainers=("saliency", "uniform_random"),
                          max_groups=2, bootstrap=20, checkpoint_root=tmp_path / "runs", store=tmp_path / "store",
                          zoo_summary=tmp_path / "zoo.json", timings=tmp_path / "t.json",
                          schedules={"ZS": ("tiny", {}), "OLA": ("tiny", {})})
     run_zoo(plan, progress=False)
     run_evaluations(plan, progress=False)
+    # the finished unit waits in the staging folder, which the store's readers (and the Space's) do not see
+    assert unit_state(plan, EvaluationUnit("binary_all", 0)) == "staged"
+    assert LocalStore(plan.store).read_all().documents == []
+    staged_ids = set(json.loads(plan.unit_marker(EvaluationUnit("binary_all", 0)).read_text())["record_ids"])
+    assert run_evaluations(plan, progress=False) == [], "a staged unit is not run again"
+    promote_seed(plan, 0)
+    assert unit_state(plan, EvaluationUnit("binary_all", 0)) == "promoted" and not plan.seed_staging(0).exists()
     timings = json.loads(plan.timings.read_text())
-    assert set(timings["stages_cpu_seconds"]) == {"zoo", "evaluate"}
-    assert all(entry["cpu_seconds"] > 0 for entry in timings["units"].values())
+    assert set(timings["stages_cpu_seconds"]) == {"zoo", "filters", "evaluate"}
+    assert "filters/binary_all" in timings["units"]  # the shared subset: one forward pass of a tiny model, timed
+    assert all(entry["cpu_seconds"] > 0 for key, entry in timings["units"].items() if not key.startswith("filters/"))
     (evaluate_key,) = [key for key in timings["units"] if key.startswith("evaluate/")]
     assert timings["units"][evaluate_key]["resumed_seconds"] == 0.0
     report = LocalStore(plan.store).read_all()
-    assert report.warnings == []
+    assert report.warnings == [] and {r["record_id"] for r in report.documents} == staged_ids
     # the zero-shot model's attributions are published beside the store: every explainer, every chunk
     from gecobench.evaluation.published_reference import read_bundle
 
@@ -144,7 +156,16 @@ def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -
     cells = coverage(plan, report.documents)
     assert cells["missing"] == [] and len(cells["present"]) == 2 * 2 * 2  # explainers × regimes × filters
     filters = {r["protocol"]["filter"] for r in report.documents}
-    assert filters == {"all_gender_variants_correct", "none"}
+    assert filters == {"paper", "none"}
+    # the paper's records score the subset written beside the store, defined by the trained model (not ZS)
+    from gecobench.evaluation.filters import load_subset
+
+    subset = load_subset(plan.filters_dir / "binary_all.json", "binary_all")
+    assert [m["regime"] for m in subset.defined_by] == ["OLA"]
+    for record in report.documents:
+        if record["protocol"]["filter"] == "paper":
+            assert record["protocol"]["filter_subset_sha256"] == subset.fingerprint
+            assert record["filter"]["subset_source"] == "file"
 
     out = tmp_path / "export"
     counts = export_store(report.documents, out, "ORG/results", str(plan.store))
@@ -163,7 +184,7 @@ def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -
     # counts the checkpointed chunks' seconds, not only the segment that finished it.
     checkpoints = CheckpointStore(tmp_path / "runs" / "eval_checkpoints")
     chunks = [json.loads(path.read_text())["seconds"] for path in checkpoints.chunk_files()]
-    resumed = dataclasses.replace(plan, store=tmp_path / "store-resumed")
+    resumed = dataclasses.replace(plan, store=tmp_path / "store-resumed", staging=tmp_path / "staging-resumed")
     run_evaluations(resumed, progress=False)
     entry = json.loads(plan.timings.read_text())["units"][evaluate_key]
     chunk_seconds, chunk_cpu = sum(c["total"] for c in chunks), sum(c["cpu"] for c in chunks)
@@ -175,7 +196,8 @@ def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -
     payload = json.loads(oldest.read_text())
     del payload["seconds"]["cpu"]
     oldest.write_text(json.dumps(payload))
-    run_evaluations(dataclasses.replace(plan, store=tmp_path / "store-resumed-again"), progress=False)
+    run_evaluations(dataclasses.replace(plan, store=tmp_path / "store-resumed-again",
+                                        staging=tmp_path / "staging-resumed-again"), progress=False)
     entry = json.loads(plan.timings.read_text())["units"][evaluate_key]
     assert entry["cpu_seconds_cover"].startswith("this run only")
 
@@ -193,7 +215,8 @@ def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -
     assert set(grown.document["explainer_provenance"]) == set(grown.explainer_keys())
     assert len(LocalStore(plan.store).read_all().documents) == records_before
     assert extend_zero_shot_attributions(extended, unit, tmp_path / "ck-extend", progress=False) == (path, [])
-    fresh = dataclasses.replace(extended, store=tmp_path / "store-fresh", zero_shot_attributions=tmp_path / "fresh")
+    fresh = dataclasses.replace(extended, store=tmp_path / "store-fresh", zero_shot_attributions=tmp_path / "fresh",
+                                staging=tmp_path / "staging-fresh")
     run_evaluations(fresh, progress=False, checkpoint_dir=tmp_path / "ck-fresh")
     (fresh_path,) = fresh.attributions_dir.glob("*.json.gz")
     assert fresh_path.name == path.name
@@ -265,8 +288,11 @@ def test_committed_reference_store_covers_the_whole_grid() -> None:
     report = LocalStore(REFERENCE_DIR / "store").read_all()
     # the seed-0 grid was run at 0.5.0, with the paper's ten explainers; Partition SHAP (in the plan since 0.6.0)
     # is the one explainer still missing, in every cell (its zero-shot attributions are published: test below)
-    grid = coverage(ReferencePlan(), report.documents)
-    assert coverage(ReferencePlan(explainers=PAPER_EXPLAINERS), report.documents)["missing"] == []
+    # ... with the per-model filter (the paper's shared subset comes with the next run of the grid, on five seeds)
+    committed = ReferencePlan(seeds=(0,))
+    grid = coverage(committed, report.documents, filters=("per_model", "none"))
+    assert coverage(dataclasses.replace(committed, explainers=PAPER_EXPLAINERS), report.documents,
+                    filters=("per_model", "none"))["missing"] == []
     assert {cell[0] for cell in grid["missing"]} <= {"partition_shap"}
     # on every test sentence: each record saw the whole test split, and without the filter scored all of it
     from gecobench.evaluation.data import load_split
@@ -374,7 +400,7 @@ def test_committed_zero_shot_attributions_are_what_this_code_computes(tmp_path: 
     )
     from gecobench.explainers.base import get_explainer
 
-    plan = ReferencePlan(configs=("binary_all",), regimes=("ZS",), checkpoint_root=tmp_path / "runs",
+    plan = ReferencePlan(seeds=(0,), configs=("binary_all",), regimes=("ZS",), checkpoint_root=tmp_path / "runs",
                          store=tmp_path / "store", zoo_summary=tmp_path / "zoo.json", timings=tmp_path / "t.json")
     run_zoo(plan, progress=False)
     zero_shot = load_model(plan.checkpoint(ZooUnit("binary_all", "ZS", 0)))
@@ -404,3 +430,84 @@ def test_reproducing_page_shows_what_the_committed_store_gives() -> None:
     expected = compare_records(report.documents, pivot=True)
     page = (REFERENCE_DIR.parent / "docs" / "reproducing.md").read_text(encoding="utf-8")
     assert expected.strip() in page
+
+
+# -- staging and promotion -------------------------------------------------------------------------------------
+
+def _stage(plan: ReferencePlan, unit: EvaluationUnit, explainers: tuple[str, ...]) -> list[str]:
+    """What run_evaluations leaves for a finished unit: its records in the seed's staging store, and its marker."""
+    import random
+
+    from gecobench.reference import _write_json
+    from leaderboard_space.sample_records import make_explainer_record
+
+    store = LocalStore(plan.staged_store(unit.seed))
+    ids = []
+    for explainer in explainers:
+        record = make_explainer_record(explainer, "CE", unit.config, seed=unit.seed, rng=random.Random(explainer))
+        store.append(record)
+        ids.append(record["record_id"])
+    _write_json(plan.unit_marker(unit), {"config": unit.config, "seed": unit.seed, "record_ids": ids,
+                                         "filter_subset_sha256": "0" * 64})
+    return ids
+
+
+def test_finished_units_wait_in_staging_until_their_seed_is_complete(tmp_path: Path) -> None:
+    import random
+
+    from gecobench.reference import plan_report
+    from leaderboard_space.sample_records import make_explainer_record
+
+    plan = ReferencePlan(seeds=(0, 1), configs=("binary_all", "binary_subject"), store=tmp_path / "reference" / "store",
+                         checkpoint_root=tmp_path / "runs")
+    assert plan.staging_dir == tmp_path / "reference" / "staging"
+    assert plan.filters_dir == tmp_path / "reference" / "filters"
+    older = make_explainer_record("lime", "CE", "binary_all", seed=0, version="0.9", rng=random.Random(1))  # earlier
+    LocalStore(plan.store).append(older)
+    first = _stage(plan, EvaluationUnit("binary_all", 0), ("saliency", "lime"))
+    # the store's readers (the Space reads reference/store) never see staged records
+    assert [r["record_id"] for r in LocalStore(plan.store).read_all().documents] == [older["record_id"]]
+    assert unit_state(plan, EvaluationUnit("binary_all", 0)) == "staged"
+    assert unit_state(plan, EvaluationUnit("binary_subject", 0)) == "missing"
+    report = "\n".join(plan_report(plan))
+    assert "evaluate/binary_all/seed0" in report and "[staged]" in report and "[missing]" in report
+    assert "to commit: git add" in report and str(plan.staging_dir) in report
+    with pytest.raises(ValueError, match="evaluate/binary_subject/seed0 not staged"):
+        promote_seed(plan, 0)
+    second = _stage(plan, EvaluationUnit("binary_subject", 0), ("saliency",))
+    assert "seed 0 is complete" in "\n".join(plan_report(plan))
+    summary = promote_seed(plan, 0, replace=True)
+    assert summary["moved"] == 3 and summary["removed_older"] == 1
+    assert {r["record_id"] for r in LocalStore(plan.store).read_all().documents} == set(first + second)
+    assert not plan.seed_staging(0).exists() and plan.promotion_marker(0).is_file()
+    assert {unit_state(plan, EvaluationUnit(c, 0)) for c in plan.configs} == {"promoted"}
+    assert promote_seed(plan, 0)["records"] == 3  # promoting again changes nothing
+    # seed 1 is untouched: nothing staged, nothing promoted
+    assert {unit_state(plan, EvaluationUnit(c, 1)) for c in plan.configs} == {"missing"}
+
+
+def test_filter_subsets_need_every_planned_seed_and_refuse_another_seed_set(tmp_path: Path, geco_dir: Path,
+                                                                              bert_tokenizer) -> None:
+    from conftest import make_tiny_bert_classifier
+
+    from gecobench.evaluation.filters import FilterSubsetError
+    from gecobench.reference import write_filter_subsets
+
+    plan = ReferencePlan(seeds=(0, 1), configs=("binary_all",), regimes=("ZS", "CE"), max_groups=4,
+                         store=tmp_path / "reference" / "store", checkpoint_root=tmp_path / "runs")
+    for seed in (0,):
+        folder = plan.checkpoint(ZooUnit("binary_all", "CE", seed))
+        make_tiny_bert_classifier(seed=seed).save_pretrained(folder)
+        bert_tokenizer.save_pretrained(folder)
+        (folder / "gecobench_model.json").write_text(json.dumps({"regime": "CE", "base_model": "tiny", "seed": seed, "base_revision": None,
+                                                                  "geco_config": "binary_all", "num_labels": 2}))
+    with pytest.raises(FileNotFoundError, match="binary_all/CE/seed1"):
+        write_filter_subsets(plan, data_dir=str(geco_dir))
+    subsets = write_filter_subsets(dataclasses.replace(plan, seeds=(0,)), data_dir=str(geco_dir))
+    assert (plan.filters_dir / "binary_all.json").is_file() and len(subsets["binary_all"].defined_by) == 1
+    # a plan of two seeds does not take the subset one seed defined: the file is refused with what to do
+    with pytest.raises(FilterSubsetError, match="delete the file"):
+        write_filter_subsets(plan, data_dir=str(geco_dir))
+    # a plan that runs seed 0 of a reference defined by seed 0 keeps it
+    assert write_filter_subsets(dataclasses.replace(plan, seeds=(0,), filter_seeds=(0,)),
+                                data_dir=str(geco_dir)) == subsets

@@ -34,7 +34,7 @@ def tiny_model(tmp_path_factory, bert_tokenizer) -> str:
 
 
 def test_runner_writes_one_side_file_per_record_consistent_with_it(tiny_model, geco_dir, tmp_path) -> None:
-    settings = EvaluationSettings(data_dir=str(geco_dir), filter_correct=False, max_groups=3, chunk_size=2,
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter="none", max_groups=3, chunk_size=2,
                                   bootstrap=0, batch_size=4, properties=False)
     summary = run_evaluation(["saliency", "uniform_random"], [tiny_model], ["binary_all"], settings,
                              store_location=str(tmp_path / "r"), checkpoint_dir=tmp_path / "ck", progress=False)

@@ -48,7 +48,7 @@ def real_store(tmp_path_factory, geco_dir, spanish_dir, bert_tokenizer) -> Path:
     (model / "gecobench_model.json").write_text(json.dumps({
         "regime": "CE", "base_model": "tiny-bert", "base_revision": None, "geco_config": "binary_all",
         "seed": 0, "num_labels": 2}))
-    settings = EvaluationSettings(data_dir=str(geco_dir), filter_correct=False, max_groups=3, chunk_size=3,
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter="none", max_groups=3, chunk_size=3,
                                   bootstrap=50, batch_size=6)
     run_evaluation(["saliency", "input_x_gradient", "uniform_random"], [str(model)], ["binary_all"], settings,
                    store_location=str(root / "results"), checkpoint_dir=root / "ck", progress=False)

@@ -189,7 +189,7 @@ def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Pat
                                       submitter="mallory").request_id
     benign = submit_file(requests, "code", {**META, "name": "gradient_norm", "version": "1.0.0"}, EXAMPLE,
                          submitter="ada").request_id
-    settings = EvaluationSettings(max_groups=1, bootstrap=20, filter_correct=False, properties=False,
+    settings = EvaluationSettings(max_groups=1, bootstrap=20, filter="none", properties=False,
                                   data_dir=str(geco_dir))
     config = WorkerConfig(model_paths=model_set, configs=["binary_all"], results_location=str(results),
                           data_dir=str(geco_dir), settings=settings, checkpoint_dir=str(tmp_path / "ckpt"),

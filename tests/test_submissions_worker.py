@@ -38,7 +38,7 @@ def model_set(tmp_path_factory, bert_tokenizer) -> list[str]:
 
 
 def worker_config(tmp_path: Path, models: list[str], geco_dir: Path) -> WorkerConfig:
-    settings = EvaluationSettings(max_groups=MAX_GROUPS, bootstrap=50, filter_correct=False,
+    settings = EvaluationSettings(max_groups=MAX_GROUPS, bootstrap=50, filter="none",
                                   data_dir=str(geco_dir))
     return WorkerConfig(model_paths=models, configs=["binary_all"], results_location=str(tmp_path / "results"),
                         data_dir=str(geco_dir), settings=settings, checkpoint_dir=str(tmp_path / "ckpt"),

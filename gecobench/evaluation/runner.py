@@ -29,7 +29,7 @@ import logging
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,19 @@ from gecobench.evaluation.attribution import (
 from gecobench.evaluation.by_gender import GenderBreakdown, ScoredSentences
 from gecobench.evaluation.checkpoints import CheckpointStore, reference_unit_name
 from gecobench.evaluation.data import GecoSplit, load_split, scorable
+from gecobench.evaluation.filters import (
+    NONE,
+    PAPER,
+    PER_MODEL,
+    FilterSubset,
+    FilterSubsetError,
+    defining_model,
+    filter_name,
+    load_filter_subsets,
+    record_filter_block,
+    rows_in_subset,
+    shared_subset,
+)
 from gecobench.evaluation.faithfulness import (
     FaithfulnessProbe,
     faithfulness_protocol,
@@ -141,7 +154,9 @@ class EvaluationSettings:
 
     split: str = "test"
     seed: int = 0
-    filter_correct: bool = True
+    #: the correctness filter (:mod:`gecobench.evaluation.filters`): ``paper`` (one shared subset per config),
+    #: ``per_model`` or ``none``
+    filter: str = PAPER
     properties: bool = True
     bootstrap: int = 1000
     batch_size: int = 8
@@ -158,8 +173,13 @@ class EvaluationSettings:
     #: comprehensiveness, sufficiency and leave-one-out tau on the first N source sentences only (whole chunks,
     #: as ``properties_max_groups``); None = every scored sentence
     faithfulness_max_groups: int | None = None
+    #: the boolean API before filters had names (deprecated): True is ``paper``, False ``none``
+    filter_correct: InitVar[bool | None] = None
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, filter_correct: bool | None = None) -> None:
+        if filter_correct is not None:
+            self.filter = filter_name(bool(filter_correct))
+        self.filter = filter_name(self.filter)
         for name in ("properties_max_groups", "faithfulness_max_groups"):
             limit = getattr(self, name)
             if limit is not None and (limit < 1 or limit % self.chunk_size):
@@ -180,7 +200,7 @@ class EvaluationSettings:
         """The protocol block of a record (part of its identity; process count and paths are not)."""
         protocol = {
             "split": self.split, "seed": self.seed,
-            "filter": "all_gender_variants_correct" if self.filter_correct else "none",
+            "filter": self.filter,
             "properties": self.properties, "bootstrap_resamples": self.bootstrap, "ci_level": 0.95,
             "batch_size": self.batch_size, "chunk_size": self.chunk_size, "max_sentence_groups": self.max_groups,
             "target": "true label",
@@ -223,6 +243,8 @@ class RunSummary:
     resumed_seconds: float = 0.0
     #: the same chunks' CPU seconds; None when a checkpoint has none (written before CPU seconds were kept)
     resumed_cpu_seconds: float | None = 0.0
+    #: per config, the shared subset the ``paper`` filter scored (computed by the run or given to it)
+    filter_subsets: dict[str, FilterSubset] = field(default_factory=dict)
 
 
 def _stable_seed(*parts: Any) -> int:
@@ -298,6 +320,64 @@ def _kept_rows(split: GecoSplit, chunk: list[list[int]], predictions: dict[int, 
             continue
         kept.extend(group)
     return kept, malformed
+
+
+def rows_for_filter(split: GecoSplit, chunk: list[list[int]], predictions: dict[int, int], name: str,
+                    subset: FilterSubset | None = None) -> tuple[list[int], int]:
+    """Rows a named filter keeps in a chunk (whole groups only) and the number of malformed groups dropped:
+    ``none`` every scorable group, ``per_model`` the groups this model classifies correctly in every variant,
+    ``paper`` the groups of the shared ``subset``."""
+    if name == PAPER:
+        if subset is None:
+            raise ValueError("the paper's filter needs its shared subset")
+        return rows_in_subset(split, chunk, subset), _kept_rows(split, chunk, predictions, False)[1]
+    return _kept_rows(split, chunk, predictions, name == PER_MODEL)
+
+
+def chunk_predictions(lm: LoadedModel, split: GecoSplit, chunk: list[list[int]], settings: EvaluationSettings
+                      ) -> dict[int, int]:
+    """A model's predicted class for every row of a chunk (batched as the evaluation batches them, so the shared
+    subset and the per-chunk filters see the same predictions)."""
+    rows = [i for g in chunk for i in g]
+    preds = predict(lm.model, lm.tokenizer, [list(split.rows[i].words) for i in rows],
+                    batch_size=max(settings.batch_size, 16))
+    return {i: int(p) for i, p in zip(rows, preds)}
+
+
+def compute_paper_subset(models: Sequence[str], split: GecoSplit, settings: EvaluationSettings,
+                         include_zero_shot: bool = False,
+                         predictions_out: dict[str, dict[int, dict[int, int]]] | None = None) -> FilterSubset:
+    """The paper's shared subset of ``split`` over the run's sentence groups, defined by the predictions of every
+    model in ``models`` (zero-shot ones only with ``include_zero_shot``, or when there is nothing else; see
+    :mod:`gecobench.evaluation.filters`).
+
+    ``predictions_out`` (model path → chunk id → row → class) receives the predictions, so a run reuses them
+    instead of predicting twice. Every process of a multi-process run computes the same subset (predictions are
+    deterministic on the same chunks and batching), so no process waits for another's."""
+    chunks = split_into_chunks(split, settings)
+    predictions: dict[str, dict[int, int]] = {}
+    facts: dict[str, dict[str, Any]] = {}
+    for path in models:
+        lm = load_model(path)
+        by_chunk = {c: chunk_predictions(lm, split, chunk, settings) for c, chunk in enumerate(chunks)}
+        if predictions_out is not None:
+            predictions_out[str(path)] = by_chunk
+        predictions[str(path)] = {row: p for chunk_rows in by_chunk.values() for row, p in chunk_rows.items()}
+        facts[str(path)] = defining_model(lm)
+        del lm
+    groups = [g for chunk in chunks for g in chunk]
+    return shared_subset(split, groups, predictions, facts, include_zero_shot=include_zero_shot)
+
+
+def _with_filter_blocks(records: list[dict[str, Any]], name: str, split: GecoSplit, chunks: list[dict[str, Any]],
+                        subset: FilterSubset | None, subset_source: str | None, lm: LoadedModel
+                        ) -> list[dict[str, Any]]:
+    """Each record with its ``filter`` block (name, size and fingerprint of the sentences scored; the shared
+    subset's own and its defining models). Outside the identity: the protocol holds the subset's fingerprint."""
+    kept = [i for c in chunks for i in c["kept"]]
+    block = record_filter_block(name, kept, split, subset, {"checkpoint_sha256": lm.checkpoint_sha256},
+                                subset_source)
+    return [validate_record({**record, "filter": block}) for record in records]
 
 
 class _Perturbed:
@@ -498,8 +578,9 @@ def run_evaluation(
     explainers: list[ExplainerSpec | str], models: list[str], configs: list[str],
     settings: EvaluationSettings | None = None, store_location: str | None = None,
     checkpoint_dir: str | Path = "runs/eval_checkpoints", progress: bool = True,
-    instances: list[Explainer] | None = None, filters: Sequence[bool] | None = None,
+    instances: list[Explainer] | None = None, filters: Sequence[str | bool] | None = None,
     reference_attributions: str | Path | PublishedReferences | None = None, zero_shot: str | None = None,
+    filter_subsets: Any = None,
 ) -> RunSummary:
     """Evaluate every explainer × model × config; append one record each to the results store.
 
@@ -507,9 +588,16 @@ def run_evaluation(
     :class:`~gecobench.evaluation.precomputed.PrecomputedExplainer` objects here, so sandboxed and self-reported
     attributions are scored by exactly this path.
 
-    ``filters`` are the correctness filters to write records for (default: ``settings.filter_correct`` alone).
-    With ``(True, False)`` every attribution is computed once, on every scorable sentence, and the filtered
-    records score the sentences that pass the filter: the numbers of two separate runs for the cost of one.
+    ``filters`` are the correctness filters to write records for, by name (:mod:`gecobench.evaluation.filters`:
+    ``paper``, ``per_model``, ``none``; default ``settings.filter`` alone; the old booleans still work: True is
+    ``paper``, False ``none``). With two or more, every attribution is computed once, on every scorable sentence,
+    and each filter's records score the sentences it keeps: the numbers of separate runs for the cost of one.
+
+    The ``paper`` filter scores every model of a config on one shared subset: the one ``filter_subsets`` gives for
+    the config (a subset file, a folder of ``<config>.json`` files or a reference folder holding ``filters/``, or
+    :class:`~gecobench.evaluation.filters.FilterSubset` objects; refused when made for other data), else the one
+    defined by the predictions of every (non-zero-shot) model of the run. ``RunSummary.filter_subsets`` holds the
+    subsets used, for the caller to write.
 
     ``zero_shot`` names a zero-shot checkpoint to use as the RMA reference of the models of its base without
     evaluating it (by default one is looked for among ``models`` and next to each model).
@@ -525,16 +613,23 @@ def run_evaluation(
     from tqdm.auto import tqdm
 
     settings = settings or EvaluationSettings()
-    filters = tuple(dict.fromkeys(bool(f) for f in filters)) if filters is not None else (settings.filter_correct,)
+    filters = tuple(dict.fromkeys(filter_name(f) for f in filters)) if filters is not None else (settings.filter,)
     specs = [ExplainerSpec.parse(e) if isinstance(e, str) else e for e in explainers]
     if not specs or not models or not configs or not filters:
         raise ValueError("need at least one explainer, one model, one config and one filter")
     if instances is not None and len(instances) != len(specs):
         raise ValueError(f"{len(instances)} explainer instances for {len(specs)} explainer specs")
-    # The rows attributions are computed on: the filtered ones only when every record is filtered.
-    compute_filtered = all(filters)
-    variants = {f: dataclasses.replace(settings, filter_correct=f) for f in filters}
-    computed = dataclasses.replace(settings, filter_correct=compute_filtered)
+    # The rows attributions are computed on: one filter's only when every record has that filter, else every
+    # scorable row (each filter's records then pick their rows).
+    compute_filter = filters[0] if len(filters) == 1 else NONE
+    compute_filtered = compute_filter != NONE
+    variants = {f: dataclasses.replace(settings, filter=f) for f in filters}
+    computed = dataclasses.replace(settings, filter=compute_filter)
+    given_subsets = load_filter_subsets(filter_subsets)
+    if filter_subsets is not None and PAPER in filters and set(configs) - set(given_subsets):
+        # a subset file of another config would otherwise be passed over silently, and the run score other sentences
+        raise FilterSubsetError(f"filter subsets given for config(s) {sorted(given_subsets)}, none for "
+                                f"{sorted(set(configs) - set(given_subsets))}: give one per config of the run")
     accelerator = _accelerator()
     store = open_results_store(store_location)
     checkpoints = CheckpointStore(checkpoint_dir)
@@ -553,6 +648,10 @@ def run_evaluation(
     for config in configs:
         split = load_split(config, settings.split, settings.data_dir)
         chunks = split_into_chunks(split, settings)
+        subset, subset_source, run_predictions = _paper_subset_for(filters, config, split, models, settings,
+                                                                   given_subsets)
+        if subset is not None:
+            summary.filter_subsets[config] = subset
         explainers_now = list(instances) if instances is not None else [
             get_explainer(spec.name, **spec.params) for spec in specs]
         # Explainers that learn from data are fitted on the split they name: Pattern Variant on the split being
@@ -571,9 +670,9 @@ def run_evaluation(
             # numbers, so they are part of the protocol (and of the identity).
             extra_protocol = {"rma_reference_sha256": reference.checkpoint_sha256 if reference else None,
                               "compared_explainers": compared_explainers(specs, explainers_now)}
-            units: dict[bool, tuple[dict[str, Any], list[dict[str, Any]], list[str]]] = {}
+            units: dict[str, tuple[dict[str, Any], list[dict[str, Any]], list[str]]] = {}
             for flag, variant in variants.items():
-                unit_protocol = {**variant.protocol(), **extra_protocol}
+                unit_protocol = {**variant.protocol(), **extra_protocol, **_subset_protocol(flag, subset)}
                 identities = [_identity_record(s, e, lm, split, unit_protocol) for s, e in zip(specs, explainers_now)]
                 units[flag] = (unit_protocol, identities,
                                [record_id_for(explainer_score_identity(i)) for i in identities])
@@ -585,7 +684,8 @@ def run_evaluation(
             probe = FaithfulnessProbe(lm.model, lm.tokenizer) if settings.faithfulness else None
             # Checkpointed chunk scores depend on the explainer alone, not on which others run beside it: a run
             # with another explainer set reuses them (only the records' comparisons are recomputed).
-            chunk_protocol = {**computed.protocol(), "rma_reference_sha256": extra_protocol["rma_reference_sha256"]}
+            chunk_protocol = {**computed.protocol(), "rma_reference_sha256": extra_protocol["rma_reference_sha256"],
+                              **_subset_protocol(compute_filter, subset)}
             unit = hashlib.sha256(json.dumps([lm.checkpoint_sha256, split.fingerprint, chunk_protocol],
                                              sort_keys=True).encode()).hexdigest()[:16]
             # The zero-shot model's own attributions on every scorable row are the RMA reference of the others.
@@ -605,10 +705,9 @@ def run_evaluation(
             for chunk_id in my_chunks:
                 chunk = chunks[chunk_id]
                 chunk_rows = [i for g in chunk for i in g]
-                preds = predict(lm.model, lm.tokenizer, [list(split.rows[i].words) for i in chunk_rows],
-                                batch_size=max(settings.batch_size, 16))
-                predictions = {i: int(p) for i, p in zip(chunk_rows, preds)}
-                kept, malformed = _kept_rows(split, chunk, predictions, compute_filtered)
+                predictions = ((run_predictions.get(str(model_path)) or {}).get(chunk_id)
+                               or chunk_predictions(lm, split, chunk, settings))
+                kept, malformed = rows_for_filter(split, chunk, predictions, compute_filter, subset)
                 chunk_probe = probe if settings.faithfulness_in_chunk(chunk_id) else None
                 if chunk_probe is not None:
                     chunk_probe.forget()  # its cache serves the explainers of one chunk; the next holds others
@@ -677,11 +776,13 @@ def run_evaluation(
                     if all(store.exists("explainer_score", rid) for rid in record_ids):
                         summary.existing.extend(record_ids)
                         continue
-                    scored = ordered if flag == compute_filtered else [_filtered_chunk(split, c) for c in ordered]
+                    scored = (ordered if flag == compute_filter
+                              else [_filtered_chunk(split, c, flag, subset) for c in ordered])
                     side_documents: dict[str, dict[str, Any]] = {}
                     records = _build_records(specs, explainers_now, identities, record_ids, lm, split, scored,
                                              variants[flag], unit_protocol, reference, ref_reason,
                                              accelerator.num_processes, side_documents)
+                    records = _with_filter_blocks(records, flag, split, scored, subset, subset_source, lm)
                     for record in records:
                         if store.exists("explainer_score", record["record_id"]):
                             summary.existing.append(record["record_id"])
@@ -703,13 +804,36 @@ def _scored_sentences(split: GecoSplit, chunks: list[dict[str, Any]], subsample:
                               subsample if limit is not None else None, limit)
 
 
-def _filtered_chunk(split: GecoSplit, chunk: dict[str, Any]) -> dict[str, Any]:
+def _paper_subset_for(filters: Sequence[str], config: str, split: GecoSplit, models: Sequence[str],
+                      settings: EvaluationSettings, given: dict[str, FilterSubset]
+                      ) -> tuple[FilterSubset | None, str | None, dict[str, dict[int, dict[int, int]]]]:
+    """The shared subset a run's ``paper`` records of ``config`` score, where it came from (``file`` or
+    ``computed``), and the predictions computing it made (model path → chunk → row → class; reused by the run)."""
+    if PAPER not in filters:
+        return None, None, {}
+    if config in given:
+        given[config].check_for(split)
+        return given[config], "file", {}
+    predictions: dict[str, dict[int, dict[int, int]]] = {}
+    subset = compute_paper_subset(models, split, settings, predictions_out=predictions)
+    log.info("%s: the paper's filter keeps %d of %d source sentences (shared by %d models)", config, subset.size,
+             subset.n_considered, len(subset.defined_by))
+    return subset, "computed", predictions
+
+
+def _subset_protocol(name: str, subset: FilterSubset | None) -> dict[str, Any]:
+    """What the shared subset adds to a protocol (and so to the identity): its fingerprint, for ``paper`` only."""
+    return {"filter_subset_sha256": subset.fingerprint} if name == PAPER and subset is not None else {}
+
+
+def _filtered_chunk(split: GecoSplit, chunk: dict[str, Any], name: str = PER_MODEL,
+                    subset: FilterSubset | None = None) -> dict[str, Any]:
     """A gathered chunk computed on every scorable row, cut down to the groups the correctness filter keeps.
 
     Every per-row column (scores of each kind, faithfulness, diagnostics) keeps the kept rows' entries; the
     chunk's seconds shrink in proportion, so seconds per sentence stay those of the attributions themselves.
     """
-    kept, _ = _kept_rows(split, chunk["groups"], chunk["predictions"], True)
+    kept, _ = rows_for_filter(split, chunk["groups"], chunk["predictions"], name, subset)
     position = {row: p for p, row in enumerate(chunk["kept"])}
     picks = [position[row] for row in kept]
     share = len(kept) / len(chunk["kept"]) if chunk["kept"] else 0.0
