@@ -564,11 +564,6 @@ def _memfd_with(data: bytes, name: str) -> int:
     return fd
 
 
-def _score_passes(kinds: Sequence[str], num_labels: int) -> int:
-    """How many explanations of each input a run makes: one per kind, ``num_labels - 1`` for ``other_target``."""
-    return sum(max(num_labels - 1, 1) if kind == "other_target" else 1 for kind in kinds)
-
-
 def run_submission(
     submission_file: str | Path,
     model_path: str | Path | None,
