@@ -9,7 +9,7 @@ from gecobench.explainers import Explainer
 
 # Filled in by the test with the host's real paths (what an attacker who knows the host would aim at).
 HOST = json.loads(r"""__HOST__""")
-CHUNK = b"\1" * (64 << 20)
+CHUNK = b"\1" * (32 << 20)  # four per file: each file under RLIMIT_FSIZE, as the attack had it
 
 
 class MemfdHog(Explainer):
@@ -21,7 +21,7 @@ class MemfdHog(Explainer):
         # write) long before the machine's memory runs out.
         while written < (16 << 30):
             fd = os.memfd_create(f"hog{len(held)}")
-            for _ in range(8):
+            for _ in range(4):
                 os.write(fd, CHUNK)
                 written += len(CHUNK)
             held.append(fd)
