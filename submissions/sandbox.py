@@ -10,13 +10,19 @@ What the submission runs in (see ``docs/submissions.md``, *Security model*):
 * **processes** — its own PID namespace (every process dies with it; the worker is not visible);
 * **user** — an unprivileged user without capabilities and with ``no_new_privs``: when the worker is root, a
   fresh uid per run (so ``RLIMIT_NPROC`` counts only this run's processes); otherwise a user namespace;
+* **system calls** — a seccomp deny-list (:mod:`submissions.seccomp`): no keyring, no new or joined namespaces
+  (nested user namespaces are refused on every path), no ptrace, BPF, mounts, modules, swap, reboot, …;
 * **environment** — cleared, then a fixed minimal set (no tokens);
-* **limits** — ``RLIMIT_AS`` (memory), ``RLIMIT_CPU``, ``RLIMIT_FSIZE``, ``RLIMIT_NPROC``, no core dumps, the
-  work folder's size, and a wall clock enforced *from outside*: the worker kills bwrap, whose PID-namespace
-  init takes every process of the run with it, and then anything still running under the run's uid.
+* **limits** — a cgroup per run (:mod:`submissions.cgroups`: memory with tmpfs and memfd pages and no swap, pids,
+  CPU time of the whole run), plus ``RLIMIT_AS``, ``RLIMIT_CPU``, ``RLIMIT_FSIZE``, ``RLIMIT_NPROC``, no core
+  dumps, the work folder's size, and a wall clock enforced *from outside*: the worker kills every process in the
+  run's cgroup (bwrap's outer process then reaps its PID-namespace init), waits until the cgroup is empty and
+  removes it, and then kills anything still running under the run's uid;
+* **timing** — measured outside: the worker's clock from start to exit and the cgroup's CPU time
+  (:attr:`SandboxResult.wall_seconds`, :attr:`SandboxResult.cpu_seconds`); the submission's own is a diagnostic.
 
-One narrow channel back: the result file (descriptor 3), size-capped and parsed strictly by the worker
-(:func:`parse_result`). Standard output and error share one pipe that the worker drains into a size-capped
+One narrow channel back: the result file (descriptor 3), bounded by what the inputs need and parsed strictly,
+line by line, by the worker (:func:`parse_result`). Standard output and error share one pipe that the worker drains into a size-capped
 file (only a bounded tail is kept in memory). No other descriptor is inherited.
 
 The audit hook of :mod:`submissions.sandbox_runner` stays as a diagnostic second layer: it names what a

@@ -7,7 +7,8 @@ only *after*. The result goes to descriptor 3 (the worker's result file), violat
 descriptor 4.
 
 The audit hook is a diagnostic layer that names what a submission tried; the isolation itself is the
-operating system's (namespaces, an unprivileged user, rlimits). A submission can get around the hook and
+operating system's (namespaces, an unprivileged user, a seccomp filter, a cgroup per run, rlimits). The time
+this runner measures is the submission's own word (it can patch the clock): a diagnostic only. A submission can get around the hook and
 rewrite both descriptors — the worker parses the result strictly and trusts nothing else in it.
 """
 

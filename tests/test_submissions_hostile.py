@@ -1,19 +1,21 @@
 """Hostile code submissions through the real queue path (submit → process_queue), each next to a benign one.
 
-For every hostile submission: the request ends FAILED with a specific reason; the stores (apart from the
-benign submission's legitimate record and the worker's own status events), the checkout, HOME and an
-outside folder are unchanged; the worker's token appears nowhere; no process of a run is left; nothing
-reached a listener on the host's loopback; and the benign submission in the same queue run FINISHES.
+For every hostile submission: the request ends FAILED with a specific reason (a timing cheat: FINISHED, with the
+worker's own measurement in its record); the stores (apart from the legitimate records and the worker's own
+status events), the checkout, HOME and an outside folder are unchanged; the worker's token appears nowhere; no
+process, cgroup or staging folder of a run is left; nothing reached a listener on the host's loopback; and the
+benign submission in the same queue run FINISHES.
 
-The default run takes a few representative attacks (one queue run); the whole suite is ``slow`` (about 20 min
-on two busy cores; ``GECOBENCH_HOSTILE=name,name`` picks some).
-"""
+The default run takes a few representative attacks (one queue run), the kernel-limit, channel and timing cases
+of issue #35 (another), and the oversized result with the worker's peak memory; the whole suite is ``slow``
+(about 20 min on two busy cores; ``GECOBENCH_HOSTILE=name,name`` picks some)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
 import secrets
 import socket
 import tempfile
@@ -350,3 +352,34 @@ def test_every_hostile_submission_is_contained(tmp_path, model_set, geco_dir, sh
     chosen = [n for n in os.environ.get("GECOBENCH_HOSTILE", "").split(",") if n]
     rest = chosen or [name for name in HOSTILE_REASONS if name not in DEFAULT_RUN + KERNEL_RUN]
     _check(run_hostile_queue(rest, tmp_path, model_set, geco_dir, shared_data))
+
+
+def test_an_oversized_result_is_refused_unread_and_the_worker_stays_small(tmp_path, model_set, geco_dir):
+    # 32 MiB of `[[]],` under the worker's default result cap (128 MiB): parsed at once it had cost the worker
+    # 1 GiB. Now it is over what the inputs can need and is refused from its size alone.
+    import resource
+
+    requests = RequestStore(tmp_path / "requests")
+    benign = submit_file(requests, "code", {**META, "name": "gradient_norm", "version": "1.0.0"}, EXAMPLE,
+                         submitter="ada").request_id
+    folder = tmp_path / "submitted"
+    folder.mkdir()
+    hostile_path = folder / "forge_empty_lists_result.py"
+    hostile_path.write_text((HOSTILE / "forge_empty_lists_result.py").read_text().replace("__HOST__", "{}"))
+    settings = EvaluationSettings(max_groups=1, bootstrap=20, filter_correct=False, properties=False,
+                                  data_dir=str(geco_dir))
+    config = WorkerConfig(model_paths=model_set, configs=["binary_all"], results_location=str(tmp_path / "results"),
+                          data_dir=str(geco_dir), settings=settings, checkpoint_dir=str(tmp_path / "ckpt"),
+                          limits=SandboxLimits(memory_bytes=3 << 30, cpu_seconds=60, wall_seconds=120))
+    assert config.limits.max_result_bytes >= 128 << 20
+    assert process_queue(requests, config, max_requests=1) == {benign: "FINISHED"}
+    after_benign = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux: the peak so far
+    hostile = submit_file(requests, "code", {**META, "name": "forge_empty_lists_result", "version": "1.0.0"},
+                          hostile_path, submitter="mallory").request_id
+    assert process_queue(requests, config) == {hostile: "FAILED"}
+    reason = requests.get(hostile).last_event["reason"]
+    written = re.search(r"malformed result: the result file is (\d+) bytes; the limit is (\d+) bytes", reason)
+    assert written and int(written.group(1)) > 32 << 20 > int(written.group(2)), reason
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - after_benign
+    assert grown < 100 << 10, f"the worker's peak memory grew by {grown >> 10} MiB over a benign run"
+    assert leftover_run_cgroups() == [] and sandbox_processes() == []
