@@ -184,6 +184,21 @@ def sandbox_processes() -> list[str]:
     return found
 
 
+def children_of(pid: int) -> list[str]:
+    """Processes (zombies included) whose parent is ``pid``: a run's bwrap must be reaped when the run ends."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            state, parent = stat.rsplit(")", 1)[1].split()[:2]
+            if int(parent) == pid:
+                found.append(f"{entry.name} {state} {stat.split(' (', 1)[1].rsplit(')', 1)[0]}")
+    return found
+
+
 def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Path, shared_data: Path) -> dict:
     """Submit ``names`` and the benign example, run the queue (two workers), and check containment."""
     requests = RequestStore(tmp_path / "requests")
@@ -275,7 +290,9 @@ def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Pat
     assert token.encode() not in stored and token not in json.dumps(outcomes)
     assert listener.connections == 0
     assert sandbox_processes() == []
-    # Nothing of any run is left: no cgroup of this worker process, no control or staging folder.
+    # Nothing of any run is left: no child (zombie or not: bwrap reaped its init and was reaped), no cgroup of
+    # this worker process (so no process of a run, the namespace's init included), no control or staging folder.
+    assert children_of(os.getpid()) == []
     assert leftover_run_cgroups() == []
     assert sorted(p.name for p in staging.iterdir()) == []
     by_name = {name: views[rid] for name, rid in submitted.items()}

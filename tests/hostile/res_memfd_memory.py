@@ -20,7 +20,7 @@ class MemfdHog(Explainer):
         held, written = [], 0
         # Far past any run's memory limit: the run's cgroup must stop it (the kernel's OOM killer, or a refused
         # write) long before the machine's memory runs out.
-        while written < (16 << 30):
+        while written < (8 << 30):
             fd = os.memfd_create(f"hog{len(held)}")
             os.write(fd, CHUNK)
             written += len(CHUNK)
