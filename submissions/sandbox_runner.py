@@ -18,8 +18,6 @@ import importlib.util
 import json
 import os
 import sys
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the staged packages (started with -I)
 import time
 import traceback
 from pathlib import Path
@@ -235,4 +233,8 @@ def main(job_path: str) -> int:
 
 
 if __name__ == "__main__":
+    # The staged packages sit next to this file (started with -I, which puts no script folder on sys.path). Only
+    # when run as the sandbox's script: imported by the worker's tests, the folder of this module is
+    # ``submissions/``, whose ``requests.py`` would then shadow the ``requests`` library for the whole process.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     sys.exit(main(sys.argv[1]))
