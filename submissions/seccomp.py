@@ -131,13 +131,12 @@ def filter_fd(machine: str | None = None) -> int:
     """A read-only-positioned descriptor (a memfd, else an unlinked file) holding the program, for ``--seccomp``."""
     data = build_filter(machine)
     try:
-        fd = os.memfd_create("gecobench-seccomp", 0)  # close-on-exec off: bwrap must inherit it
-    except (AttributeError, OSError):
+        fd = os.memfd_create("gecobench-seccomp", 0)
+    except (AttributeError, OSError):  # no memfd: an unlinked temporary file does as well
         import tempfile
 
-        handle = tempfile.TemporaryFile()
-        fd = os.dup(handle.fileno())
-        handle.close()
+        with tempfile.TemporaryFile() as handle:
+            fd = os.dup(handle.fileno())
     os.write(fd, data)
     os.lseek(fd, 0, os.SEEK_SET)
     return fd

@@ -161,7 +161,6 @@ def _run_code(view: RequestView, requests: RequestStore, config: WorkerConfig) -
     isolation: dict[str, Any] = {}
     for geco_config in config.configs:
         groups, train_rows = _groups_to_explain(config, geco_config)
-        all_rows = [row for group in groups for row in group]
         for model_path in config.model_paths:
             kinds = ["main", "randomised"]
             if settings.properties:

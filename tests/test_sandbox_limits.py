@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 
 from submissions.cgroups import RunCgroup, cgroup_support, leftover_run_cgroups
-from submissions.sandbox import SANDBOX_UID_RANGE, SandboxLimits, run_submission, sandbox_status
+from submissions.sandbox import (
+    SANDBOX_UID_RANGE,
+    SandboxLimits,
+    run_submission,
+    sandbox_status,
+)
 from tests.conftest import REPO_ROOT
 
 HOSTILE = Path(__file__).resolve().parent / "hostile"
@@ -48,7 +53,7 @@ def test_a_run_cgroup_gets_its_limits_and_is_removed():
             assert int((group.folders[""] / "memory.max").read_text()) <= 256 << 20
         # A process put into it is accounted; killing empties it; then it goes.
         child = subprocess.Popen([sys.executable, "-c", "import time\nx = bytearray(32 << 20)\ntime.sleep(60)"],
-                                 preexec_fn=group.join)
+                                 preexec_fn=group.join)  # noqa: PLW1509 - no other thread runs here
         try:
             for _ in range(200):
                 if (group.memory_peak_bytes() or 0) > 32 << 20:
@@ -122,8 +127,8 @@ def test_the_sandbox_works_with_an_interpreter_under_tmp():
         # The worker's start-up check, run by that interpreter: a trivial explainer through the real sandbox.
         environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), sysconfig.get_paths()["purelib"]])}
         done = subprocess.run(
-            [str(python), "-c", "import sys; from submissions.sandbox import sandbox_status; ok, how = sandbox_status();"
-             " print(sys.prefix, ok, how); sys.exit(0 if ok else 1)"],
+            [str(python), "-c", ("import sys; from submissions.sandbox import sandbox_status; ok, how = sandbox_status();"
+                                 " print(sys.prefix, ok, how); sys.exit(0 if ok else 1)")],
             capture_output=True, text=True, env=environment, cwd=str(folder), timeout=300, check=False)
         assert done.returncode == 0, done.stdout + done.stderr
         assert done.stdout.startswith(str(folder / "venv"))  # it really ran from under /tmp

@@ -29,7 +29,12 @@ from gecobench.evaluation.runner import EvaluationSettings
 from gecobench.store import LocalStore
 from submissions import RequestStore, submit_file
 from submissions.cgroups import leftover_run_cgroups
-from submissions.sandbox import SANDBOX_UID_RANGE, SandboxLimits, sandbox_status, staged_library
+from submissions.sandbox import (
+    SANDBOX_UID_RANGE,
+    SandboxLimits,
+    sandbox_status,
+    staged_library,
+)
 from submissions.worker import WorkerConfig, process_queue
 from tests.conftest import REPO_ROOT
 from tests.test_submissions_sandbox import EXAMPLE, HOSTILE, save_tiny_checkpoint

@@ -6,8 +6,6 @@ The run that did this scored MA 1.000: a key in the run uid's user keyring outli
 import json
 import os
 
-import numpy as np
-
 from gecobench.explainers import Explainer
 
 # Filled in by the test with the host's real paths (what an attacker who knows the host would aim at).

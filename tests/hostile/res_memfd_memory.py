@@ -3,8 +3,6 @@
 import json
 import os
 
-import numpy as np
-
 from gecobench.explainers import Explainer
 
 # Filled in by the test with the host's real paths (what an attacker who knows the host would aim at).

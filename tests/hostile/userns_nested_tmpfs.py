@@ -3,8 +3,6 @@
 import json
 import os
 
-import numpy as np
-
 from gecobench.explainers import Explainer
 
 # Filled in by the test with the host's real paths (what an attacker who knows the host would aim at).
@@ -41,8 +39,7 @@ class NestedUserns(Explainer):
             # What the attack did next: its own tmpfs, written far past the work folder's cap.
             libc.mount(b"none", b"/tmp", b"tmpfs", 0, b"size=4g")
             with open("/tmp/fill", "wb") as sink:
-                for _ in range(1024):
-                    sink.write(b"\0" * (1 << 20))
+                sink.writelines(b"\0" * (1 << 20) for _ in range(1024))
             raise RuntimeError("unshare(CLONE_NEWUSER) succeeded: wrote 1024 MiB into a private tmpfs")
         error = _errno()
         raise PermissionError(error, f"unshare: {os.strerror(error)}; clone: {os.strerror(clone_error)}")
