@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Time the submission sandbox: bubblewrap's start-up overhead and the queue's throughput for the example.
 
-1. start-up: ``python -c pass`` (and ``import torch, transformers``) bare vs inside the sandbox (bwrap + setpriv);
+1. start-up: ``python -c pass`` (and ``import torch, transformers``) bare vs inside the sandbox (bwrap + setpriv),
+   and what a run's cgroup and seccomp program cost;
 2. one sandbox run of the example explainer on a tiny checkpoint: bubblewrap vs ``--unsafe-no-sandbox``;
 3. the queue: the example submitted and processed end to end (two runs per model: one gender variant each).
 
@@ -81,6 +82,26 @@ def main() -> None:
                           args.repeats)
             print(f"{label:<28} bare {bare:6.2f} s   sandboxed {boxed:6.2f} s   overhead {boxed - bare:+.2f} s")
 
+        # What each run adds on top of bubblewrap: its cgroup (made, limited, emptied, removed) and the seccomp
+        # program (assembled in Python).
+        from submissions.cgroups import CgroupUnavailable, RunCgroup
+        from submissions.seccomp import build_filter
+
+        try:
+            start = time.perf_counter()
+            for _ in range(20):
+                group = RunCgroup.create(limits.memory_bytes, limits.max_processes)
+                group.wait_empty()
+                group.remove()
+            print(f"{'cgroup ' + group.version + ' per run':<28} {(time.perf_counter() - start) / 20 * 1e3:6.2f} ms")
+        except CgroupUnavailable as err:
+            print(f"no per-run cgroup here: {err}")
+        start = time.perf_counter()
+        for _ in range(20):
+            build_filter()
+        print(f"{'seccomp program':<28} {(time.perf_counter() - start) / 20 * 1e3:6.2f} ms "
+              f"({len(build_filter()) // 8} BPF instructions)")
+
         checkpoint = tiny_checkpoint(folder / "TINY-binary_all-s0")
         words, targets = [["He", "loves", "his", "cat", "."], ["She", "sings", "."]], [1, 0]
         for unsafe in (True, False):
@@ -88,7 +109,7 @@ def main() -> None:
             for _ in range(args.repeats):
                 result = run_submission(EXAMPLE, checkpoint, words, targets, unsafe_no_sandbox=unsafe)
                 assert result.ok, result.reason
-                times.append(result.wall_seconds)
+                times.append(result.wall_seconds)  # the worker's clock, start to exit
             mode = "unsafe (no sandbox)" if unsafe else "bubblewrap"
             print(f"one run of the example, {mode:<20} median {statistics.median(times):6.2f} s")
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python
 """Process the submission queue: run PENDING requests (sandboxed) and score them into the results store.
 
-Code submissions run in a bubblewrap sandbox (Debian package `bubblewrap`). Without it the worker leaves them
-PENDING, unless started with --unsafe-no-sandbox (local testing only: no OS isolation). The worker drops every
+Code submissions run in a bubblewrap sandbox (Debian package `bubblewrap`). At start the worker runs a trivial
+explainer through the real sandbox; when that fails it refuses to start and says why, unless started with
+--unsafe-no-sandbox (local testing only: no OS isolation). The worker drops every
 token-like variable from its environment at start: publishing to the Hub is a separate step.
 
 Examples:
@@ -86,8 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     elif args.unsafe_no_sandbox:
         print(f"WARNING: --unsafe-no-sandbox: code submissions run WITHOUT OS isolation ({how})", file=sys.stderr)
     else:
-        print(f"sandbox unavailable: {how}\ncode submissions stay PENDING (precomputed ones are processed)",
-              file=sys.stderr)
+        # The start-up check ran a trivial explainer through the real sandbox and it failed: a worker that
+        # started anyway would fail (or leave PENDING) every code submission.
+        print(f"refusing to start: the sandbox cannot run code submissions here: {how}\n"
+              "(--unsafe-no-sandbox runs them without OS isolation, for local testing only)", file=sys.stderr)
+        return 2
     outcomes = process_queue(open_requests_store(args.requests), config, loop=args.loop, poll_seconds=args.poll)
     for request_id, status in outcomes.items():
         print(f"{request_id}  {status}")

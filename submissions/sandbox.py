@@ -10,13 +10,19 @@ What the submission runs in (see ``docs/submissions.md``, *Security model*):
 * **processes** — its own PID namespace (every process dies with it; the worker is not visible);
 * **user** — an unprivileged user without capabilities and with ``no_new_privs``: when the worker is root, a
   fresh uid per run (so ``RLIMIT_NPROC`` counts only this run's processes); otherwise a user namespace;
+* **system calls** — a seccomp deny-list (:mod:`submissions.seccomp`): no keyring, no new or joined namespaces
+  (nested user namespaces are refused on every path), no ptrace, BPF, mounts, modules, swap, reboot, …;
 * **environment** — cleared, then a fixed minimal set (no tokens);
-* **limits** — ``RLIMIT_AS`` (memory), ``RLIMIT_CPU``, ``RLIMIT_FSIZE``, ``RLIMIT_NPROC``, no core dumps, the
-  work folder's size, and a wall clock enforced *from outside*: the worker kills bwrap, whose PID-namespace
-  init takes every process of the run with it, and then anything still running under the run's uid.
+* **limits** — a cgroup per run (:mod:`submissions.cgroups`: memory with tmpfs and memfd pages and no swap, pids,
+  CPU time of the whole run), plus ``RLIMIT_AS``, ``RLIMIT_CPU``, ``RLIMIT_FSIZE``, ``RLIMIT_NPROC``, no core
+  dumps, the work folder's size, and a wall clock enforced *from outside*: the worker kills every process in the
+  run's cgroup (bwrap's outer process then reaps its PID-namespace init), waits until the cgroup is empty and
+  removes it, and then kills anything still running under the run's uid;
+* **timing** — measured outside: the worker's clock from start to exit and the cgroup's CPU time
+  (:attr:`SandboxResult.wall_seconds`, :attr:`SandboxResult.cpu_seconds`); the submission's own is a diagnostic.
 
-One narrow channel back: the result file (descriptor 3), size-capped and parsed strictly by the worker
-(:func:`parse_result`). Standard output and error share one pipe that the worker drains into a size-capped
+One narrow channel back: the result file (descriptor 3), bounded by what the inputs need and parsed strictly,
+line by line, by the worker (:func:`parse_result`). Standard output and error share one pipe that the worker drains into a size-capped
 file (only a bounded tail is kept in memory). No other descriptor is inherited.
 
 The audit hook of :mod:`submissions.sandbox_runner` stays as a diagnostic second layer: it names what a
@@ -25,9 +31,12 @@ submission tried (descriptor 4), but nothing relies on it.
 
 from __future__ import annotations
 
+import atexit
 import collections
+import fcntl
 import functools
 import json
+import logging
 import math
 import os
 import re
@@ -45,8 +54,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from submissions import seccomp
+from submissions.cgroups import CgroupUnavailable, RunCgroup, cgroup_support
+
+log = logging.getLogger("gecobench.submissions")
+
 RESULT_FD = 3
 VIOLATION_FD = 4
+SECCOMP_FD = 5  # bwrap reads the seccomp program from it, and closes it
+ARGS_FD = 6  # bwrap reads its options from it (--args), and closes it
 STAGED_PACKAGES = ("gecobench", "geco_dataset")
 # Everything of the run lives under this folder inside the sandbox: input/ (read-only), work/ (the writable,
 # size-capped tmpfs and HOME), lib/ (the staged packages), model/main and model/reference (checkpoints).
@@ -84,7 +100,10 @@ class SandboxResult:
     reason: str = ""
     log_excerpt: str = ""
     isolation: dict[str, Any] = field(default_factory=dict)
+    # Measured from outside: the worker's clock from the sandbox's start to its exit, and the CPU time the
+    # kernel accounted to the run's cgroup (None without one).
     wall_seconds: float = 0.0
+    cpu_seconds: float | None = None
     startup_seconds: float | None = None
 
 
@@ -169,29 +188,26 @@ def staged_library() -> Path:
     shutil.copyfile(Path(__file__).with_name("sandbox_runner.py"), stage / "gecobench_sandbox_runner.py")
     for path in [stage, *stage.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
+    atexit.register(shutil.rmtree, stage, True)  # one per worker process, gone with it
     return stage
 
 
-_STAGED_CHECKPOINTS: dict[tuple[str, float], Path] = {}
+def readable_checkpoint(folder: Path, stage_root: Path) -> Path:
+    """``folder`` if the sandbox's unprivileged user can read all of it, else a world-readable copy under
+    ``stage_root`` (inside the run's own control folder, removed with it when the run ends).
 
-
-def readable_checkpoint(folder: Path) -> Path:
-    """``folder`` if the sandbox's unprivileged user can read all of it, else a world-readable private copy.
-
-    Checkpoints are often written ``0600`` (safetensors does); the copy is made once per worker process and
-    checkpoint state (its folder's modification time), and left alone by the runs (they bind it read-only).
+    Checkpoints are often written ``0600`` (safetensors does). The copy is per run, not per worker: a staging
+    folder that outlived its run was one more thing every submission left on the host.
     """
     files = [p for p in folder.rglob("*")]
     if all(p.stat().st_mode & (0o005 if p.is_dir() else 0o004) for p in [folder, *files]):
         return folder
-    key = (str(folder), max([folder.stat().st_mtime] + [p.stat().st_mtime for p in files]))
-    if key not in _STAGED_CHECKPOINTS:
-        stage = Path(tempfile.mkdtemp(prefix="gecobench-sandbox-model-")) / folder.name
-        shutil.copytree(folder, stage)
-        for path in [stage.parent, stage, *stage.rglob("*")]:
-            path.chmod(0o755 if path.is_dir() else 0o644)
-        _STAGED_CHECKPOINTS[key] = stage
-    return _STAGED_CHECKPOINTS[key]
+    stage_root.mkdir(mode=0o755, exist_ok=True)
+    stage = stage_root / folder.name
+    shutil.copytree(folder, stage)
+    for path in [stage_root, stage, *stage.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return stage
 
 
 def _parents(path: Path) -> list[Path]:
@@ -200,8 +216,15 @@ def _parents(path: Path) -> list[Path]:
 
 def bwrap_command(
     uid: int | None, input_dir: Path, model_dirs: dict[str, Path], limits: SandboxLimits, command: Sequence[str],
+    seccomp_fd: int | None = None,
 ) -> list[str]:
-    """The bwrap command line for one run (``uid``: the host uid to drop to when the worker is root)."""
+    """The bwrap command line for one run (``uid``: the host uid to drop to when the worker is root).
+
+    ``seccomp_fd``: the descriptor number (in bwrap's process) holding :func:`submissions.seccomp.build_filter`'s
+    program; bwrap loads it right before it executes ``command``. Nested user namespaces are refused on every
+    path: ``--disable-userns`` where the sandbox has its own user namespace, and the filter (``unshare``,
+    ``setns``, ``clone`` with namespace flags, ``clone3``) on every path, the root worker's included.
+    """
     args = [bwrap_path() or "bwrap", "--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid",
             "--unshare-net", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox"]
     if uid is None:
@@ -216,12 +239,14 @@ def bwrap_command(
             args += ["--ro-bind", str(host), f"/{name}"]
     if Path("/etc/ld.so.cache").is_file():
         args += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    # The small /tmp comes *before* the Python installation's binds: bwrap mounts in order, and an interpreter or
+    # virtual environment under /tmp bound first would be hidden by a tmpfs mounted over it afterwards.
+    args += ["--perms", "01777", "--size", str(16 << 20), "--tmpfs", "/tmp"]
     # Parent folders bwrap creates for the binds below must be traversable by the unprivileged user.
     made: set[Path] = set()
-    readable = [*_readable_roots()]
-    for root in readable:
+    for root in _readable_roots():
         for parent in _parents(root):
-            if parent not in made and str(parent) not in ("/usr",):
+            if parent not in made and str(parent) not in ("/usr", "/tmp"):
                 made.add(parent)
                 args += ["--perms", "0755", "--dir", str(parent)]
         args += ["--ro-bind", str(root), str(root)]
@@ -231,8 +256,9 @@ def bwrap_command(
         args += ["--ro-bind", str(folder), f"{SANDBOX_ROOT}/model/{name}"]
     args += ["--proc", "/proc", "--dev", "/dev",
              "--perms", "01777", "--size", str(limits.max_disk_bytes), "--tmpfs", f"{SANDBOX_ROOT}/work",
-             "--perms", "01777", "--size", str(16 << 20), "--tmpfs", "/tmp",
              "--chdir", f"{SANDBOX_ROOT}/work", "--clearenv"]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     for key, value in sandbox_environment().items():
         args += ["--setenv", key, value]
     args.append("--")
@@ -277,19 +303,41 @@ def sandbox_status() -> tuple[bool, str]:
                        "(`apt-get install bubblewrap`), or start the worker with --unsafe-no-sandbox for local testing only")
     if _running_as_root() and not (shutil.which("setpriv") or Path("/usr/bin/setpriv").exists()):
         return False, "setpriv (util-linux) is missing: the root worker needs it to drop to an unprivileged uid"
+    try:
+        seccomp.build_filter()
+    except seccomp.SeccompUnsupported as err:
+        return False, f"{err}: the sandbox needs its seccomp filter"
+    groups, groups_how = cgroup_support()
+    # The real path, end to end: a trivial explainer in the real sandbox (interpreter, staged packages, mounts,
+    # seccomp, cgroup, result channel). A sandbox that starts but cannot run Python (an interpreter hidden by a
+    # mount) must not pass for working.
     with tempfile.TemporaryDirectory(prefix="gecobench-sandbox-probe-") as folder:
-        Path(folder).chmod(0o755)
-        probe = bwrap_command(_choose_uid(), Path(folder), {}, SandboxLimits(), ["/bin/true"])
+        probe = Path(folder) / "probe_explainer.py"
+        probe.write_text(PROBE_EXPLAINER)
         try:
-            done = subprocess.run(probe, capture_output=True, timeout=60, stdin=subprocess.DEVNULL, check=False)
-        except (OSError, subprocess.TimeoutExpired) as err:
+            done = run_submission(probe, None, [["probe", "words"]], [0], kinds=("main",), _probing=True,
+                                  limits=SandboxLimits(wall_seconds=120, cpu_seconds=120))
+        except (OSError, SandboxUnavailable, subprocess.SubprocessError) as err:
             return False, f"bubblewrap could not start: {err}"
-    if done.returncode != 0:
-        detail = done.stderr.decode("utf-8", "replace").strip()[-300:]
-        return False, (f"bubblewrap cannot create the sandbox's namespaces here ({detail or 'exit ' + str(done.returncode)}); "
-                       "user namespaces may be disabled (sysctl user.max_user_namespaces / kernel.unprivileged_userns_clone)")
+    if not done.ok or done.outputs["scores"]["main"] != [[1.0, 2.0]]:
+        detail = (done.reason + "; " + done.log_excerpt.strip()[-400:]).strip("; ")
+        return False, (f"the sandbox cannot run a trivial explainer here ({detail}); if bubblewrap itself fails, "
+                       "user namespaces may be disabled (sysctl user.max_user_namespaces); if Python is not found, "
+                       f"the interpreter {sys.executable} is not visible inside the sandbox")
     mode = "root worker, a fresh unprivileged uid per run" if _running_as_root() else "unprivileged user namespace"
-    return True, f"bubblewrap {mode}: mount, PID, network, IPC and UTS namespaces; no capabilities; cleared environment"
+    limits_how = (f"a {groups_how} per run (memory incl. tmpfs and memfd, no swap; pids; CPU time)" if groups
+                  else f"no per-run cgroup ({groups_how}): memory bounded by RLIMIT_AS only")
+    return True, (f"bubblewrap {mode}: mount, PID, network, IPC and UTS namespaces; no capabilities; seccomp "
+                  f"deny-list; no nested user namespaces; cleared environment; {limits_how}")
+
+
+PROBE_EXPLAINER = """
+class StartupProbe:
+    name = "startup_probe"
+
+    def explain(self, model, tokenizer, words, targets):
+        return [[float(i + 1) for i in range(len(w))] for w in words]
+"""
 
 
 # ------------------------------------------------------------------------------------------------ one run
@@ -396,39 +444,90 @@ def _finite_row(value: Any, length: int) -> list[float] | None:
     return out
 
 
+# ------------------------------------------------------------------------------------------------ result channel
+#
+# The result file (descriptor 3) holds JSON lines: first a header — ``{"explainer": {...}, "main_seconds": s}``
+# or an error report ``{"error": type, "message": ..., "traceback": ...}`` — then one line per (kind, input), the
+# kinds in the job's order, each a JSON list of one number per word. Its largest well-formed size follows from
+# the inputs, so anything larger is refused before a byte of it is parsed, and each line is size-checked against
+# its own input's word count before it is parsed: the worker never holds more than a small multiple of what the
+# inputs need (a 32 MiB result of ``[[]],…`` parsed at once had cost it 1 GiB).
+
+# The JSON text of one float (repr: at most 24 characters, as in -2.2250738585072014e-308) and its separator.
+MAX_NUMBER_BYTES = 26
+ROW_OVERHEAD_BYTES = 16
+# The header: the explainer block (params of at most 4096 characters, up to 6 bytes each once JSON-escaped) and
+# the self-reported seconds, or an error report (a 200-character type, 2000-character message, 4000-character
+# traceback, up to 6 bytes each).
+MAX_HEADER_BYTES = 64 << 10
+
+
+def result_row_bytes(n_words: int) -> int:
+    """The most bytes one well-formed score line for an input of ``n_words`` words takes."""
+    return ROW_OVERHEAD_BYTES + n_words * MAX_NUMBER_BYTES
+
+
+def result_size_bound(words: Sequence[Sequence[str]], kinds: Sequence[str]) -> int:
+    """The most bytes a well-formed result for these inputs and score kinds can take."""
+    return MAX_HEADER_BYTES + 1 + len(kinds) * sum(result_row_bytes(len(w)) + 1 for w in words)
+
+
+def _json_loads(text: bytes) -> Any:
+    try:
+        return json.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+        raise ValueError(f"the result is not valid JSON ({type(err).__name__})") from None
+
+
 def parse_result(raw: bytes, words: Sequence[Sequence[str]], kinds: Sequence[str]) -> dict[str, Any]:
     """Strictly parse the result channel; raise ``ValueError`` with the problem (named field / index).
 
-    Accepted: ``{"scores": {kind: [[float per word] per input]}, "explainer": {...}, "main_seconds": float}``
-    with exactly the requested kinds, one finite number per word, and nothing else.
+    Accepted: a header line ``{"explainer": {...}, "main_seconds": float}`` and then exactly one line per
+    requested kind and input (in the order of ``kinds``), each one finite number per word; nothing else. The
+    whole is refused unread when it is over :func:`result_size_bound`, and each line when it is over its row's
+    bound. ``main_seconds`` is the submission's own timing: a diagnostic only.
     """
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
-        raise ValueError(f"the result is not valid JSON ({type(err).__name__})") from None
+    bound = result_size_bound(words, kinds)
+    if len(raw) > bound:
+        raise ValueError(f"the result is {len(raw)} bytes; at most {bound} bytes for {len(words)} inputs of "
+                         f"{sum(map(len, words))} words and {len(kinds)} score kinds")
+    header, _, body = raw.partition(b"\n")
+    if len(header) > MAX_HEADER_BYTES:
+        raise ValueError(f"the result's first line is {len(header)} bytes; at most {MAX_HEADER_BYTES}")
+    data = _json_loads(header)
     if not isinstance(data, dict):
         raise ValueError("the result must be a JSON object")
     if "error" in data:
         return {"error": str(data.get("error"))[:200], "message": str(data.get("message", ""))[:2000],
                 "traceback": str(data.get("traceback", ""))[-4000:]}
-    unknown = set(data) - {"scores", "explainer", "main_seconds"}
+    unknown = set(data) - {"explainer", "main_seconds"}
     if unknown:
         raise ValueError(f"the result has unknown field(s) {sorted(unknown)}")
-    scores = data.get("scores")
-    if not isinstance(scores, dict) or set(scores) != set(kinds):
-        got = sorted(scores) if isinstance(scores, dict) else type(scores).__name__
-        raise ValueError(f"the result's scores must hold exactly the kinds {sorted(kinds)}, got {got}")
+    lines = body.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    expected = len(kinds) * len(words)
+    if len(lines) != expected:
+        raise ValueError(f"the result's scores must hold exactly the kinds {list(kinds)} for {len(words)} inputs: "
+                         f"{expected} score lines, got {len(lines)}")
     parsed: dict[str, list[list[float]]] = {}
-    for kind in kinds:
-        values = scores[kind]
-        if not isinstance(values, list) or len(values) != len(words):
-            raise ValueError(f"the result's {kind} scores must be a list of {len(words)} rows")
+    for k, kind in enumerate(kinds):
         rows = []
-        for index, (value, row_words) in enumerate(zip(values, words)):
-            row = _finite_row(value, len(row_words))
+        for index, row_words in enumerate(words):
+            line = lines[k * len(words) + index]
+            limit = result_row_bytes(len(row_words))
+            if len(line) > limit:
+                raise ValueError(f"the result's {kind} scores for input {index} are {len(line)} bytes; at most "
+                                 f"{limit} for {len(row_words)} words")
+            row = None
+            if line.count(b"[") == 1:  # one flat list: nothing nested is ever parsed
+                try:
+                    row = _finite_row(json.loads(line.decode("utf-8")), len(row_words))
+                except (UnicodeDecodeError, json.JSONDecodeError):
+                    row = None
             if row is None:
-                raise ValueError(f"the result's {kind} scores for input {index} must be {len(row_words)} finite numbers "
-                                 "(NaN, infinity or a wrong shape)")
+                raise ValueError(f"the result's {kind} scores for input {index} must be {len(row_words)} finite "
+                                 "numbers (NaN, infinity or a wrong shape)")
             rows.append(row)
         parsed[kind] = rows
     explainer = data.get("explainer")
@@ -446,9 +545,34 @@ def parse_result(raw: bytes, words: Sequence[Sequence[str]], kinds: Sequence[str
             "main_seconds": float(seconds)}
 
 
+def encode_result(scores: dict[str, list[list[float]]], kinds: Sequence[str], header: dict[str, Any]) -> bytes:
+    """The result channel's bytes for ``scores`` (what :mod:`submissions.sandbox_runner` writes; for tests)."""
+    lines = [json.dumps(header)] + [json.dumps(row) for kind in kinds for row in scores[kind]]
+    return ("\n".join(lines) + "\n").encode()
+
+
+# ------------------------------------------------------------------------------------------------ one run
+
+
+def _bwrap_argv_via_fd(full: list[str]) -> tuple[list[str], bytes]:
+    """Move bwrap's options into an ``--args`` descriptor: the PID-namespace init's ``/proc/1/cmdline`` then shows
+    ``bwrap --args 6 -- <command>`` instead of every host path the sandbox binds."""
+    split = full.index("--")
+    options = full[1:split]
+    data = b"".join(arg.encode() + b"\0" for arg in options)
+    return [full[0], "--args", str(ARGS_FD), *full[split:]], data
+
+
+def _memfd_with(data: bytes, name: str) -> int:
+    fd = os.memfd_create(name, 0)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
 def run_submission(
     submission_file: str | Path,
-    model_path: str | Path,
+    model_path: str | Path | None,
     words: list[list[str]],
     targets: list[int],
     limits: SandboxLimits | None = None,
@@ -461,6 +585,7 @@ def run_submission(
     train_labels: list[int] | None = None,
     unsafe_no_sandbox: bool = False,
     item_ids: list[str] | None = None,
+    _probing: bool = False,
 ) -> SandboxResult:
     """Explain ``words`` for ``targets`` with the submitted explainer on the model at ``model_path``.
 
@@ -468,14 +593,19 @@ def run_submission(
     ``randomised`` (a re-initialised copy, for the model-randomisation check), ``noisy`` (small noise on the
     embeddings), ``other_target`` (other classes), ``reference`` (the zero-shot model at
     ``reference_model_path``). ``item_ids`` are the opaque ids the inputs file shows (random if not given).
-    Returns a :class:`SandboxResult`; never raises for anything the submission does. Raises
-    :class:`SandboxUnavailable` when bubblewrap cannot run here and ``unsafe_no_sandbox`` is not set.
+    Returns a :class:`SandboxResult` whose ``wall_seconds`` and ``cpu_seconds`` are measured from outside (the
+    worker's clock from start to exit; the run's cgroup's CPU time); never raises for anything the submission
+    does. Raises :class:`SandboxUnavailable` when bubblewrap cannot run here and ``unsafe_no_sandbox`` is not set.
+    ``_probing`` (the start-up check, :func:`sandbox_status`): no model, the explainer is called directly.
     """
     limits = limits or SandboxLimits()
-    available, how = sandbox_status() if not unsafe_no_sandbox else (False, UNSAFE_MODE)
+    if _probing:
+        available, how = True, "start-up probe"
+    else:
+        available, how = sandbox_status() if not unsafe_no_sandbox else (False, UNSAFE_MODE)
     if not available and not unsafe_no_sandbox:
         raise SandboxUnavailable(how)
-    model_path = Path(model_path).resolve()
+    model_path = Path(model_path).resolve() if model_path is not None else None
     reference_model_path = Path(reference_model_path).resolve() if reference_model_path else None
     control = Path(tempfile.mkdtemp(prefix="gecobench-sandbox-"))  # 0700: the worker's alone
     input_dir = control / "input"
@@ -487,7 +617,15 @@ def run_submission(
         "max_processes": limits.max_processes, "max_file_bytes": limits.max_file_bytes,
         "max_disk_bytes": limits.max_disk_bytes, "environment": "cleared",
     }
-    started = time.perf_counter()
+    cgroup: RunCgroup | None = None
+    if available:
+        try:
+            cgroup = RunCgroup.create(limits.memory_bytes, limits.max_processes)
+            isolation["cgroup"] = cgroup.describe()
+        except CgroupUnavailable as err:
+            isolation["cgroup"] = f"none ({err}): memory bounded by RLIMIT_AS only"
+        isolation["seccomp"] = (f"deny-list of {len(seccomp.denied_syscalls())} system calls (EPERM), clone with "
+                                "namespace flags (EPERM), clone3 (ENOSYS), foreign ABIs")
     try:
         if available:
             root = {"input": f"{SANDBOX_ROOT}/input", "work": f"{SANDBOX_ROOT}/work", "lib": f"{SANDBOX_ROOT}/lib",
@@ -495,7 +633,8 @@ def run_submission(
         else:
             work = control / "work"
             work.mkdir()
-            root = {"input": str(input_dir), "work": str(work), "lib": str(staged_library()), "model": str(model_path),
+            root = {"input": str(input_dir), "work": str(work), "lib": str(staged_library()),
+                    "model": str(model_path) if model_path else "",
                     "reference": str(reference_model_path) if reference_model_path else ""}
         shutil.copyfile(submission_file, input_dir / "submission.py")
         ids = item_ids or [secrets.token_hex(8) for _ in words]
@@ -505,92 +644,146 @@ def run_submission(
         }))
         job = {
             "work_dir": root["work"], "submission_file": f"{root['input']}/submission.py",
-            "inputs_file": f"{root['input']}/inputs.json", "model_path": root["model"],
+            "inputs_file": f"{root['input']}/inputs.json", "model_path": root["model"] if model_path else None,
             "reference_model_path": root["reference"] if reference_model_path else None,
             "seed": seed, "kinds": list(kinds), "randomisation_seed": randomisation_seed, "noise_std": noise_std,
-            "result_fd": RESULT_FD, "violation_fd": VIOLATION_FD,
+            "result_fd": RESULT_FD, "violation_fd": VIOLATION_FD, "probe": _probing,
         }
         (input_dir / "job.json").write_text(json.dumps(job))
         for path in (input_dir, *input_dir.iterdir()):
             path.chmod(0o755 if path.is_dir() else 0o644)
         result_path, violation_path, output_path = control / "result.json", control / "violations.txt", control / "output.log"
         runner = [sys.executable, "-I", "-B", f"{root['lib']}/gecobench_sandbox_runner.py", f"{root['input']}/job.json"]
-        models = {"main": readable_checkpoint(model_path)} if available else {}
+        models: dict[str, Path] = {}
+        if available and model_path is not None:
+            models["main"] = readable_checkpoint(model_path, control / "stage-main")
         if reference_model_path and available:
-            models["reference"] = readable_checkpoint(reference_model_path)
-        command = bwrap_command(uid, input_dir, models, limits, runner) if available else runner
+            models["reference"] = readable_checkpoint(reference_model_path, control / "stage-reference")
+        passed: list[tuple[int, int]] = []  # (descriptor in this process, number in the child)
+        if available:
+            argv, options = _bwrap_argv_via_fd(
+                bwrap_command(uid, input_dir, models, limits, runner, seccomp_fd=SECCOMP_FD))
+            passed += [(seccomp.filter_fd(), SECCOMP_FD), (_memfd_with(options, "gecobench-bwrap-args"), ARGS_FD)]
+        else:
+            argv = runner
         result_fd = os.open(result_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         violation_fd = os.open(violation_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        passed = [(result_fd, RESULT_FD), (violation_fd, VIOLATION_FD), *passed]
         read_end, write_end = os.pipe()
         # RLIMIT_NPROC counts a uid's processes: a root worker's run has its own uid; otherwise the run shares
         # the worker's uid, so its allowance comes on top of what that uid already runs.
         nproc_base = 0 if uid is not None else len(processes_of_uid(os.getuid()))
         try:
-            # The child's descriptors 3 and 4 are the result and violation files; nothing else is inherited.
+            # The child's descriptors: 3 and 4 the result and violation files, 5 and 6 (bwrap reads and closes
+            # them) the seccomp program and bwrap's options; nothing else is inherited.
             def child_setup() -> None:
-                os.dup2(result_fd, RESULT_FD)
-                os.dup2(violation_fd, VIOLATION_FD)
-                for fd in (RESULT_FD, VIOLATION_FD):  # dup2 onto itself keeps close-on-exec
-                    os.set_inheritable(fd, True)
-                os.closerange(VIOLATION_FD + 1, 1 << 16)
+                if cgroup is not None:
+                    cgroup.join()  # before bwrap starts: every process of the run is in the cgroup from the first
+                high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd, _ in passed]  # no dup2 may clobber another
+                for fd, (_, target) in zip(high, passed):
+                    os.dup2(fd, target, inheritable=True)
+                os.closerange(max(target for _, target in passed) + 1, 1 << 16)
                 if not available:
                     os.setsid()
                 _preexec(limits, nproc_base)()
 
             env = sandbox_environment() if available else {**sandbox_environment(), "HOME": root["work"],
                                                            "TMPDIR": root["work"]}
+            run_started = time.monotonic()
             process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=write_end, stderr=write_end, env=env,
+                argv, stdin=subprocess.DEVNULL, stdout=write_end, stderr=write_end, env=env,
                 cwd=root["work"] if not available else str(control), preexec_fn=child_setup, close_fds=False,
                 start_new_session=available,
             )
         finally:
             os.close(write_end)
-            os.close(result_fd)
-            os.close(violation_fd)
+            for fd, _ in passed:
+                os.close(fd)
         drain = _OutputDrain(os.fdopen(read_end, "rb"), output_path, limits.max_output_bytes)
         drain.start()
-        timed_out = False
-        try:
-            process.wait(timeout=limits.wall_seconds)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        # Whatever the outcome: kill bwrap (its PID-namespace init and every process of the run die with it)
-        # and then anything still running under the run's uid.
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        process.wait()
+        timed_out = cpu_exceeded = False
+        poll = 0.01
+        while True:
+            try:
+                process.wait(timeout=poll)
+                break
+            except subprocess.TimeoutExpired:
+                poll = min(poll * 2, 0.25)
+            if time.monotonic() - run_started > limits.wall_seconds:
+                timed_out = True
+                break
+            used = cgroup.cpu_seconds() if cgroup is not None else None
+            if used is not None and used > limits.cpu_seconds:
+                cpu_exceeded = True  # the whole run's CPU time (every process), not one process's RLIMIT_CPU
+                break
+        run_wall = time.monotonic() - run_started
+        # Whatever the outcome, nothing of the run may go on: kill every process in the run's cgroup but bwrap's
+        # outer process, which then reaps its PID-namespace init and exits (no zombie, no init left behind).
+        leftovers = 0
+        if cgroup is not None:
+            cgroup.wait_empty(timeout=10, spare=process.pid)
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            if not cgroup.wait_empty(timeout=10):
+                isolation["cgroup_not_emptied"] = cgroup.processes()
+        else:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            process.wait()
         leftovers = _kill_uid(uid) if uid is not None else 0
+        cpu_used = cgroup.cpu_seconds() if cgroup is not None else None
+        memory_hit = cgroup.hit_memory_limit() if cgroup is not None else False
+        oom_kills = cgroup.oom_kills() if cgroup is not None else 0
+        if cgroup is not None:
+            isolation["memory_peak_bytes"] = cgroup.memory_peak_bytes()
+            if not cgroup.remove():
+                isolation["cgroup_not_removed"] = [str(f) for f in cgroup.folders.values()]
+                log.error("the run's cgroup %s could not be removed", cgroup.folders)
         drain.join(timeout=10)
-        elapsed = time.perf_counter() - started
-        log = redact(drain.excerpt())
+        log_text = redact(drain.excerpt())
         violations = violation_path.read_text(errors="replace").strip().splitlines() if violation_path.exists() else []
-        raw = _read_capped(result_path, limits.max_result_bytes)
+        raw = _read_capped(result_path, min(limits.max_result_bytes, result_size_bound(words, kinds)))
         if leftovers:
             isolation["processes_killed_after_run"] = leftovers
+        isolation["measured_outside"] = {"wall_seconds": round(run_wall, 4),
+                                         "cpu_seconds": round(cpu_used, 4) if cpu_used is not None else None}
+
+        def result(ok: bool, reason: str = "", outputs: dict[str, Any] | None = None, excerpt: str | None = None):
+            return SandboxResult(ok, outputs=outputs or {}, reason=redact(reason), isolation=isolation,
+                                 log_excerpt=log_text if excerpt is None else excerpt, wall_seconds=run_wall,
+                                 cpu_seconds=cpu_used)
 
         def failed(reason: str) -> SandboxResult:
-            return SandboxResult(False, reason=redact(reason), log_excerpt=log, isolation=isolation, wall_seconds=elapsed)
+            return result(False, reason)
 
+        memory_reason = (f"memory limit of {limits.memory_bytes / 2**30:.1f} GiB exceeded"
+                         + (" (the kernel's limit on the run's cgroup, tmpfs and memfd pages included)"
+                            if memory_hit or oom_kills else ""))
         if timed_out:
             return failed(f"timed out: no result within the wall-clock limit of {limits.wall_seconds:g} s")
         code = process.returncode
         if violations:
             return failed(f"sandbox violation: the explainer {violations[0][:500]}")
-        if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU) or (code in (-signal.SIGKILL, 128 + signal.SIGKILL) and "CPU" in log):
+        if cpu_exceeded or code in (-signal.SIGXCPU, 128 + signal.SIGXCPU) or (
+                code in (-signal.SIGKILL, 128 + signal.SIGKILL) and "CPU" in log_text):
             return failed(f"CPU time limit of {limits.cpu_seconds} s exceeded")
         if isinstance(raw, str):
             return failed(f"malformed result: {raw}")
-        if "MemoryError" in log or "std::bad_alloc" in log or b'"MemoryError"' in raw[:200]:
-            return failed(f"memory limit of {limits.memory_bytes / 2**30:.1f} GiB exceeded")
-        if "File too large" in log or b"File too large" in raw[:4000]:
+        if oom_kills or "MemoryError" in log_text or "std::bad_alloc" in log_text or b'"MemoryError"' in raw[:200]:
+            return failed(memory_reason)
+        if "File too large" in log_text or b"File too large" in raw[:4000]:
             return failed(f"file size limit exceeded: a file (or the work folder of {limits.max_disk_bytes >> 20} MiB) "
                           f"was written past {limits.max_file_bytes >> 20} MiB")
-        if "No space left on device" in log or b"No space left on device" in raw[:4000]:
+        if "No space left on device" in log_text or b"No space left on device" in raw[:4000]:
             return failed(f"disk limit exceeded: the work folder holds at most {limits.max_disk_bytes >> 20} MiB")
         if not raw:
+            if memory_hit and code in (-signal.SIGKILL, 128 + signal.SIGKILL, 137):
+                return failed(memory_reason)
             reason = f"the sandbox process ended with exit code {code} and no result"
             if code in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ):
                 reason = f"file size limit of {limits.max_file_bytes >> 20} MiB exceeded"
@@ -600,13 +793,17 @@ def run_submission(
         except ValueError as err:
             return failed(f"malformed result: {err}")
         if "error" in parsed:
-            if parsed["error"] == "MemoryError":
-                return failed(f"memory limit of {limits.memory_bytes / 2**30:.1f} GiB exceeded")
-            return SandboxResult(False, reason=redact(f"the explainer raised {parsed['error']}: {parsed['message']}"),
-                                 log_excerpt=log or redact(parsed["traceback"]), isolation=isolation, wall_seconds=elapsed)
+            if parsed["error"] == "MemoryError" or (memory_hit and parsed["error"] == "OSError"
+                                                    and "Cannot allocate memory" in parsed["message"]):
+                return failed(memory_reason)
+            return result(False, f"the explainer raised {parsed['error']}: {parsed['message']}",
+                          excerpt=log_text or redact(parsed["traceback"]))
         if code != 0:
             return failed(f"the sandbox process ended with exit code {code} after writing a result")
         isolation["processes"] = "PID namespace" if available else "process group"
-        return SandboxResult(True, outputs=parsed, log_excerpt=log, isolation=isolation, wall_seconds=elapsed)
+        return result(True, outputs=parsed)
     finally:
+        if cgroup is not None and not cgroup.removed:
+            cgroup.wait_empty(timeout=5)
+            cgroup.remove()
         shutil.rmtree(control, ignore_errors=True)

@@ -7,7 +7,8 @@ only *after*. The result goes to descriptor 3 (the worker's result file), violat
 descriptor 4.
 
 The audit hook is a diagnostic layer that names what a submission tried; the isolation itself is the
-operating system's (namespaces, an unprivileged user, rlimits). A submission can get around the hook and
+operating system's (namespaces, an unprivileged user, a seccomp filter, a cgroup per run, rlimits). The time
+this runner measures is the submission's own word (it can patch the clock): a diagnostic only. A submission can get around the hook and
 rewrite both descriptors — the worker parses the result strictly and trusts nothing else in it.
 """
 
@@ -17,8 +18,6 @@ import importlib.util
 import json
 import os
 import sys
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the staged packages (started with -I)
 import time
 import traceback
 from pathlib import Path
@@ -124,20 +123,41 @@ def _find_explainer_class(module):
     return chosen[0]
 
 
+def _probe(job: dict, write_result) -> int:
+    """The worker's start-up check: import the staged packages and the probe explainer, call it, answer."""
+    import gecobench.explainers.base  # noqa: F401  - the staged packages and the environment's numpy import
+
+    spec = importlib.util.spec_from_file_location("submitted_explainer", job["submission_file"])
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    explainer = _find_explainer_class(module)()
+    items = json.loads(Path(job["inputs_file"]).read_text(encoding="utf-8"))["items"]
+    scores = explainer.explain(None, None, [item["words"] for item in items], [item["target"] for item in items])
+    header = {"explainer": {"name": str(explainer.name), "version": "0", "params": {}, "model_independent": True},
+              "main_seconds": 0.0}
+    write_result(header, {"main": [[float(v) for v in row] for row in scores]}, ["main"])
+    return 0
+
+
 def main(job_path: str) -> int:
     job = json.loads(Path(job_path).read_text(encoding="utf-8"))
     workdir = Path(job["work_dir"])
     sys.dont_write_bytecode = True
     result_fd, violation_fd = int(job["result_fd"]), int(job["violation_fd"])
 
-    def write_result(payload: dict) -> None:
+    def write_result(header: dict, scores: dict | None = None, kinds=()) -> None:
+        # JSON lines: the header, then one line per (kind, input) in the job's order of kinds (the worker
+        # size-checks each line against its input's word count before parsing it).
         os.lseek(result_fd, 0, os.SEEK_SET)
         os.ftruncate(result_fd, 0)
-        data = json.dumps(payload).encode("utf-8")
+        lines = [json.dumps(header)] + [json.dumps(row) for kind in kinds for row in (scores or {})[kind]]
+        data = ("\n".join(lines) + "\n").encode("utf-8")
         while data:
             data = data[os.write(result_fd, data):]
 
     try:
+        if job.get("probe"):
+            return _probe(job, write_result)
         import numpy as np
         import torch
 
@@ -193,14 +213,15 @@ def main(job_path: str) -> int:
         if reference is not None:
             scores["reference"] = run(reference, reference_tokenizer, targets)
         params = explainer.params() if hasattr(explainer, "params") else {}
-        output = {
-            "scores": scores,
+        header = {
             "explainer": {"name": str(explainer.name), "version": str(getattr(explainer, "version", "0")),
                           "params": params if isinstance(params, dict) else {},
                           "model_independent": bool(getattr(explainer, "model_independent", False))},
+            # Measured in here, by the submission's own interpreter: a diagnostic only. The worker's clock and the
+            # run's cgroup are what the record's timing comes from.
             "main_seconds": main_seconds,
         }
-        write_result(output)
+        write_result(header, scores, kinds)
         return 0
     except BaseException as err:  # noqa: BLE001 - everything is reported to the worker
         payload = {"error": type(err).__name__, "message": str(err)[:2000], "traceback": traceback.format_exc()[-4000:]}
@@ -212,4 +233,8 @@ def main(job_path: str) -> int:
 
 
 if __name__ == "__main__":
+    # The staged packages sit next to this file (started with -I, which puts no script folder on sys.path). Only
+    # when run as the sandbox's script: imported by the worker's tests, the folder of this module is
+    # ``submissions/``, whose ``requests.py`` would then shadow the ``requests`` library for the whole process.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     sys.exit(main(sys.argv[1]))

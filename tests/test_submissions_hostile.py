@@ -1,21 +1,24 @@
 """Hostile code submissions through the real queue path (submit → process_queue), each next to a benign one.
 
-For every hostile submission: the request ends FAILED with a specific reason; the stores (apart from the
-benign submission's legitimate record and the worker's own status events), the checkout, HOME and an
-outside folder are unchanged; the worker's token appears nowhere; no process of a run is left; nothing
-reached a listener on the host's loopback; and the benign submission in the same queue run FINISHES.
+For every hostile submission: the request ends FAILED with a specific reason (a timing cheat: FINISHED, with the
+worker's own measurement in its record); the stores (apart from the legitimate records and the worker's own
+status events), the checkout, HOME and an outside folder are unchanged; the worker's token appears nowhere; no
+process, cgroup or staging folder of a run is left; nothing reached a listener on the host's loopback; and the
+benign submission in the same queue run FINISHES.
 
-The default run takes a few representative attacks (one queue run); the whole suite is ``slow`` (about 20 min
-on two busy cores; ``GECOBENCH_HOSTILE=name,name`` picks some).
-"""
+The default run takes a few representative attacks (one queue run), the kernel-limit, channel and timing cases
+of issue #35 (another), and the oversized result with the worker's peak memory; the whole suite is ``slow``
+(about 20 min on two busy cores; ``GECOBENCH_HOSTILE=name,name`` picks some)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
 import secrets
 import socket
+import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -25,7 +28,13 @@ import pytest
 from gecobench.evaluation.runner import EvaluationSettings
 from gecobench.store import LocalStore
 from submissions import RequestStore, submit_file
-from submissions.sandbox import SANDBOX_UID_RANGE, SandboxLimits, sandbox_status
+from submissions.cgroups import leftover_run_cgroups
+from submissions.sandbox import (
+    SANDBOX_UID_RANGE,
+    SandboxLimits,
+    sandbox_status,
+    staged_library,
+)
 from submissions.worker import WorkerConfig, process_queue
 from tests.conftest import REPO_ROOT
 from tests.test_submissions_sandbox import EXAMPLE, HOSTILE, save_tiny_checkpoint
@@ -71,6 +80,11 @@ HOSTILE_REASONS = {
     "proc_orphan_holds_pipe": "raised RuntimeError: an orphan holds the output pipe",
     # resources
     "allocates_50gb": "memory limit",
+    # memfd pages count against the run's cgroup: the kernel stops it (OOM kill) or a write fails inside
+    "res_memfd_memory": ("memory limit", "Cannot allocate memory"),
+    # channels and namespaces the seccomp filter closes
+    "userns_nested_tmpfs": "unshare: Operation not permitted; clone: Operation not permitted",
+    "keyring_between_runs": "add_key: Operation not permitted",
     # Its CPU limit (30 s) or, on a machine so busy that it cannot get 30 s of CPU in 100 s, the wall clock.
     "loops_forever": ("CPU time limit", "timed out"),
     "res_sleeps_forever": "timed out",
@@ -80,13 +94,22 @@ HOSTILE_REASONS = {
     # forged results and malformed outputs
     "forge_result_fields": "malformed result: the result has unknown field(s)",
     "forge_huge_result": "malformed result: the result file is",
-    "forge_deep_result": "malformed result: the result is not valid JSON",
+    # over what the inputs can need: refused before a byte is parsed
+    "forge_deep_result": ("malformed result: the result file is", "malformed result: the result is not valid JSON"),
+    "forge_empty_lists_result": "malformed result: the result file is",
     "forge_erases_violation": "raised ConnectionRefusedError",
     "raises": "raised RuntimeError: deliberate failure",
     "returns_nan": "NaN",
     "wrong_shape": "shape",
     "returns_strings": "scores are not numeric",
 }
+# Cheats on the timing that must FINISH with an honest outside measurement (file → CPU seconds of work it does
+# per sentence explained, and per sandbox run in fit()).
+HONEST_TIMING = {"time_patched_timer": {"per_sentence": 0.4, "per_run": 0.0},
+                 "time_work_in_fit": {"per_sentence": 0.0, "per_run": 1.5}}
+# What #35 found, in one queue run of its own (kernel limits, channels between runs, outside timing).
+KERNEL_RUN = ("res_memfd_memory", "userns_nested_tmpfs", "keyring_between_runs", "forge_empty_lists_result",
+              *HONEST_TIMING)
 # One per kind of attack, cheap enough for the default run.
 DEFAULT_RUN = ("gt_dirfd_open", "secret_parent_environ", "write_package", "net_ctypes_connect",
                "proc_kills_everything", "forge_result_fields")
@@ -166,6 +189,21 @@ def sandbox_processes() -> list[str]:
     return found
 
 
+def children_of(pid: int) -> list[str]:
+    """Processes (zombies included) whose parent is ``pid``: a run's bwrap must be reaped when the run ends."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            state, parent = stat.rsplit(")", 1)[1].split()[:2]
+            if int(parent) == pid:
+                found.append(f"{entry.name} {state} {stat.split(' (', 1)[1].rsplit(')', 1)[0]}")
+    return found
+
+
 def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Path, shared_data: Path) -> dict:
     """Submit ``names`` and the benign example, run the queue (two workers), and check containment."""
     requests = RequestStore(tmp_path / "requests")
@@ -216,10 +254,17 @@ def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Pat
     import datasets  # noqa: F401
     import evaluate  # noqa: F401
 
+    # Every control and staging folder of a run is made under this process's temporary folder: point it at one of
+    # this test's own, which must be empty again at the end (the staged library lives for the worker process).
+    staged_library()
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    saved_tempdir, tempfile.tempdir = tempfile.tempdir, str(staging)
     try:
         with ThreadPoolExecutor(max_workers=2) as pool:
             passes = list(pool.map(lambda _: process_queue(requests, config), range(2)))
     finally:
+        tempfile.tempdir = saved_tempdir
         listener.close()
         if saved is None:
             os.environ.pop("HF_TOKEN", None)
@@ -235,7 +280,9 @@ def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Pat
     summary = {view.request["metadata"]["name"]: (view.status, view.last_event.get("reason")) for view in views.values()}
     assert outcomes.get(benign) == "FINISHED", summary
     records = LocalStore(str(results)).read_all().documents
-    assert records and {r["explainer"]["submission_id"] for r in records} == {benign}
+    finishing = {submitted[name] for name in names if name in HONEST_TIMING}
+    assert records and benign in {r["explainer"]["submission_id"] for r in records}
+    assert {r["explainer"]["submission_id"] for r in records} <= {benign} | finishing
     assert sorted(p.name for p in results.rglob("*") if p.is_file() and "forged" in p.name) == []
     for rid, fingerprint in immutable.items():
         assert tree_fingerprint(requests.root / rid / "payload") + (requests.root / rid / "request.json").read_text() == fingerprint
@@ -248,7 +295,15 @@ def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Pat
     assert token.encode() not in stored and token not in json.dumps(outcomes)
     assert listener.connections == 0
     assert sandbox_processes() == []
-    return {name: views[rid] for name, rid in submitted.items()}
+    # Nothing of any run is left: no child (zombie or not: bwrap reaped its init and was reaped), no cgroup of
+    # this worker process (so no process of a run, the namespace's init included), no control or staging folder.
+    assert children_of(os.getpid()) == []
+    assert leftover_run_cgroups() == []
+    assert sorted(p.name for p in staging.iterdir()) == []
+    by_name = {name: views[rid] for name, rid in submitted.items()}
+    for name, view in by_name.items():
+        view.records = [r for r in records if r["explainer"]["submission_id"] == submitted[name]]
+    return by_name
 
 
 @pytest.fixture(scope="module")
@@ -259,6 +314,9 @@ def model_set(tmp_path_factory, bert_tokenizer) -> list[str]:
 def _check(views: dict) -> None:
     problems = []
     for name, view in views.items():
+        if name in HONEST_TIMING:
+            problems += _timing_problems(name, view)
+            continue
         reason = view.last_event.get("reason") or ""
         expected = HOSTILE_REASONS[name]
         expected = expected if isinstance(expected, tuple) else (expected,)
@@ -267,9 +325,36 @@ def _check(views: dict) -> None:
     assert not problems, "\n".join(problems)
 
 
+def _timing_problems(name: str, view) -> list[str]:
+    """A timing cheat must FINISH, and its record's seconds per sentence must be the worker's own measurement."""
+    if view.status != "FINISHED":
+        return [f"{name}: {view.status} — {view.last_event.get('reason')!r}"]
+    timing = view.last_event["isolation"]["timing"]
+    work = HONEST_TIMING[name]
+    runs = view.last_event["isolation"]["runs_per_model"]
+    # The CPU work it did (per sentence explained, and per run in fit) is in the cgroup's account, whatever its
+    # own clock said; the record's seconds per sentence is the outside wall clock per explanation, never less
+    # than the CPU time per explanation of a one-threaded run.
+    least_cpu = work["per_sentence"] * timing["explanations"] + work["per_run"] * runs
+    problems = []
+    if timing["cpu_seconds"] is None or timing["cpu_seconds"] < least_cpu:
+        problems.append(f"{name}: CPU seconds {timing['cpu_seconds']} below the {least_cpu} s of work it did")
+    if timing["self_reported_main_seconds"] >= least_cpu:
+        problems.append(f"{name}: its own clock was not fooled ({timing}); the case tests nothing")
+    for record in view.records:
+        recorded = record["runtime"]["seconds_per_sentence"]
+        if recorded is None or abs(recorded - timing["wall_seconds_per_explanation"]) > 1e-3 * max(recorded, 1e-3):
+            problems.append(f"{name}: the record's {recorded} s/sentence is not the outside measurement {timing}")
+        if recorded is not None and recorded < least_cpu / timing["explanations"]:
+            problems.append(f"{name}: {recorded} s/sentence is less than the work it did")
+    if not view.records:
+        problems.append(f"{name}: no record")
+    return problems
+
+
 def test_hostile_files_cover_every_listed_attack():
     on_disk = {p.stem for p in HOSTILE.glob("*.py")}
-    assert set(HOSTILE_REASONS) <= on_disk
+    assert set(HOSTILE_REASONS) | set(HONEST_TIMING) <= on_disk
     assert len(HOSTILE_REASONS) >= 30 and set(DEFAULT_RUN) <= set(HOSTILE_REASONS)
 
 
@@ -277,9 +362,46 @@ def test_representative_attacks_are_contained_in_one_queue_run(tmp_path, model_s
     _check(run_hostile_queue(DEFAULT_RUN, tmp_path, model_set, geco_dir, shared_data))
 
 
+def test_kernel_limits_channels_and_outside_timing_hold_in_one_queue_run(tmp_path, model_set, geco_dir, shared_data):
+    # memfd memory, a nested user namespace, the keyring between runs, a result of empty lists, a stopped clock
+    # and work hidden in fit(): each FAILED with its reason, or FINISHED with the worker's own timing.
+    _check(run_hostile_queue(KERNEL_RUN, tmp_path, model_set, geco_dir, shared_data))
+
+
 @pytest.mark.slow
 def test_every_hostile_submission_is_contained(tmp_path, model_set, geco_dir, shared_data):
     # GECOBENCH_HOSTILE=name,name runs only those (to re-check a few after a change).
     chosen = [n for n in os.environ.get("GECOBENCH_HOSTILE", "").split(",") if n]
-    rest = chosen or [name for name in HOSTILE_REASONS if name not in DEFAULT_RUN]
+    rest = chosen or [name for name in HOSTILE_REASONS if name not in DEFAULT_RUN + KERNEL_RUN]
     _check(run_hostile_queue(rest, tmp_path, model_set, geco_dir, shared_data))
+
+
+def test_an_oversized_result_is_refused_unread_and_the_worker_stays_small(tmp_path, model_set, geco_dir):
+    # 32 MiB of `[[]],` under the worker's default result cap (128 MiB): parsed at once it had cost the worker
+    # 1 GiB. Now it is over what the inputs can need and is refused from its size alone.
+    import resource
+
+    requests = RequestStore(tmp_path / "requests")
+    benign = submit_file(requests, "code", {**META, "name": "gradient_norm", "version": "1.0.0"}, EXAMPLE,
+                         submitter="ada").request_id
+    folder = tmp_path / "submitted"
+    folder.mkdir()
+    hostile_path = folder / "forge_empty_lists_result.py"
+    hostile_path.write_text((HOSTILE / "forge_empty_lists_result.py").read_text().replace("__HOST__", "{}"))
+    settings = EvaluationSettings(max_groups=1, bootstrap=20, filter_correct=False, properties=False,
+                                  data_dir=str(geco_dir))
+    config = WorkerConfig(model_paths=model_set, configs=["binary_all"], results_location=str(tmp_path / "results"),
+                          data_dir=str(geco_dir), settings=settings, checkpoint_dir=str(tmp_path / "ckpt"),
+                          limits=SandboxLimits(memory_bytes=3 << 30, cpu_seconds=60, wall_seconds=120))
+    assert config.limits.max_result_bytes >= 128 << 20
+    assert process_queue(requests, config, max_requests=1) == {benign: "FINISHED"}
+    after_benign = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux: the peak so far
+    hostile = submit_file(requests, "code", {**META, "name": "forge_empty_lists_result", "version": "1.0.0"},
+                          hostile_path, submitter="mallory").request_id
+    assert process_queue(requests, config) == {hostile: "FAILED"}
+    reason = requests.get(hostile).last_event["reason"]
+    written = re.search(r"malformed result: the result file is (\d+) bytes; the limit is (\d+) bytes", reason)
+    assert written and int(written.group(1)) > 32 << 20 > int(written.group(2)), reason
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - after_benign
+    assert grown < 100 << 10, f"the worker's peak memory grew by {grown >> 10} MiB over a benign run"
+    assert leftover_run_cgroups() == [] and sandbox_processes() == []

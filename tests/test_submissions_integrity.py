@@ -18,7 +18,7 @@ import pytest
 
 from gecobench.records import explainer_score_identity, record_id_for
 from submissions import RequestStore, submit_request
-from submissions.sandbox import parse_result, redact
+from submissions.sandbox import encode_result, parse_result, redact, result_size_bound
 from submissions.worker import (
     WorkerConfig,
     lease_is_stale,
@@ -130,11 +130,13 @@ WORDS = [["a", "b"], ["c"]]
 
 
 def _result(**change):
-    payload = {"scores": {"main": [[0.1, 0.2], [0.3]], "randomised": [[0.2, 0.1], [0.1]]},
-               "explainer": {"name": "x", "version": "1.0.0", "params": {}, "model_independent": False},
-               "main_seconds": 0.5}
-    payload.update(change)
-    return json.dumps(payload).encode()
+    """The result channel's bytes (header line, then one line per kind and input) with ``change`` applied."""
+    header = {"explainer": {"name": "x", "version": "1.0.0", "params": {}, "model_independent": False},
+              "main_seconds": 0.5}
+    scores = {"main": [[0.1, 0.2], [0.3]], "randomised": [[0.2, 0.1], [0.1]]}
+    scores.update(change.pop("scores", {}))
+    header.update(change)
+    return encode_result(scores, [k for k in ("main", "randomised") if k in scores], header)
 
 
 def test_a_wellformed_result_is_parsed():
@@ -144,20 +146,41 @@ def test_a_wellformed_result_is_parsed():
 
 @pytest.mark.parametrize("raw, message", [
     (_result(metrics={"mass_accuracy": 1}), "unknown field"),
-    (_result(scores={"main": [[0.1, 0.2], [0.3]]}), "exactly the kinds"),
+    (encode_result({"main": [[0.1, 0.2], [0.3]]}, ["main"], {"explainer": {}}), "exactly the kinds"),
     (_result(scores={"main": [[0.1, 0.2], [0.3, 0.4]], "randomised": [[0.2, 0.1], [0.1]]}), "main scores for input 1"),
     (_result(scores={"main": [[0.1, "x"], [0.3]], "randomised": [[0.2, 0.1], [0.1]]}), "main scores for input 0"),
     (_result(scores={"main": [[0.1, True], [0.3]], "randomised": [[0.2, 0.1], [0.1]]}), "main scores for input 0"),
     (_result().replace(b"0.3", b"NaN"), "main scores for input 1"),
     (_result(main_seconds=-1), "main_seconds"),
     (_result(explainer={"name": "x", "version": "1", "params": {"k": "v" * 5000}}), "params"),
-    (b"[" * 200_000, "not valid JSON"),
+    (b"[" * 200_000, "at most"),  # over what two short inputs can need: refused unread
+    (b"[" * 60_000, "not valid JSON"),
+    (_result() + b"[[]]\n", "score lines, got 5"),
+    (_result().replace(b"[0.3]", b"[[0.3]]"), "main scores for input 1"),
     (b"\xff\xfe", "not valid JSON"),
     (b"[]", "must be a JSON object"),
 ])
 def test_a_malformed_result_is_refused_with_the_problem(raw, message):
     with pytest.raises(ValueError, match=message):
         parse_result(raw, WORDS, ("main", "randomised"))
+
+
+def test_the_result_bound_follows_from_the_inputs_and_each_row_is_checked_before_parsing():
+    kinds = ("main", "randomised")
+    bound = result_size_bound(WORDS, kinds)
+    longer = result_size_bound(WORDS + [["d"] * 100], kinds)
+    assert bound < longer < bound + 2 * 100 * 32  # a word costs a bounded number of bytes per kind
+    # A result one byte over the bound is refused before parsing, whatever it holds.
+    with pytest.raises(ValueError, match=f"at most {bound} bytes"):
+        parse_result(b" " * (bound + 1), WORDS, kinds)
+    # One row far longer than its two words can need is refused before it is parsed.
+    raw = _result().replace(b"[0.1, 0.2]", b"[" + b"0.0, " * 200 + b"0.0]", 1)
+    with pytest.raises(ValueError, match="main scores for input 0 are .* bytes; at most"):
+        parse_result(raw, WORDS, kinds)
+    # The longest number repr fits the per-word allowance.
+    tight = encode_result({"main": [[-2.2250738585072014e-308, -1.7976931348623157e+308], [5e-324]],
+                           "randomised": [[0.0, 0.0], [0.0]]}, kinds, {"explainer": {}})
+    assert parse_result(tight, WORDS, kinds)["scores"]["main"][1] == [5e-324]
 
 
 def test_token_shaped_strings_and_secret_values_are_redacted():
