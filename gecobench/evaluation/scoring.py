@@ -1,7 +1,8 @@
 """Turn word scores into the metric blocks of an ``explainer_score`` record.
 
 The headline Mass Accuracy (MA) and Relative Mass Accuracy (RMA) are computed by the ``evaluate`` modules in
-``metrics/`` (loaded once per process, from paths relative to the repository root); the per-sentence arrays the
+``metrics/`` (loaded once per process from :func:`gecobench.metrics.module_path`: the checkout's ``metrics/`` or
+the copy an installed wheel carries); the per-sentence arrays the
 gender-group breakdown, the confidence intervals and the property metrics need come from the plain functions in
 ``gecobench.metrics``. Undefined values (NaN) never reach a record: they become ``null`` with a ``reason``.
 """
@@ -19,9 +20,7 @@ from gecobench.evaluation.data import LABEL_NAMES
 from gecobench.metrics.mass_accuracy import summarize
 from gecobench.metrics.paired_bootstrap import clustered_mean_difference, verdict
 from gecobench.metrics.relative_mass_accuracy import relative_mass_accuracy
-from gecobench.provenance import REPO_ROOT
-
-METRICS_DIR = REPO_ROOT / "metrics"
+from gecobench.metrics.module_paths import module_path
 
 
 def finite_or_none(value: Any) -> float | None:
@@ -34,13 +33,11 @@ def finite_or_none(value: Any) -> float | None:
 
 @cache
 def load_metric_module(name: str) -> Any:
-    """The ``evaluate`` module ``metrics/<name>`` of this checkout, loaded once per process."""
-    folder = METRICS_DIR / name
-    if not (folder / f"{name}.py").is_file():
-        raise FileNotFoundError(f"evaluate module {folder / (name + '.py')} not found; is this a full checkout?")
+    """The ``evaluate`` module ``name``, loaded once per process from wherever the package runs (a checkout's
+    ``metrics/`` or the installed wheel's ``gecobench/metric_modules/``, through :func:`module_path`)."""
     import evaluate
 
-    return evaluate.load(str(folder))
+    return evaluate.load(module_path(name))
 
 
 def bootstrap_statistic_ci(values: np.ndarray, statistic: Callable[[np.ndarray], float], n_resamples: int,
