@@ -25,8 +25,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import logging
 import os
+import sys
+from pathlib import Path
+from types import ModuleType
 
 from gecobench.cli import GECO_DIR_HELP
 from gecobench.evaluation import (
@@ -36,6 +40,22 @@ from gecobench.evaluation import (
     run_evaluation,
 )
 from gecobench.store import open_results_store
+
+
+def import_user_module(name_or_file: str) -> ModuleType:
+    """Import a user's module: a ``.py`` file by its path (a console command has no current folder on
+    ``sys.path``, so ``my_explainer.py`` next to the user would not be found by name), else a dotted module name."""
+    path = Path(name_or_file)
+    if path.suffix == ".py":
+        if not path.is_file():
+            raise FileNotFoundError(f"no such file: {path.resolve()}")
+        module_name = f"gecobench_user_{path.stem}"
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module  # dataclasses and pickling look their module up here
+        spec.loader.exec_module(module)
+        return module
+    return importlib.import_module(name_or_file)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -80,8 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="published zero-shot reference attributions, read instead of computed where they match "
                              "the zero-shot checkpoint, data and protocol: a bundle, a folder of bundles "
                              "(reference/zero_shot_attributions), or the reference dataset's Hub id")
-    parser.add_argument("--import", dest="imports", nargs="*", default=[],
-                        help="Python modules to import first (they may register extra explainers)")
+    parser.add_argument("--import", dest="imports", nargs="*", default=[], metavar="MODULE_OR_FILE",
+                        help="Python modules (dotted names) or .py files to import first; they may register extra "
+                             "explainers with gecobench.explainers.register_explainer")
     parser.add_argument("--show-leaderboard", action="store_true", help="print the leaderboard table at the end")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress bars (the libraries' too) and no informational log lines")
@@ -98,7 +119,11 @@ def main(argv: list[str] | None = None) -> int:
         silence_library_progress()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     for module in args.imports:
-        importlib.import_module(module)
+        try:
+            import_user_module(module)
+        except (ImportError, OSError) as err:
+            print(f"error: --import {module}: {err}", file=sys.stderr)
+            return 2
     try:
         settings = EvaluationSettings(
             split=args.split, seed=args.seed, filter_correct=args.filter_correct, properties=args.properties,
@@ -108,10 +133,18 @@ def main(argv: list[str] | None = None) -> int:
         )
     except ValueError as err:  # e.g. a subsample size that is not a multiple of --chunk-size
         build_parser().error(str(err))
-    summary = run_evaluation([ExplainerSpec.parse(e) for e in args.explainers], args.models, args.configs,
-                             settings, store_location=args.results, checkpoint_dir=args.checkpoint_dir,
-                             progress=not args.quiet, filters=(True, False) if args.both_filters else None,
-                             reference_attributions=args.reference_attributions, zero_shot=args.zero_shot)
+    try:
+        specs = [ExplainerSpec.parse(e) for e in args.explainers]
+        summary = run_evaluation(specs, args.models, args.configs, settings, store_location=args.results,
+                                 checkpoint_dir=args.checkpoint_dir, progress=not args.quiet,
+                                 filters=(True, False) if args.both_filters else None,
+                                 reference_attributions=args.reference_attributions, zero_shot=args.zero_shot)
+    except (ValueError, FileNotFoundError, ConnectionError) as err:
+        # bad input (an unknown explainer, a missing checkpoint, GECO unreachable): the message names it
+        if os.environ.get("GECOBENCH_TRACEBACK"):
+            raise
+        print(f"error: {err} (set GECOBENCH_TRACEBACK=1 for the traceback)", file=sys.stderr)
+        return 2
     from accelerate import PartialState
 
     if PartialState().is_main_process:
