@@ -128,7 +128,7 @@ def _finished_request(tmp_path: Path) -> tuple[Path, Path, dict]:
     from submissions.requests import RequestStore
     from submissions.submit import submit_file
 
-    record_file = sorted((REPO_ROOT / "reference" / "store" / "explainer_score").glob("*.json"))[0]
+    record_file = min((REPO_ROOT / "reference" / "store" / "explainer_score").glob("*.json"))
     record = json.loads(record_file.read_text(encoding="utf-8"))
     results = tmp_path / "results"
     (results / "explainer_score").mkdir(parents=True)
@@ -209,7 +209,7 @@ def test_spanish_score_prints_bpi_and_bri_with_intervals(tmp_path: Path, spanish
 # ------------------------------------------------------------------------------------------- user-facing errors
 
 def test_load_geco_downloads_only_the_split_asked_for(monkeypatch, tmp_path: Path, shared_data: Path) -> None:
-    import geco_dataset.geco as geco
+    from geco_dataset import geco
 
     fetched = []
 
@@ -224,7 +224,7 @@ def test_load_geco_downloads_only_the_split_asked_for(monkeypatch, tmp_path: Pat
 
 
 def test_load_geco_offline_names_the_file_and_both_ways_to_give_local_files(monkeypatch, tmp_path: Path) -> None:
-    import geco_dataset.geco as geco
+    from geco_dataset import geco
 
     monkeypatch.setattr(geco, "default_geco_dir", lambda: None)
     monkeypatch.setenv("GECOBENCH_RAW_BASE_URL", "http://127.0.0.1:9")  # nothing listens on the discard port
