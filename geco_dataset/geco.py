@@ -381,15 +381,15 @@ class Geco(datasets.GeneratorBasedBuilder):
         if unknown or not splits:
             raise ValueError(f"unknown GECO split(s) {unknown or splits!r}; expected some of {GECO_SPLITS}")
         data_dir = self.config.data_dir or default_geco_dir()
-        paths = {}
-        for split in splits:
-            if data_dir:
+        if data_dir:
+            paths = {}
+            for split in splits:
                 path = Path(data_dir) / geco_file_key(config, split)
                 if not path.is_file():
                     raise FileNotFoundError(f"GECO file not found: {path} (data_dir={data_dir})")
                 paths[split] = str(path)
-            else:
-                paths[split] = _download_geco_file(dl_manager, config, split)
+        else:
+            paths = _download_geco_files(dl_manager, config, splits)
         # validate here, not in _generate_examples: datasets wraps errors raised during generation in a generic
         # DatasetGenerationError, and a bad file should fail before anything is written to the cache
         self._parsed_rows: dict[str, list[dict[str, Any]]] = {}
@@ -421,23 +421,27 @@ class GecoDownloadError(ConnectionError):
     local files instead."""
 
 
-def _download_geco_file(dl_manager: datasets.DownloadManager, config: str, split: str) -> str:
-    """Download one released GECO file into the datasets cache, or raise :class:`GecoDownloadError`."""
-    url = geco_url(config, split)
+def _download_geco_files(dl_manager: datasets.DownloadManager, config: str, splits: tuple[str, ...]) -> dict[str, str]:
+    """Download the released GECO files of ``splits`` into the datasets cache, or raise :class:`GecoDownloadError`
+    naming the file that failed."""
+    urls = {split: geco_url(config, split) for split in splits}
     try:
-        return str(dl_manager.download(url))
+        return {split: str(path) for split, path in dl_manager.download(urls).items()}
     except (ConnectionError, OSError) as error:  # offline mode, DNS, HTTP errors, an unreachable mirror
-        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        text = str(error).strip()
+        failed = [split for split, url in urls.items() if url in text] or list(splits)
+        reason = (text.splitlines() or [type(error).__name__])[0]
         if "offline" in type(error).__name__.lower():
             reason = "offline mode is on: HF_HUB_OFFLINE or HF_DATASETS_OFFLINE is set"
-        elif url in reason:
+        elif any(url in reason for url in urls.values()):
             reason = type(error).__name__
-        key = geco_file_key(config, split)
+        keys = " and ".join(geco_file_key(config, split) for split in failed)
+        where = " and ".join(urls[split] for split in failed)
         raise GecoDownloadError(
-            f"GECO file {key} (config {config!r}, split {split!r}) could not be downloaded from {url} ({reason}). "
+            f"GECO file {keys} (config {config!r}) could not be downloaded from {where} ({reason}). "
             f"Give local files instead: pass data_dir=FOLDER (--data-dir FOLDER on the command line) or set "
             f"${GECO_DIR_ENV}=FOLDER, where FOLDER holds the released layout <config folder>/<split>.jsonl "
-            f"(here {key}) of https://github.com/{GECO_REPO}/tree/{GECO_COMMIT}/data/dataset"
+            f"(here {keys}) of https://github.com/{GECO_REPO}/tree/{GECO_COMMIT}/data/dataset"
         ) from None
 
 

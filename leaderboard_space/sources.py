@@ -183,7 +183,7 @@ def no_reference_note(location: str | None) -> str:
         return (f"No reference results at `{where}` (an installed package carries none): give a local copy with "
                 "`--reference FOLDER` (or `$GECOBENCH_REFERENCE`), or the published reference dataset with "
                 "`--reference hf://datasets/ORG/gecobench-reference` (or `$GECOBENCH_REFERENCE_REPO=ORG/"
-                "gecobench-reference`). Showing your results instead.")
+                "gecobench-reference`): showing your results instead.")
     return (f"The reference store `{where}` holds no explainer records yet (`gecobench reference --output DIR` "
             "writes one): showing your results instead.")
 

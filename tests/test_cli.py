@@ -213,12 +213,12 @@ def test_load_geco_downloads_only_the_split_asked_for(monkeypatch, tmp_path: Pat
 
     fetched = []
 
-    def fake_download(dl_manager, config: str, split: str) -> str:
-        fetched.append((config, split))
-        return str(shared_data / "geco" / geco.geco_file_key(config, split))
+    def fake_download(dl_manager, config: str, splits: tuple[str, ...]) -> dict[str, str]:
+        fetched.extend((config, split) for split in splits)
+        return {split: str(shared_data / "geco" / geco.geco_file_key(config, split)) for split in splits}
 
     monkeypatch.setattr(geco, "default_geco_dir", lambda: None)
-    monkeypatch.setattr(geco, "_download_geco_file", fake_download)
+    monkeypatch.setattr(geco, "_download_geco_files", fake_download)
     rows = geco.load_geco("binary_all", "test", cache_dir=tmp_path / "cache")
     assert fetched == [("binary_all", "test")] and len(rows) == 644
 
