@@ -90,10 +90,14 @@ def help_text(script: str, root: Path = REPO_ROOT, timeout: float = 300.0) -> He
         from gecobench.cli import command_names
 
         main_help = _run_help(script, [], root, timeout)
-        for name in command_names():
+
+        def command_helps(name: str) -> list[HelpText]:
             sub = _run_help(script, name.split(), root, timeout)
-            main_help.subcommands.append(sub)
-            main_help.subcommands += _argparse_subcommands(sub, script, name.split(), root, timeout)
+            return [sub, *_argparse_subcommands(sub, script, name.split(), root, timeout)]
+
+        with ThreadPoolExecutor(max_workers=2) as pool:  # each help starts a Python: two at a time
+            for helps in pool.map(command_helps, command_names()):
+                main_help.subcommands += helps
         return main_help
     main_help = _run_help(script, [], root, timeout)
     main_help.subcommands += _argparse_subcommands(main_help, script, [], root, timeout)
@@ -133,7 +137,7 @@ def render_page(helps: list[HelpText], shims: dict[str, str] | None = None) -> s
     lines.append("| command | first line of its description |")
     lines.append("|---|---|")
     for item in helps:
-        for entry in [item, *(sub for sub in item.subcommands if item.script == COMMAND and sub.script.count(" ") == 1)]:
+        for entry in [item, *(sub for sub in item.subcommands if _is_command(item, sub))]:
             lines.append(f"| [`{entry.script}`](#{_anchor(entry.script)}) | {_summary(entry)} |")
     if shims:
         lines += ["", "Old command lines still work in a checkout; each shim runs its command:", "",
@@ -142,8 +146,18 @@ def render_page(helps: list[HelpText], shims: dict[str, str] | None = None) -> s
     for item in helps:
         lines += _section(item, "##")
         for sub in item.subcommands:
-            lines += _section(sub, "###" if item.script != COMMAND or sub.script.count(" ") > 1 else "##")
+            lines += _section(sub, "##" if _is_command(item, sub) else "###")
     return "\n".join(lines) + "\n"
+
+
+def _is_command(item: HelpText, sub: HelpText) -> bool:
+    """Whether ``sub`` is a subcommand of the ``gecobench`` command tree (``gecobench export results``), not an
+    argparse sub-command of one (``gecobench submit status``)."""
+    if item.script != COMMAND:
+        return False
+    from gecobench.cli import command_names
+
+    return sub.script.removeprefix(f"{COMMAND} ") in command_names()
 
 
 def _section(item: HelpText, level: str) -> list[str]:
