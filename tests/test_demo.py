@@ -49,4 +49,4 @@ def test_quick_demo_writes_valid_records_and_prints_the_leaderboard(tmp_path, sh
     assert "explainer" in table and "MA 95% CI" in table
     for name in ("saliency", "input_x_gradient", "uniform_random"):
         assert table.count(name) == 2
-    assert "python leaderboard_space/app.py" in out
+    assert f"gecobench space --results {results}" in out

@@ -1,4 +1,4 @@
-"""The embedded default: the whole main job offline, in one command (``make demo`` → ``scripts/demo.py``).
+"""The embedded default: the whole main job offline, in one command (``make demo`` → ``gecobench demo``).
 
 1. prints the dataset summary (configs, splits, row counts);
 2. trains — or reuses from ``runs/models/`` — OLA and the MiniLM regimes on ``binary_all`` with short schedules;
@@ -160,5 +160,5 @@ def run_demo(quick: bool = False, results: str | None = None, models_dir: str | 
     log(table)
     location = results or "results"
     log(f"\nDone in {time.perf_counter() - started:.0f} s. Open the Space with:\n"
-        f"  GECOBENCH_RESULTS={location} python leaderboard_space/app.py")
+        f"  gecobench space --results {location}")
     return table
