@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gecobench compare", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--results", default=None, help="store folder (default: reference/store)")
+    parser = argparse.ArgumentParser(prog="gecobench compare", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--results", default=None,
+                        help="store folder (default: a checkout's reference/store; an installed package has none)")
     parser.add_argument("--figures", default=None, help="GECOBENCH_FIGURES.md (default: the shared data folder)")
     parser.add_argument("--pivot", action="store_true",
                         help="one table per config (explainers × regimes, cells 'ours (paper)') instead of one row per cell")
@@ -31,7 +34,12 @@ def main(argv: list[str] | None = None) -> int:
     from gecobench.reference import REFERENCE_STORE
     from gecobench.store import LocalStore
 
-    report = LocalStore(args.results or REFERENCE_STORE).read_all("explainer_score")
+    folder = Path(args.results or REFERENCE_STORE)
+    if not folder.is_dir():
+        print(f"error: no results store at {folder}: pass --results FOLDER (an installed package carries no reference "
+              "store; `gecobench evaluate` writes one)", file=sys.stderr)
+        return 2
+    report = LocalStore(folder).read_all("explainer_score")
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     print(compare_records(report.documents, filtered=not args.unfiltered, seed=args.seed, figures=args.figures,
