@@ -176,15 +176,15 @@ def check_command_against_help(command: str, helps: dict[str, str], makefile: st
 def _check_gecobench_command(rest: list[str], helps: dict[str, str]) -> list[str]:
     """Problems with ``gecobench <command> [<sub>] --opt …``: the longest command path with a help section, then
     every ``--option`` against it (and against the argparse sub-commands named after it)."""
-    key, index = "gecobench", 0
-    while index < len(rest) and f"{key} {rest[index]}" in helps:
-        key, index = f"{key} {rest[index]}", index + 1
-    if key not in helps:
+    # the longest command path with a section (a group such as `gecobench export` has none of its own)
+    index = max([n for n in range(len(rest) + 1) if " ".join(["gecobench", *rest[:n]]) in helps], default=-1)
+    if index < 0:
         return ["gecobench: no --help section in docs/reference/cli.md"]
+    key = " ".join(["gecobench", *rest[:index]])
     if index == 0 and rest and not rest[0].startswith("-"):
         return [f"gecobench {rest[0]}: not a command with a --help section in docs/reference/cli.md"]
     parts = key.split()
-    known = "".join(helps.get(" ".join(parts[:n]), "") for n in range(2, len(parts) + 1))
+    known = "".join(helps.get(" ".join(parts[:n]), "") for n in range(1, len(parts) + 1))
     known += "".join(helps.get(f"{key} {word}", "") for word in rest[index:])
     return [f"{key}: option {word.split('=', 1)[0]} is not in its --help" for word in rest[index:]
             if word.startswith("--") and not re.search(rf"(?<![\w-]){re.escape(word.split('=', 1)[0])}(?![\w-])", known)]
@@ -235,6 +235,9 @@ def test_help_check_catches_unknown_options_scripts_and_targets() -> None:
     assert check_command_against_help("accelerate launch -m gecobench run --fast", helps, makefile) == []
     assert check_command_against_help("gecobench run --slow", helps, makefile)
     assert check_command_against_help("gecobench walk", helps, makefile)
+    helps["gecobench group leaf"] = "usage: gecobench group leaf [--deep]\n  --deep\n"
+    assert check_command_against_help("gecobench group leaf --deep", helps, makefile) == []
+    assert check_command_against_help("gecobench group leaf --shallow", helps, makefile)
     shims = {"scripts/run.py": "gecobench run"}
     assert check_command_against_help("python scripts/run.py --fast", helps, makefile, shims) == []
     assert check_command_against_help("python scripts/run.py --slow", helps, makefile, shims)
