@@ -32,7 +32,7 @@ def _timed(fn):
     return value, time.perf_counter() - start
 
 
-def run(n: int, source: str = "user", with_reference: bool = True) -> dict[str, float]:
+def run(n: int, source: str = "user", with_reference: bool = True, with_gender: bool = False) -> dict[str, float]:
     """Time the phases on ``n`` synthetic records; return seconds per phase.
 
     ``source``: the store the timed views show, ``user`` (the synthetic records) or ``reference`` (the committed
@@ -44,7 +44,7 @@ def run(n: int, source: str = "user", with_reference: bool = True) -> dict[str, 
     from leaderboard_space.sample_records import sample_records
 
     torch.set_num_threads(1)
-    records = sample_records(n, validate=False)
+    records = sample_records(n, validate=False, with_gender=with_gender)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "results"
         for record in records:  # written directly: the timed read validates every one of them
@@ -108,10 +108,13 @@ def main(argv: list[str] | None = None) -> int:
                              "reference store (the Space's default first page; the synthetic store is still read)")
     parser.add_argument("--no-reference", action="store_true", help="build the Space without the reference store")
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table for BENCHMARKS.md")
+    parser.add_argument("--by-gender", action="store_true",
+                        help="give every synthetic record a by_gender block (every metric per group), as schema 2.1 "
+                             "records have")
     args = parser.parse_args(argv)
     if args.no_reference and args.source == "reference":
         parser.error("--source reference needs the reference store: drop --no-reference")
-    results = run(args.n, args.source, not args.no_reference)
+    results = run(args.n, args.source, not args.no_reference, args.by_gender)
     if args.markdown:
         print("| phase | seconds |\n|---|---|")
         for phase, seconds in results.items():

@@ -25,7 +25,9 @@ import jsonschema
 
 # 2.0: signed gender gaps with paired intervals, common random numbers for the RMA reference and the property
 # copies, paired explainer comparisons, and an identity that covers every input of a number (1.x ids differ).
-SCHEMA_VERSION = "2.0"
+# 2.1: the optional ``by_gender`` block (every metric per gender group, signed gaps with paired intervals); 2.0
+# records, which lack it, still read.
+SCHEMA_VERSION = "2.1"
 RECORD_TYPES = ("explainer_score", "model_bias")
 
 _METRIC_VALUE = {
@@ -149,6 +151,17 @@ EXPLAINER_SCORE_SCHEMA: dict[str, Any] = {
                     "n_undefined": {"type": "integer", "minimum": 0},
                     "n_sentences": {"type": "integer", "minimum": 0},
                 },
+            },
+        },
+        "by_gender": {
+            "type": "object",
+            "description": "every metric of the record per gender group, and the signed gaps between the groups "
+                           "with paired bootstrap intervals over source sentences (gecobench.evaluation.by_gender)",
+            "required": ["metrics"],
+            "properties": {
+                "interval": {"type": "string"},
+                "gap": {"type": "string"},
+                "metrics": {"type": "object"},  # one entry per metric: _gender_metric_schema, set below
             },
         },
         "comparisons": {
@@ -319,6 +332,9 @@ def _add_value_ranges() -> None:
     }
     group = EXPLAINER_SCORE_SCHEMA["properties"]["groups"]["additionalProperties"]
     group.update(_bounded(group, ("median", "ci_low", "ci_high"), 0, 1))
+    gender_metrics = EXPLAINER_SCORE_SCHEMA["properties"]["by_gender"]["properties"]["metrics"]
+    gender_metrics["properties"] = {name: _gender_metric_schema(low, high) for name, (low, high) in metric_ranges().items()}
+    gender_metrics["additionalProperties"] = _gender_metric_schema(None, None)
 
     def table(low: int, high: int) -> dict[str, Any]:
         return {"type": "object", "additionalProperties": {"type": ["number", "null"], "minimum": low, "maximum": high}}
@@ -333,6 +349,39 @@ def _add_value_ranges() -> None:
         # the sum of |bias| over the lexicon's categories: each group's shares sum to 100, so at most 200
         "overall": table(0, overall_max),
         "uncertainty": _template_uncertainty_schema(overall_max),
+    }
+
+
+def _gender_metric_schema(low: float | None, high: float | None) -> dict[str, Any]:
+    """One metric's entry of ``by_gender``: its value per group within the metric's range ``[low, high]``, and
+    the signed gaps within ``[low − high, high − low]`` (a difference of two values in range)."""
+    from gecobench.gender import GAP_KEYS, GENDER_GROUPS
+
+    number = {"type": ["number", "null"]}
+    count = {"type": "integer", "minimum": 0}
+    value = {"type": "object", "required": ["value", "ci_low", "ci_high"],
+             "properties": {"value": number, "ci_low": number, "ci_high": number, "median": number,
+                            "n_scored": count, "n_undefined": count, "reason": {"type": "string"}}}
+    gap = copy.deepcopy(value)
+    gap["properties"]["n_source_sentences"] = count
+    span = None if low is None or high is None else high - low
+    return {
+        "type": "object",
+        "required": ["statistic", "sentences", "groups", "gaps"],
+        "properties": {
+            "statistic": {"enum": ["mean", "median"]},
+            "direction": {"type": ["string", "null"]},
+            "sentences": {"type": "object", "required": ["subsample"], "properties": {
+                "subsample": {"enum": [None, "properties", "faithfulness"]},
+                "max_sentence_groups": {"type": ["integer", "null"], "minimum": 1},
+                "n_sentences": count, "n_source_sentences": count}},
+            "groups": {"type": "object", "propertyNames": {"enum": list(GENDER_GROUPS)},
+                       "additionalProperties": _bounded(value, ("value", "ci_low", "ci_high", "median"), low, high)},
+            # a gap's groups and sign are its key: gecobench.gender.gap_key(minuend, subtrahend)
+            "gaps": {"type": "object", "propertyNames": {"enum": list(GAP_KEYS)},
+                     "additionalProperties": _bounded(gap, ("value", "ci_low", "ci_high"),
+                                                      None if span is None else -span, span)},
+        },
     }
 
 

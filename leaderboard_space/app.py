@@ -48,7 +48,7 @@ from gecobench.formatting import format_interval
 from gecobench.records import SCHEMA_VERSION
 from gecobench.spanish.plots import model_label
 from gecobench.store import RESULTS_REPO_ENV, hub_repo_of
-from leaderboard_space import drilldown, plots, ranking, sources, submit_seam, tables
+from leaderboard_space import drilldown, gaps, plots, ranking, sources, submit_seam, tables
 from leaderboard_space import spanish_view as spanish_tab
 from leaderboard_space.data import LoadedResults, ResultsLoader
 from leaderboard_space.dataset_info import geco_statistics
@@ -58,6 +58,7 @@ from leaderboard_space.glossary import glossary_markdown
 MAX_WARNINGS_SHOWN = 20
 INDICES = ["bpi", "bri"]
 RANKING_VIEW, PIVOT_VIEW = "Ranking (one row per record)", "Pivot: explainer × regime (MA)"
+GAPS_VIEW = "Gender gaps: every metric"
 PUBLISHED_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "spanish" / "published"
 # the example code submission, from the installed package (a checkout's submissions/examples/ or the wheel's)
 SUBMIT_TEMPLATE = Path(str(importlib.resources.files("submissions").joinpath("examples", "gradient_norm_explainer.py")))
@@ -160,7 +161,10 @@ RANKING_LEGEND = (
     "**Bold green**: best value of the column among the non-baseline explainers (gap: closest to 0). "
     f"**{ranking.NOT_SEPARATED_MARK}**: this explainer's MA is not distinguishable from the next one's — their 95% "
     "intervals overlap (the paired test replaces this check where the records carry one). "
-    "**Gap m−f** = MA(male) − MA(female). Sort with a header's ⋮ menu; filter rows by any text (explainer, "
+    "**Gap m−f** = MA(male) − MA(female); on the non-binary configs also **Gap m−nb**, **Gap f−nb** (each binary "
+    "group − non-binary) and **Largest |MA gap|**, the best gap over all of them being its smallest. The view "
+    "*Gender gaps: every metric* shows every metric per group with every gap. Sort with a header's ⋮ menu; filter "
+    "rows by any text (explainer, "
     "version, parameters, protocol) with the search box; the Rank and Explainer columns stay in view when scrolling "
     "sideways. "
     "Definitions, ranges and directions: the Glossary below and on the About tab."
@@ -335,6 +339,21 @@ def _best_styles(table: pd.DataFrame, best: dict[str, int]) -> pd.DataFrame:
     return styles
 
 
+def _best_gap_styles(table: pd.DataFrame, best: dict[str, int]) -> pd.DataFrame:
+    """The gap view's marks: per metric, the best gap's cell (smallest largest |gap|, non-baselines only)."""
+    styles = pd.DataFrame("", index=table.index, columns=table.columns)
+    if gaps.LARGEST in styles.columns:
+        for position in best.values():
+            styles.iloc[position, styles.columns.get_loc(gaps.LARGEST)] = "background-color: #c7e9c0; font-weight: bold"
+    return styles
+
+
+def gaps_view_table(records: list[dict], record_link=None) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The gender-gap view of one cell's records, as shown (value, ``95% CI`` text beside it), and its best gaps."""
+    numbers = gaps.gender_gaps(records, record_link)
+    return ranking.ranking_display(numbers), gaps.best_gap_rows(numbers)
+
+
 def identical_pairs_note(ranking_table: pd.DataFrame) -> str:
     """Name the explainers of a ranking whose numbers coincide, with the reason when it is known."""
     if ranking_table.empty:
@@ -436,6 +455,13 @@ def build_app(results_location: str | None = None, requests_location: str | None
             notes = [f"MA of every explainer (rows) per model regime (columns) — {config} · {base_model} · seed {seed}."]
             files = table_files(shown, f"{prefix}-pivot-{config}-{base_model}-seed{seed}")
             styled = shown
+        elif view == GAPS_VIEW:
+            shown, best = gaps_view_table(cell, state.record_link)
+            notes = [gaps.gaps_legend(), "**Bold green**: the best gap of each metric (its smallest largest |gap|, "
+                     "non-baseline explainers only)."]
+            files = table_files(shown, f"{prefix}-gaps-{config}-{base_model}-{regime}-seed{seed}")
+            styled = shown.style.apply(lambda _: _best_gap_styles(shown, best), axis=None).format(
+                format_interval, subset=list(shown.select_dtypes("floating").columns))
         else:
             shown = ranking.ranking_display(numbers)
             best = ranking.best_per_column(numbers)
@@ -457,6 +483,15 @@ def build_app(results_location: str | None = None, requests_location: str | None
         state, records = scoped_records(source, correctness_filter)
         cell = ranking.cell_records(records, config, base_model, regime, seed)
         shown = ranking.ranking_display(ranking.model_ranking(cell, state.record_link, state.cards))
+        return {"headers": [str(c) for c in shown.columns],
+                "data": shown.astype(object).where(shown.notna(), None).values.tolist()}
+
+    def gender_gaps_api(config: str, base_model: str, regime: str, seed: str, source: str = first_source,
+                        correctness_filter: str = sources.PAPER_FILTER) -> dict:
+        """Every metric by gender for one model (config, base model, regime, seed) of one source and filter: each
+        group's value and every signed gap with its interval, as {"headers": [...], "data": [[...]]}."""
+        state, records = scoped_records(source, correctness_filter)
+        shown, _ = gaps_view_table(ranking.cell_records(records, config, base_model, regime, seed), state.record_link)
         return {"headers": [str(c) for c in shown.columns],
                 "data": shown.astype(object).where(shown.notna(), None).values.tolist()}
 
@@ -670,7 +705,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                     cell_base = gr.Dropdown([], label="Base model", elem_id="rank-base", allow_custom_value=True)
                     cell_regime = gr.Dropdown([], label="Model regime", elem_id="rank-regime", allow_custom_value=True)
                     cell_seed = gr.Dropdown([], label="Model seed", elem_id="rank-seed", allow_custom_value=True)
-                view_choice = gr.Radio([RANKING_VIEW, PIVOT_VIEW], value=RANKING_VIEW, label="View",
+                view_choice = gr.Radio([RANKING_VIEW, GAPS_VIEW, PIVOT_VIEW], value=RANKING_VIEW, label="View",
                                        elem_id="rank-view")
                 ranking_table = gr.Dataframe(interactive=False, wrap=False, pinned_columns=2, max_height=620,
                                              show_search="filter",
@@ -823,6 +858,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
         view_choice.input(ranking_view, [*cell_inputs, view_choice, *scope_inputs], ranking_outputs,
                           api_visibility="private")
         gr.api(ranking_api, api_name="ranking")
+        gr.api(gender_gaps_api, api_name="gender_gaps")
         (drill_search.submit(drill_sentences, [*cell_inputs, drill_search, *scope_inputs],
                              [drill_sentence, drill_message], api_visibility="private")
          .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private"))

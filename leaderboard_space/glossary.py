@@ -11,6 +11,14 @@ GLOSSARY: list[tuple[str, str, str, str, str]] = [
      "higher"),
     ("Gap m−f", "Gender gap", ("MA on male sentences minus MA on female sentences; negative: the explanation "
      "finds the gendered words less well for men."), "−1 … 1", "closest to 0"),
+    ("Gap m−nb, Gap f−nb", "Gender gaps to non-binary", ("On the non-binary configs: MA on male (female) sentences "
+     "minus MA on non-binary sentences, paired over source sentences."), "−1 … 1", "closest to 0"),
+    ("Largest |MA gap|", "Best gap over every gap", ("The largest absolute MA gap of the config (male−female and "
+     "each binary group − non-binary); the smallest is the best gap."), "0 … 1", "lower"),
+    ("Gender gaps view", "Every metric by gender", ("Each metric's value on the female, male (and non-binary) "
+     "variants, and every signed gap metric(a) − metric(b) with its paired interval over source sentences; read a "
+     "gap with the metric's direction. Property and faithfulness metrics computed on the first N source sentences "
+     "say so in *Sentences*."), "metric's range", "gap closest to 0"),
     ("MRC", "Model randomisation check", ("How much the explanation changes when the model's weights are "
      "re-initialised (Co-12 *correctness*); an explanation that does not change ignores the model."), "0 … 1",
      "higher"),

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from gecobench.formatting import format_number
+from gecobench.gender import GAP_KEYS, gender_value
 from leaderboard_space.tables import (
     DEFAULT_DIRECTION,
     METRIC_LABELS,
@@ -30,6 +31,10 @@ from leaderboard_space.tables import (
 CONFIG_ORDER = ("binary_all", "binary_subject", "nonbinary_all", "nonbinary_subject")
 REGIME_ORDER = ("OLA", "ZS", "C", "CE", "CEf", "CEfAf")  # from scratch, then MiniLM from frozen to fully fine-tuned
 GAP = "Gap m−f"
+#: the MA gaps to non-binary (non-binary configs only; left out of a ranking whose records have none)
+NONBINARY_GAPS = {GAP_KEYS[1]: "Gap m−nb", GAP_KEYS[2]: "Gap f−nb"}
+#: the largest |MA gap| over every gap of the config: the "best gap" is the smallest
+LARGEST_GAP = "Largest |MA gap|"
 NOT_SEPARATED_MARK = "≈ next"
 RANK_COLUMNS_METRICS = ["relative_mass_accuracy", *PROPERTY_KEYS, *RANKING_KEYS]
 
@@ -166,6 +171,7 @@ def model_ranking(records: Sequence[Mapping[str, Any]], record_link: Callable[[M
     (model card, dataset card)`` where the cards are ("" when unknown; default: both columns empty).
     """
     columns = ["Rank", "Explainer", "MA", "MA lo", "MA hi", "vs next", GAP, f"{GAP} lo", f"{GAP} hi",
+               *[f"{label}{end}" for label in NONBINARY_GAPS.values() for end in ("", " lo", " hi")], LARGEST_GAP,
                *[f"{METRIC_LABELS[k]}{end}" for k in RANK_COLUMNS_METRICS for end in ("", " lo", " hi")],
                "Version", "Parameters", "Seed",
                "Sentences scored", "Model accuracy", "Model", "Model card", "Dataset", "Dataset card", "Protocol",
@@ -186,6 +192,15 @@ def model_ranking(records: Sequence[Mapping[str, Any]], record_link: Callable[[M
             "vs next": NOT_SEPARATED_MARK if separated is False else "",
             GAP: gap, f"{GAP} lo": gap_low, f"{GAP} hi": gap_high,
         }
+        gaps = [gap]
+        for key, label in NONBINARY_GAPS.items():  # from by_gender, or the older mass_accuracy_gap_* blocks
+            block = gender_value(record, "mass_accuracy", "gaps", key) or {}
+            values = [block.get(f) for f in ("value", "ci_low", "ci_high")]
+            values = [float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan for v in values]
+            row.update({label: values[0], f"{label} lo": values[1], f"{label} hi": values[2]})
+            gaps.append(values[0])
+        finite = [abs(g) for g in gaps if np.isfinite(g)]
+        row[LARGEST_GAP] = max(finite) if finite else np.nan
         for key in RANK_COLUMNS_METRICS:  # every number with the interval its record carries
             label = METRIC_LABELS[key]
             row.update({label: _value(record, key), f"{label} lo": _value(record, key, "ci_low"),
@@ -207,15 +222,22 @@ def model_ranking(records: Sequence[Mapping[str, Any]], record_link: Callable[[M
             "Record": record_link(record) if record_link else str(record["record_id"]),
         })
         rows.append(row)
-    return pd.DataFrame(rows, columns=columns)
+    table = pd.DataFrame(rows, columns=columns)
+    # on a binary config there is one gap: no non-binary columns, and the largest |gap| would repeat it
+    if table[list(NONBINARY_GAPS.values())].isna().all().all():
+        table = table.drop(columns=[f"{label}{end}" for label in NONBINARY_GAPS.values() for end in ("", " lo", " hi")]
+                           + [LARGEST_GAP])
+    return table
 
 
 def best_per_column(ranking: pd.DataFrame) -> dict[str, int]:
     """Row position of the best value of each metric column (direction from the metric registry; the gender
-    gap is best closest to zero). Baselines are not candidates: beating chance is not a result."""
+    gaps are best closest to zero, and the best gap over all of them is the smallest largest |gap|). Baselines are
+    not candidates: beating chance is not a result."""
     best: dict[str, int] = {}
     candidates = ~ranking["Explainer"].str.endswith("[baseline]") if len(ranking) else []
-    keys = {"MA": "mass_accuracy", GAP: None, **{METRIC_LABELS[k]: k for k in RANK_COLUMNS_METRICS}}
+    keys = {"MA": "mass_accuracy", GAP: None, **dict.fromkeys([*NONBINARY_GAPS.values(), LARGEST_GAP]),
+            **{METRIC_LABELS[k]: k for k in RANK_COLUMNS_METRICS}}
     for column, key in keys.items():
         if column not in ranking.columns:
             continue

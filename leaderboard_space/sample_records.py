@@ -67,9 +67,11 @@ def make_explainer_record(
     rng: random.Random | None = None,
     provenance: dict[str, Any] | None = None,
     validate: bool = True,
+    with_gender: bool = False,
 ) -> dict[str, Any]:
     """One valid ``explainer_score`` record with random but plausible metric values (``validate=False`` skips the
-    schema check, for benchmarks that generate thousands; the records are built the same way)."""
+    schema check, for benchmarks that generate thousands; the records are built the same way); ``with_gender``
+    adds a ``by_gender`` block (every metric per group, every gap), as schema 2.1 records have."""
     rng = rng or random.Random(hash((explainer, regime, config, base_model, seed)) & 0xFFFF)
     groups = ["female", "male"] + (["non-binary"] if "nonbinary" in config.replace("_", "") else [])
     ma_centre = 0.2 if is_baseline else rng.uniform(0.3, 0.8)
@@ -109,8 +111,34 @@ def make_explainer_record(
         "runtime": {"seconds_per_sentence": round(rng.uniform(0.001, 0.5), 4), "total_seconds": None},
         "provenance": provenance or base_provenance(seed),
     }
+    if with_gender:
+        record["by_gender"] = _by_gender(rng, metrics, groups)
     record["record_id"] = record_id_for(explainer_score_identity(record))
     return validate_record(record) if validate else record
+
+
+def _by_gender(rng: random.Random, metrics: dict[str, Any], groups: list[str]) -> dict[str, Any]:
+    """A plausible ``by_gender`` block: each metric's value per group near its overall value, the gaps between."""
+    from gecobench.gender import GAP_INTERVAL, GAP_PAIRS, gap_key
+
+    entries = {}
+    for name, block in metrics.items():
+        if name.startswith("mass_accuracy_gap") or block.get("value") is None:
+            continue
+        values = {g: _metric(rng, block["value"]) for g in groups}
+        gaps = {}
+        for a, b in GAP_PAIRS:
+            if a in values and b in values:
+                gap = round(values[a]["value"] - values[b]["value"], 4)
+                gaps[gap_key(a, b)] = {"value": gap, "ci_low": round(gap - 0.02, 4), "ci_high": round(gap + 0.02, 4),
+                                       "n_source_sentences": 100}
+        entries[name] = {"statistic": "median" if name == "relative_mass_accuracy" else "mean", "direction": None,
+                         "sentences": {"subsample": None, "max_sentence_groups": None, "n_sentences": 200,
+                                       "n_source_sentences": 100},
+                         "groups": {g: {k: v[k] for k in ("value", "ci_low", "ci_high", "n_scored")}
+                                    for g, v in values.items()},
+                         "gaps": gaps}
+    return {"interval": GAP_INTERVAL, "metrics": entries}
 
 
 def make_bias_record(model_id: str = "dccuchile/bert-base-spanish-wwm-cased", rng: random.Random | None = None,
@@ -144,7 +172,7 @@ def make_bias_record(model_id: str = "dccuchile/bert-base-spanish-wwm-cased", rn
 
 
 def sample_records(n_explainer_records: int | None = None, seed: int = 0, with_bias: bool = True,
-                   validate: bool = True) -> list[dict[str, Any]]:
+                   validate: bool = True, with_gender: bool = False) -> list[dict[str, Any]]:
     """A mixed list of records: the full explainer × regime × config × base-model grid (or ``n`` of them,
     cycling through seeds) plus one ``model_bias`` record per sample masked LM."""
     rng = random.Random(seed)
@@ -162,7 +190,7 @@ def sample_records(n_explainer_records: int | None = None, seed: int = 0, with_b
         records.append(make_explainer_record(
             spec["name"], regime, config, base, seed=i // len(grid), source=spec["source"],
             is_baseline=spec.get("is_baseline", False), model_independent=spec.get("model_independent", False),
-            rng=rng, provenance=provenance, validate=validate,
+            rng=rng, provenance=provenance, validate=validate, with_gender=with_gender,
         ))
     if with_bias:
         records.extend(make_bias_record(model_id, rng=rng, provenance=provenance) for model_id in SAMPLE_MASKED_LMS)

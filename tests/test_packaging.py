@@ -198,11 +198,16 @@ def test_the_installed_command_trains_and_scores_outside_the_checkout(
     assert sorted(r["explainer"]["name"] for r in records) == ["last_word", "saliency", "uniform_random"]
     for record in records:
         ma = record["metrics"]["mass_accuracy"]
-        assert ma["computed_with"] == "evaluate:metrics/mass_accuracy" and 0.0 <= ma["value"] <= 1.0
-    # the evaluate modules the run used are the wheel's copies
-    origin = _run([str(python), "-c", "import gecobench.metrics as m; print(m.module_path('mass_accuracy'))"],
-                  cwd=work, env=env).stdout.strip()
-    assert Path(origin).resolve().is_relative_to((tmp_path / "venv").resolve()), origin
+        assert "evaluate:metrics/mass_accuracy" in ma["computed_with"] and 0.0 <= ma["value"] <= 1.0
+    # the evaluation's evaluate modules load from the wheel's copies, not from a checkout
+    probe = ("import json; from gecobench.evaluation.scoring import load_metric_module; "
+             "from gecobench.metrics import module_path; "
+             "result = load_metric_module('mass_accuracy').compute(attributions=[[0.9, 0.0, 0.0, 0.1]], "
+             "ground_truth=[[1, 1, 0, 0]]); "
+             "print(json.dumps({'folder': module_path('mass_accuracy'), 'ma': result['mass_accuracy']}))")
+    found = json.loads(_run([str(python), "-c", probe], cwd=work, env=env).stdout.strip().splitlines()[-1])
+    assert Path(found["folder"]).resolve().is_relative_to((tmp_path / "venv").resolve()), found
+    assert found["ma"] == pytest.approx(0.9, rel=1e-12)
 
 
 def _wait_for_http(url: str, process: subprocess.Popen, timeout: float) -> int:

@@ -104,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="Python modules (dotted names) or .py files to import first; they may register extra "
                              "explainers with gecobench.explainers.register_explainer")
     parser.add_argument("--show-leaderboard", action="store_true", help="print the leaderboard table at the end")
+    parser.add_argument("--show-gaps", action="store_true",
+                        help="print every metric by gender at the end: each group's value and every signed gap")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress bars (the libraries' too) and no informational log lines")
     return parser
@@ -151,5 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"records written: {len(summary.written)}; already in the store: {len(summary.existing)}")
         if args.show_leaderboard:
             print(leaderboard_text(open_results_store(args.results)))
+        if args.show_gaps:
+            print(leaderboard_text(open_results_store(args.results), gaps=True))
     return 0
 

@@ -218,12 +218,13 @@ def _curve(parts: Sequence[dict[str, Any]], name: str, n_fractions: int) -> np.n
 
 
 def score_faithfulness(parts: Sequence[dict[str, Any] | None], fractions: Sequence[float], bootstrap: int,
-                       seed: int) -> dict[str, dict[str, Any]]:
+                       seed: int, by_gender: Any = None) -> dict[str, dict[str, Any]]:
     """The record's ``comprehensiveness``, ``sufficiency`` and ``leave_one_out_tau`` blocks.
 
     ``parts`` are the chunks' :func:`to_checkpoint` columns in row order. Each block holds the mean over defined
     sentences with a bootstrap CI (as every property metric); comprehensiveness and sufficiency also hold the
-    curve: the mean drop at every removal fraction (``by_fraction``).
+    curve: the mean drop at every removal fraction (``by_fraction``). ``by_gender`` (a
+    :class:`~gecobench.evaluation.by_gender.GenderView` of the parts' rows) receives the per-sentence values.
     """
     if any(part is None for part in parts):
         missing = {"value": None, "ci_low": None, "ci_high": None,
@@ -231,7 +232,10 @@ def score_faithfulness(parts: Sequence[dict[str, Any] | None], fractions: Sequen
         return {name: dict(missing) for name in FAITHFULNESS_METRICS}
     blocks: dict[str, dict[str, Any]] = {}
     for name in FAITHFULNESS_METRICS:
-        block = summary_block(name, _column(parts, name), bootstrap, seed)
+        values = _column(parts, name)
+        block = summary_block(name, values, bootstrap, seed)
+        if by_gender is not None:
+            by_gender.add(name, values)
         if name != "leave_one_out_tau":
             curve = _curve(parts, f"{name}_curve", len(fractions))
             by_fraction = {}

@@ -1,10 +1,29 @@
-"""The leaderboard as a plain-text table for the terminal (the Space shows the same records interactively)."""
+"""The leaderboard as a plain-text table for the terminal (the Space shows the same records interactively).
+
+Two views: the main table (:func:`leaderboard_text`: one row per explainer and model) and the gender-gap table
+(``leaderboard_text(store, gaps=True)``, :func:`gender_rows`: one row per explainer, model and metric, with each
+gender group's value and every signed gap with its paired interval). From the command line::
+
+    python -m gecobench.evaluation.leaderboard --results results/ [--gaps] [--metric mass_accuracy ...]
+"""
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gecobench.formatting import format_number
+from gecobench.gender import (
+    GAP_PAIRS,
+    GENDER_GROUPS,
+    METRIC_SYMBOLS,
+    gap_key,
+    gap_label,
+    gender_metrics,
+    gender_sentences_text,
+    gender_value,
+)
 from gecobench.pooling import (
     across_seeds,
     distinguishing_fields,
@@ -121,6 +140,83 @@ def explainer_rows(records: list[dict[str, Any]]) -> list[list[str]]:
     return rows
 
 
+# The gender-gap view's columns (name, width); the gap columns follow GAP_PAIRS.
+GAP_COLUMNS = (
+    ("config", 14), ("model", 6), ("base", 14), ("explainer", 22), ("seeds", 5), ("metric", 8),
+    ("sentences", 22), *((group, 22) for group in GENDER_GROUPS),
+    *((f"{gap_label(a, b)} [95% CI]", 25) for a, b in GAP_PAIRS), ("differs by", 60),
+)
+
+GAPS_LEGEND = ("Gap = metric(first group) − metric(second group), the metric's own statistic (mean; median for log "
+               "RMA) on each group's sentences, interval from a paired bootstrap over source sentences (gender "
+               "variants resampled together; an interval excluding 0 is a gap). Read with the metric's direction: "
+               "for MA, MRC, LD, SP, RRA, AUPRC, Compr. and LOO tau a positive gap favours the first group; for SNC, "
+               "DMA, CVR and Suff. (lower is better) it favours the second. sentences: the metric's own sentences "
+               "(all scored, or \"first N (properties)\" / \"first N (faithfulness)\": the first N source sentences, "
+               "the subsample those metrics were computed on). "
+               "Records without per-gender blocks (schema < 2.1) show MA only.")
+
+
+def _pooled_gender(pool: Sequence[Mapping[str, Any]], metric: str, part: str, key: str, digits: int,
+                   signed: bool) -> str:
+    """A per-gender value or gap of a pool: the record's own interval with one seed, else mean and t-interval
+    across seeds (:func:`gecobench.pooling.across_seeds`); ``—`` where no record defines it."""
+    blocks = [gender_value(record, metric, part, key) or {} for record in pool]
+    own = (blocks[0].get("ci_low"), blocks[0].get("ci_high")) if len(blocks) == 1 else (None, None)
+    value, low, high, _ = across_seeds((b.get("value") for b in blocks), own)
+    if value is None:
+        return "—"
+    return f"{format_number(value, digits, signed)} {_interval(low, high, digits, signed)}"
+
+
+def _record_metrics(record: Mapping[str, Any]) -> list[str]:
+    """The metrics a record holds per gender: its ``by_gender`` block's, or MA alone for an older record."""
+    held = gender_metrics(record)
+    if held:
+        return list(held)
+    return ["mass_accuracy"] if record.get("groups") else []
+
+
+def gender_rows(records: list[dict[str, Any]], metrics: Sequence[str] | None = None) -> list[list[str]]:
+    """The gender-gap view: for each pool of records (as :func:`explainer_rows`), one row per metric the records
+    hold per gender (``metrics`` narrows them), in the order of :data:`gecobench.gender.METRIC_SYMBOLS`: each
+    group's value and every gap of :data:`gecobench.gender.GAP_PAIRS` with its paired interval (``—`` where the
+    config has no such group)."""
+    unknown = sorted(set(metrics or ()) - set(METRIC_SYMBOLS))
+    if unknown:
+        raise ValueError(f"unknown metric(s) {unknown}; choose from {sorted(METRIC_SYMBOLS)}")
+    rows = []
+    pools = pool_records(records)
+    differences = distinguishing_fields([identity_fields(p[0]) for p in pools])
+    for pool, difference in zip(pools, differences):
+        first = pool[0]
+        held = {m for record in pool for m in _record_metrics(record)}
+        chosen = [m for m in METRIC_SYMBOLS if m in held and (not metrics or m in metrics)]
+        chosen += sorted(m for m in held - set(METRIC_SYMBOLS) if not metrics)  # a metric added later still shows
+        regime, base_model = first["model"]["regime"], first["model"]["base_model"]
+        base = "—" if regime == "OLA" else base_model.split("/")[-1].split("==")[0]
+        for metric in chosen:
+            digits = 2 if metric == "relative_mass_accuracy" else 3
+            entry = gender_metrics(first).get(metric) or {}
+            rows.append([
+                first["dataset"]["config"], regime, base, first["explainer"]["name"], str(len(pool)),
+                METRIC_SYMBOLS.get(metric, metric), gender_sentences_text(entry, short=True),
+                *(_pooled_gender(pool, metric, "groups", group, digits, metric == "relative_mass_accuracy")
+                  for group in GENDER_GROUPS),
+                *(_pooled_gender(pool, metric, "gaps", gap_key(a, b), digits, True) for a, b in GAP_PAIRS),
+                difference,
+            ])
+    return rows
+
+
+def gaps_table(records: list[dict[str, Any]], metrics: Sequence[str] | None = None) -> str:
+    """:func:`gender_rows` as a text table with its header (the last column, ``differs by``, never cut)."""
+    rows = gender_rows(records, metrics)
+    header = [name for name, _ in GAP_COLUMNS]
+    widths = [w for _, w in GAP_COLUMNS[:-1]] + [max([len(header[-1]), *(len(r[-1]) for r in rows)])]
+    return format_table(header, widths, rows)
+
+
 def format_table(header: list[str], widths: list[int], rows: list[list[str]]) -> str:
     """Left-aligned text table with a rule under the header; cells wider than their column are cut with '…'."""
     def cell(text: str, width: int) -> str:
@@ -145,11 +241,19 @@ def _largest_bpi_bias(record: dict[str, Any]) -> str:
     return "—"
 
 
-def leaderboard_text(store: LocalStore | HubStore) -> str:
-    """The explainer leaderboard (and the Spanish masked-LM records, if any) of a store, as text."""
+def leaderboard_text(store: LocalStore | HubStore, gaps: bool = False, metrics: Sequence[str] | None = None) -> str:
+    """The explainer leaderboard (and the Spanish masked-LM records, if any) of a store, as text; with ``gaps``
+    the gender-gap view instead (:func:`gender_rows`, narrowed to ``metrics`` when given)."""
     report = store.read_all()
     explainer_records = [d for d in report.documents if d["record_type"] == "explainer_score"]
     bias_records = [d for d in report.documents if d["record_type"] == "model_bias"]
+    if gaps:
+        parts = [f"Every metric by gender — {len(explainer_records)} records. One row per explainer, model and "
+                 "metric; records are averaged only over seeds of an otherwise identical protocol (seeds > 1: "
+                 "mean, 95 % t-interval across seeds).\n" + GAPS_LEGEND, gaps_table(explainer_records, metrics)]
+        if report.warnings:
+            parts.append(f"\n{len(report.warnings)} documents skipped:\n" + "\n".join(report.warnings[:10]))
+        return "\n".join(parts)
     header = [name for name, _ in _COLUMNS]
     rows = explainer_rows(explainer_records)
     # the last column ("differs by") is never cut: a row's distinguishing parameters must stay readable
@@ -171,3 +275,23 @@ def leaderboard_text(store: LocalStore | HubStore) -> str:
     if report.warnings:
         parts.append(f"\n{len(report.warnings)} documents skipped:\n" + "\n".join(report.warnings[:10]))
     return "\n".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the leaderboard of a results store (``--gaps``: every metric by gender)."""
+    from gecobench.store import open_results_store
+
+    parser = argparse.ArgumentParser(description="Print the GECOBench leaderboard of a results store.")
+    parser.add_argument("--results", default=None,
+                        help="results store: a folder (default results/ or $GECOBENCH_RESULTS) or hf://<dataset repo id>")
+    parser.add_argument("--gaps", action="store_true",
+                        help="every metric by gender: each group's value and every signed gap with its interval")
+    parser.add_argument("--metric", dest="metrics", nargs="+", default=None, choices=sorted(METRIC_SYMBOLS),
+                        help="with --gaps: only these metrics (default: every metric the records hold)")
+    args = parser.parse_args(argv)
+    print(leaderboard_text(open_results_store(args.results), gaps=args.gaps, metrics=args.metrics))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -48,34 +48,49 @@ def _missing(reason: str) -> dict[str, Any]:
 def score_properties(
     scores: list[np.ndarray], ground_truth: list[list[int]], randomised: list[np.ndarray] | None,
     noisy: list[np.ndarray] | None, other_target: list[np.ndarray] | None, settings: EvaluationSettings,
-    missing_reason: str | None = None,
+    missing_reason: str | None = None, by_gender: Any = None,
 ) -> dict[str, Any]:
-    """Blocks for MRC, SNC, LD (when their attributions were computed) and SP, CVR, RRA, AUPRC."""
+    """Blocks for MRC, SNC, LD (when their attributions were computed) and SP, CVR, RRA, AUPRC.
+
+    ``by_gender`` (a :class:`~gecobench.evaluation.by_gender.GenderView` of the same sentences) receives every
+    metric's per-sentence values, so its per-gender numbers are summaries of exactly these arrays."""
     b, s = settings.bootstrap, settings.seed
-    out: dict[str, Any] = {
-        "sparsity": summary_block("sparsity", prop.sparsity_per_sentence(scores), b, s),
-        "covariate_complexity": summary_block("covariate_complexity", prop.covariate_complexity_per_sentence(scores), b, s),
-        "relevance_rank_accuracy": summary_block(
-            "relevance_rank_accuracy", ranking.relevance_rank_accuracy_per_sentence(scores, ground_truth), b, s),
-        "auprc": summary_block("auprc", ranking.auprc_per_sentence(scores, ground_truth), b, s),
+    per_sentence: dict[str, np.ndarray] = {
+        "sparsity": prop.sparsity_per_sentence(scores),
+        "covariate_complexity": prop.covariate_complexity_per_sentence(scores),
+        "relevance_rank_accuracy": ranking.relevance_rank_accuracy_per_sentence(scores, ground_truth),
+        "auprc": ranking.auprc_per_sentence(scores, ground_truth),
     }
     pairs = {
         "model_randomisation_check": (randomised, prop.model_randomisation_check_per_sentence),
         "small_noise_check": (noisy, prop.small_noise_check_per_sentence),
         "label_difference": (other_target, prop.label_difference_per_sentence),
     }
+    out: dict[str, Any] = {}
     for name, (other, function) in pairs.items():
-        out[name] = (summary_block(name, function(scores, other), b, s) if other is not None
-                     else _missing(missing_reason or "property metrics were switched off (--no-properties)"))
-    return out
+        if other is not None:
+            per_sentence[name] = function(scores, other)
+        else:
+            out[name] = _missing(missing_reason or "property metrics were switched off (--no-properties)")
+    for name, values in per_sentence.items():
+        out[name] = summary_block(name, values, b, s)
+        if by_gender is not None:
+            by_gender.add(name, values)
+    order = ("sparsity", "covariate_complexity", "relevance_rank_accuracy", "auprc", *pairs)
+    return {name: out[name] for name in order}
 
 
 def score_agreement(main_scores: dict[str, list[np.ndarray]], ground_truth: list[list[int]],
-                    settings: EvaluationSettings) -> dict[str, dict[str, Any]]:
-    """DMA block per explainer key: mean TV distance to every other explainer of the run on the same sentences."""
+                    settings: EvaluationSettings, per_sentence: dict[str, np.ndarray] | None = None,
+                    ) -> dict[str, dict[str, Any]]:
+    """DMA block per explainer key: mean TV distance to every other explainer of the run on the same sentences.
+
+    ``per_sentence``, when given, is filled with each explainer's per-sentence DMA (for its per-gender block)."""
     if len(main_scores) < 2:
         return {k: _missing("methods agreement needs at least two explainers in the run") for k in main_scores}
     per = prop.methods_agreement_by_explainer(main_scores)
+    if per_sentence is not None:
+        per_sentence.update(per)
     blocks = {}
     for key, values in per.items():
         block = summary_block("methods_agreement", values, settings.bootstrap, settings.seed)

@@ -40,6 +40,7 @@ from gecobench.evaluation.attribution import (
     attribute_words_detailed,
     summarize_diagnostics,
 )
+from gecobench.evaluation.by_gender import GenderBreakdown, ScoredSentences
 from gecobench.evaluation.checkpoints import CheckpointStore, reference_unit_name
 from gecobench.evaluation.data import GecoSplit, load_split, scorable
 from gecobench.evaluation.faithfulness import (
@@ -71,6 +72,7 @@ from gecobench.evaluation.sentence_scores import (
     write_sentence_scores,
 )
 from gecobench.explainers.base import Explainer, get_explainer
+from gecobench.gender import BY_GENDER
 from gecobench.pooling import comparison_label as pooling_comparison_label
 from gecobench.provenance import base_provenance
 from gecobench.records import (
@@ -694,6 +696,15 @@ def run_evaluation(
     return summary
 
 
+def _scored_sentences(split: GecoSplit, chunks: list[dict[str, Any]], subsample: str, limit: int | None
+                      ) -> ScoredSentences:
+    """The kept rows of ``chunks`` (a metric's subsample, in row order) as the per-gender block sees them; the
+    subsample is named only when it is one (``limit`` source sentences), not every scored sentence."""
+    rows = [i for c in chunks for i in c["kept"]]
+    return ScoredSentences.of([split.rows[i].label for i in rows], [split.rows[i].sentence_id for i in rows],
+                              subsample if limit is not None else None, limit)
+
+
 def _filtered_chunk(split: GecoSplit, chunk: dict[str, Any]) -> dict[str, Any]:
     """A gathered chunk computed on every scorable row, cut down to the groups the correctness filter keeps.
 
@@ -756,7 +767,10 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
         return [np.asarray(s, dtype=np.float64) for p in parts for s in p]
 
     main_scores = {s.key(): collect(s.key(), "main") or [] for s in specs}
-    agreement = score_agreement(main_scores, ground_truth, settings) if settings.properties and kept else {}
+    agreement_per_sentence: dict[str, np.ndarray] = {}
+    agreement = (score_agreement(main_scores, ground_truth, settings, agreement_per_sentence)
+                 if settings.properties and kept else {})
+    all_scored = ScoredSentences.of(labels, sources)
     records = []
     per_sentence_ma: dict[str, np.ndarray] = {}
     compared = {spec.key(): comparison_label(spec, explainer) for spec, explainer in zip(specs, instances)}
@@ -774,9 +788,11 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
             groups: dict[str, Any] = {}
         else:
             reason = ref_reason if reference is None or reference_scores is not None else precomputed_gap
+            # every metric's per-sentence values also go to the per-gender block, on the sentences it scored
+            breakdown = GenderBreakdown(settings.bootstrap, settings.seed)
             metrics, groups, per_sentence_ma[label] = score_correctness(
                 scores, ground_truth, labels, reference_scores, reason, settings.bootstrap, settings.seed,
-                source_sentences=sources)
+                source_sentences=sources, by_gender=breakdown.on(all_scored))
             if settings.properties:
                 # on the properties subsample: the chunks whose extra attributions were computed
                 sub = [c for c in chunks if c["explainers"][key]["scores"].get("randomised") is not None]
@@ -786,13 +802,19 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
                 sub_truth = [list(split.rows[i].ground_truth) for c in sub for i in c["kept"]] if sub else ground_truth
                 metrics.update(score_properties(
                     extra.get("main", scores), sub_truth, extra.get("randomised"), extra.get("noisy"),
-                    extra.get("other_target"), settings, missing_reason=precomputed_gap))
+                    extra.get("other_target"), settings, missing_reason=precomputed_gap,
+                    by_gender=breakdown.on(_scored_sentences(split, sub, "properties", settings.properties_max_groups)
+                                           if sub else all_scored)))
                 metrics["methods_agreement"] = agreement.get(key, {"value": None, "reason": "not computed"})
+                if key in agreement_per_sentence:
+                    breakdown.add("methods_agreement", agreement_per_sentence[key], all_scored)
             if settings.faithfulness:
+                faithful_chunks = [c for c in chunks if settings.faithfulness_in_chunk(c["chunk"])]
                 metrics.update(score_faithfulness(
-                    [c["explainers"][key]["scores"].get("faithfulness") for c in chunks
-                     if settings.faithfulness_in_chunk(c["chunk"])],
-                    FAITHFULNESS_PROTOCOL["removal_fractions"], settings.bootstrap, settings.seed))
+                    [c["explainers"][key]["scores"].get("faithfulness") for c in faithful_chunks],
+                    FAITHFULNESS_PROTOCOL["removal_fractions"], settings.bootstrap, settings.seed,
+                    by_gender=breakdown.on(_scored_sentences(split, faithful_chunks, "faithfulness",
+                                                             settings.faithfulness_max_groups))))
         record = {
             "schema_version": SCHEMA_VERSION,
             "record_type": "explainer_score",
@@ -814,6 +836,7 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
             "protocol": protocol,
             "metrics": metrics,
             "groups": groups,
+            **({BY_GENDER: breakdown.block()} if kept else {}),
             "counts": {"n_sentences": len(evaluated_rows), "n_scored": len(kept),
                        "n_undefined": int(metrics["mass_accuracy"].get("n_undefined", 0)),
                        "n_filtered_out": len(evaluated_rows) - len(kept),

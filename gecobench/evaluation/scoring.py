@@ -1,10 +1,10 @@
 """Turn word scores into the metric blocks of an ``explainer_score`` record.
 
-The headline Mass Accuracy (MA) and Relative Mass Accuracy (RMA) are computed by the ``evaluate`` modules in
-``metrics/`` (loaded once per process from :func:`gecobench.metrics.module_path`: the checkout's ``metrics/`` or
-the copy an installed wheel carries); the per-sentence arrays the
-gender-group breakdown, the confidence intervals and the property metrics need come from the plain functions in
-``gecobench.metrics``. Undefined values (NaN) never reach a record: they become ``null`` with a ``reason``.
+One path for every number: the per-sentence values come from the plain functions in ``gecobench.metrics`` that
+the ``evaluate`` modules in ``metrics/`` wrap (``mass_accuracy_per_sentence``, ``relative_mass_accuracy``), computed
+once; the headline, the per-gender values and the gaps are summaries of those same arrays
+(:mod:`gecobench.evaluation.by_gender`). Undefined values (NaN) never reach a record: they become ``null`` with a
+``reason``.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from gecobench.evaluation.data import LABEL_NAMES
-from gecobench.metrics.mass_accuracy import summarize
-from gecobench.metrics.paired_bootstrap import clustered_mean_difference, verdict
+from gecobench.gender import GAP_INTERVAL, GAP_PAIRS, gap_definition
+from gecobench.metrics.mass_accuracy import mass_accuracy_per_sentence, summarize
+from gecobench.metrics.paired_bootstrap import clustered_difference, clustered_mean_difference, verdict
 from gecobench.metrics.relative_mass_accuracy import relative_mass_accuracy
 from gecobench.metrics.module_paths import module_path
 
@@ -34,7 +35,8 @@ def finite_or_none(value: Any) -> float | None:
 @cache
 def load_metric_module(name: str) -> Any:
     """The ``evaluate`` module ``name``, loaded once per process from wherever the package runs (a checkout's
-    ``metrics/`` or the installed wheel's ``gecobench/metric_modules/``, through :func:`module_path`)."""
+    ``metrics/`` or the installed wheel's ``gecobench/metric_modules/``, through :func:`module_path`). The records
+    are computed with the functions it wraps; tests compare the two."""
     import evaluate
 
     return evaluate.load(module_path(name))
@@ -55,20 +57,25 @@ def bootstrap_statistic_ci(values: np.ndarray, statistic: Callable[[np.ndarray],
     return float(low), float(high)
 
 
+#: what a record's ``computed_with`` names: the function the ``evaluate`` module wraps, and the module
+MASS_ACCURACY_FUNCTION = "gecobench.metrics.mass_accuracy.mass_accuracy_per_sentence (evaluate:metrics/mass_accuracy)"
+RMA_FUNCTION = ("gecobench.metrics.relative_mass_accuracy.relative_mass_accuracy "
+                "(evaluate:metrics/relative_mass_accuracy)")
+
+
+def per_sentence_mass_accuracy(attributions: Sequence[np.ndarray], ground_truth: Sequence[Sequence[int]]
+                               ) -> np.ndarray:
+    """Per-sentence MA (NaN where undefined) by the function the ``metrics/mass_accuracy`` module wraps."""
+    return mass_accuracy_per_sentence([np.asarray(a, dtype=np.float64) for a in attributions],
+                                      [list(g) for g in ground_truth])
+
+
 def headline_mass_accuracy(attributions: list[np.ndarray], ground_truth: list[list[int]], bootstrap: int,
                            seed: int) -> tuple[dict[str, Any], np.ndarray]:
-    """The record's ``mass_accuracy`` block and the per-sentence MA, from the ``metrics/mass_accuracy`` module."""
-    module = load_metric_module("mass_accuracy")
-    result = module.compute(attributions=[np.asarray(a, dtype=np.float64).tolist() for a in attributions],
-                            ground_truth=[list(g) for g in ground_truth], return_per_sentence=True,
-                            bootstrap=bootstrap, seed=seed)
-    per_sentence = np.array([np.nan if v is None else v for v in result["per_sentence"]], dtype=np.float64)
-    block = {"value": finite_or_none(result["mass_accuracy"]), "median": finite_or_none(result["median"]),
-             "ci_low": finite_or_none(result.get("ci_low")), "ci_high": finite_or_none(result.get("ci_high")),
-             "n_scored": int(result["n_scored"]), "n_undefined": int(result["n_undefined"]),
-             "computed_with": "evaluate:metrics/mass_accuracy"}
-    if block["value"] is None:
-        block["reason"] = "no sentence has a defined Mass Accuracy"
+    """The record's ``mass_accuracy`` block and the per-sentence MA: what ``metrics/mass_accuracy`` returns
+    (its ``module_result`` is :func:`~gecobench.metrics.mass_accuracy.summarize` of the same array)."""
+    per_sentence = per_sentence_mass_accuracy(attributions, ground_truth)
+    block = {**mass_accuracy_block(per_sentence, bootstrap, seed), "computed_with": MASS_ACCURACY_FUNCTION}
     return block, per_sentence
 
 
@@ -85,9 +92,8 @@ def mass_accuracy_block(per_sentence: np.ndarray, bootstrap: int, seed: int) -> 
     return block
 
 
-# The one definition of the gender gap, used by records, the CLI, the Space and the docs: the first group's
-# MA minus the second's, so a positive gap means explanations are more correct for the first group.
-GAP_PAIRS: tuple[tuple[str, str], ...] = (("male", "female"), ("male", "non-binary"), ("female", "non-binary"))
+# GAP_PAIRS (gecobench.gender) is the one definition of the gender gaps: the first group's value minus the second's,
+# so a positive MA gap means explanations are more correct for the first group.
 
 
 def gap_metric_key(minuend: str, subtrahend: str) -> str:
@@ -98,28 +104,29 @@ def gap_metric_key(minuend: str, subtrahend: str) -> str:
     return f"mass_accuracy_gap_{minuend.replace('-', '')}_minus_{subtrahend.replace('-', '')}"
 
 
-def gap_definition(minuend: str, subtrahend: str) -> str:
-    """How a gap is written everywhere: ``MA(male) − MA(female)``."""
-    return f"MA({minuend}) − MA({subtrahend})"
-
-
 def score_correctness(
     attributions: list[np.ndarray], ground_truth: list[list[int]], labels: Sequence[int],
     reference_attributions: list[np.ndarray] | None, reference_reason: str | None, bootstrap: int, seed: int,
-    *, source_sentences: Sequence[Any],
+    *, source_sentences: Sequence[Any], by_gender: Any = None,
 ) -> tuple[dict[str, Any], dict[str, Any], np.ndarray]:
     """MA (mean, median, CI), RMA against a reference model, MA per gender group and the signed group gaps.
 
     ``source_sentences`` gives every sentence's source sentence id: the gender variants of one source sentence
-    are a pair, resampled together by the gaps' bootstrap. Returns ``(metrics, groups, per_sentence_ma)``.
+    are a pair, resampled together by the gaps' bootstrap. ``by_gender`` (a
+    :class:`~gecobench.evaluation.by_gender.GenderView` of these sentences) receives the per-sentence MA and
+    log RMA. Returns ``(metrics, groups, per_sentence_ma)``.
     """
     if len(source_sentences) != len(attributions):
         raise ValueError(f"source_sentences has {len(source_sentences)} entries for {len(attributions)} sentences")
     ma_block, per_sentence = headline_mass_accuracy(attributions, ground_truth, bootstrap, seed)
     metrics: dict[str, Any] = {"mass_accuracy": ma_block}
 
-    metrics["relative_mass_accuracy"] = _rma_block(per_sentence, attributions, reference_attributions,
-                                                   ground_truth, reference_reason, bootstrap, seed)
+    metrics["relative_mass_accuracy"], log_rma = _rma_block(per_sentence, reference_attributions, ground_truth,
+                                                            reference_reason, bootstrap, seed)
+    if by_gender is not None:
+        by_gender.add("mass_accuracy", per_sentence)
+        if log_rma is not None:
+            by_gender.add("relative_mass_accuracy", log_rma, statistic="median")
 
     labels_arr = np.asarray(labels)
     groups: dict[str, Any] = {}
@@ -144,49 +151,51 @@ def score_correctness(
 
 
 def gap_block(per_sentence: np.ndarray, labels: np.ndarray, source_sentences: Sequence[Any], minuend: str,
-              subtrahend: str, bootstrap: int, seed: int) -> dict[str, Any]:
-    """Signed gap ``MA(minuend) − MA(subtrahend)`` with a paired bootstrap interval over source sentences.
+              subtrahend: str, bootstrap: int, seed: int, *, metric: str = "MA", statistic: str = "mean",
+              ) -> dict[str, Any]:
+    """Signed gap ``metric(minuend) − metric(subtrahend)`` with a paired bootstrap interval over source sentences.
 
-    Only source sentences with a defined MA in both groups take part (the pairs), so value and interval
-    compare the same sentences; ``n_source_sentences`` says how many.
+    ``per_sentence`` holds one value of the metric per sentence (NaN where undefined); ``statistic`` is the
+    metric's own (``mean``; ``median`` for log RMA). Only source sentences with a defined value in both groups take
+    part (the pairs), so value and interval compare the same sentences; ``n_source_sentences`` says how many.
     """
+    values = np.asarray(per_sentence, dtype=np.float64)
+    labels = np.asarray(labels)
     first = labels == LABEL_NAMES.index(minuend)
     second = labels == LABEL_NAMES.index(subtrahend)
     sources = np.asarray(source_sentences, dtype=object)
-    result = clustered_mean_difference(per_sentence[first], list(sources[first]), per_sentence[second],
-                                       list(sources[second]), bootstrap, seed)
+    result = clustered_difference(values[first], list(sources[first]), values[second], list(sources[second]),
+                                  bootstrap, seed, statistic=statistic)
     block: dict[str, Any] = {
         "value": finite_or_none(result["value"]), "ci_low": finite_or_none(result["ci_low"]),
         "ci_high": finite_or_none(result["ci_high"]), "minuend": minuend, "subtrahend": subtrahend,
-        "definition": gap_definition(minuend, subtrahend),
-        "interval": "paired percentile bootstrap over source sentences (gender variants resampled together)",
+        "definition": gap_definition(minuend, subtrahend, metric), "interval": GAP_INTERVAL,
         "n_source_sentences": result["n_clusters"], "n_scored": result["n_a"] + result["n_b"],
     }
     if block["value"] is None:
-        block["reason"] = f"no source sentence has a defined MA for both its {minuend} and its {subtrahend} variant"
+        block["reason"] = (f"no source sentence has a defined {metric} for both its {minuend} and its "
+                           f"{subtrahend} variant")
     return block
 
 
-def _rma_block(per_sentence: np.ndarray, attributions: list[np.ndarray], reference_attributions: list[np.ndarray] | None,
-               ground_truth: list[list[int]], reference_reason: str | None, bootstrap: int, seed: int) -> dict[str, Any]:
+def _rma_block(per_sentence: np.ndarray, reference_attributions: list[np.ndarray] | None,
+               ground_truth: list[list[int]], reference_reason: str | None, bootstrap: int, seed: int
+               ) -> tuple[dict[str, Any], np.ndarray | None]:
+    """The record's ``relative_mass_accuracy`` block and the per-sentence log RMA (None without a reference),
+    both from one call of the function the ``metrics/relative_mass_accuracy`` module wraps."""
     if reference_attributions is None:
         return {"value": None, "ci_low": None, "ci_high": None,
-                "reason": reference_reason or "no zero-shot reference model"}
-    _, reference_ma = headline_mass_accuracy(reference_attributions, ground_truth, 0, seed)
+                "reason": reference_reason or "no zero-shot reference model"}, None
+    reference_ma = per_sentence_mass_accuracy(reference_attributions, ground_truth)
     to_list = lambda a: [None if not np.isfinite(x) else float(x) for x in a]
-    # The per-sentence log ratios (for the CI) come from the math function; the headline from the module.
     result = relative_mass_accuracy(to_list(per_sentence), to_list(reference_ma))
-    headline = load_metric_module("relative_mass_accuracy").compute(
-        predictions=to_list(per_sentence), references=to_list(reference_ma))
-    result.update({k: headline[k] for k in ("median_log_rma", "ratio_of_means", "n_scored", "n_excluded")})
-    computed_with = "evaluate:metrics/relative_mass_accuracy"
     ci_low, ci_high = bootstrap_statistic_ci(result["log_rma"], np.median, bootstrap, seed)
     block = {"value": finite_or_none(result["median_log_rma"]), "ratio_of_means": finite_or_none(result["ratio_of_means"]),
              "ci_low": ci_low, "ci_high": ci_high, "n_scored": result["n_scored"], "n_undefined": result["n_excluded"],
-             "statistic": "median of ln(MA / MA_zero_shot) over sentences", "computed_with": computed_with}
+             "statistic": "median of ln(MA / MA_zero_shot) over sentences", "computed_with": RMA_FUNCTION}
     if block["value"] is None:
         block["reason"] = "no sentence has a defined MA for both the model and the zero-shot reference"
-    return block
+    return block, result["log_rma"]
 
 
 def paired_comparisons(per_sentence_by_explainer: dict[str, np.ndarray], source_sentences: Sequence[Any],
