@@ -55,12 +55,6 @@ COMMANDS: dict[str, Command | dict[str, Command]] = {
 }
 
 
-def _summary(entry: Command | dict[str, Command]) -> str:
-    if isinstance(entry, Command):
-        return entry.summary
-    return "; ".join(f"{name}: {sub.summary}" for name, sub in entry.items())
-
-
 def command_names() -> list[str]:
     """Every runnable command path, e.g. ``["demo", ..., "spanish score", "export results", ...]``."""
     names = []
