@@ -22,8 +22,9 @@ sandbox:
 		|| (echo "could not install bubblewrap: run 'sudo apt-get install bubblewrap'" && exit 1)
 	@bwrap --version
 
+# `python -m gecobench` is the `gecobench` command of the environment (the console script needs no PATH change)
 demo: $(STAMP)
-	$(PY) scripts/demo.py
+	$(PY) -m gecobench demo
 
 test: $(STAMP)
 	$(PY) -m pytest -m "not slow" -q
@@ -35,21 +36,21 @@ docs: $(STAMP)
 	$(PY) -m mkdocs build --strict --site-dir site
 
 space: $(STAMP)
-	$(PY) leaderboard_space/app.py
+	$(PY) -m gecobench space
 
 # The accuracy table of the model zoo in docs/models.md (6 regimes × 4 configs × 3 seeds, the schedule the table
 # was made with; about 1.5 h of both cores here; resumable: finished checkpoints are skipped).
 ZOO_ARGS ?= --schedule short --max-train-sentences 600 --epochs-for C=8 --seeds 0 1 2 --output-dir runs/zoo
 zoo: $(STAMP)
-	$(PY) scripts/train_zoo.py $(ZOO_ARGS) --doc docs/models.md
+	$(PY) -m gecobench zoo $(ZOO_ARGS) --doc docs/models.md
 
 # The reference results (issues #20, #32): the zoo of five seeds (6 regimes x 4 configs each), the paper's shared
 # filter subset per config (reference/filters/), then every built-in explainer on every test sentence with and
 # without it, each finished (config, seed) unit staged in reference/staging/ (commit it), a complete seed promoted
-# into reference/store. Resumable and shardable: see `scripts/reference.py --help` and `--plan`.
+# into reference/store. Resumable and shardable: see `gecobench reference --help` and `--plan`.
 REFERENCE_ARGS ?=
 reference: $(STAMP)
-	$(PY) scripts/reference.py $(REFERENCE_ARGS)
+	$(PY) -m gecobench reference $(REFERENCE_ARGS)
 
 # Every benchmark under bench/ (figures go to BENCHMARKS.md by hand, with machine and date).
 bench: $(STAMP)

@@ -340,11 +340,13 @@ class GecoConfig(datasets.BuilderConfig):
         repair: ``"known"`` (default), ``"all"`` or ``"none"``; see :func:`read_geco_file`.
         verify_checksums: refuse files whose SHA-256 differs from the release (on by default, local copies too).
         data_fingerprint: content hash of the local files; only used to key the cache (set by :func:`load_geco`).
+        splits: the splits to prepare; a download fetches only these (:func:`load_geco` asks for one).
     """
 
     repair: str = "known"
     verify_checksums: bool = True
     data_fingerprint: str = ""
+    splits: tuple[str, ...] = GECO_SPLITS
 
 
 class Geco(datasets.GeneratorBasedBuilder):
@@ -374,27 +376,31 @@ class Geco(datasets.GeneratorBasedBuilder):
         if self.config.repair not in REPAIR_MODES:
             raise ValueError(f"repair must be one of {REPAIR_MODES}, got {self.config.repair!r}")
         config = self.config.name
+        splits = tuple(self.config.splits)
+        unknown = [split for split in splits if split not in GECO_SPLITS]
+        if unknown or not splits:
+            raise ValueError(f"unknown GECO split(s) {unknown or splits!r}; expected some of {GECO_SPLITS}")
         data_dir = self.config.data_dir or default_geco_dir()
         if data_dir:
             paths = {}
-            for split in GECO_SPLITS:
+            for split in splits:
                 path = Path(data_dir) / geco_file_key(config, split)
                 if not path.is_file():
                     raise FileNotFoundError(f"GECO file not found: {path} (data_dir={data_dir})")
                 paths[split] = str(path)
         else:
-            paths = dl_manager.download({split: geco_url(config, split) for split in GECO_SPLITS})
+            paths = _download_geco_files(dl_manager, config, splits)
         # validate here, not in _generate_examples: datasets wraps errors raised during generation in a generic
         # DatasetGenerationError, and a bad file should fail before anything is written to the cache
         self._parsed_rows: dict[str, list[dict[str, Any]]] = {}
-        for split in GECO_SPLITS:
+        for split in splits:
             self._parsed_rows[str(paths[split])] = self._read(str(paths[split]), geco_file_key(config, split))
         return [
             datasets.SplitGenerator(
                 name=getattr(datasets.Split, split.upper()),
                 gen_kwargs={"path": str(paths[split]), "file_key": geco_file_key(config, split)},
             )
-            for split in GECO_SPLITS
+            for split in splits
         ]
 
     def _read(self, path: str, file_key: str) -> list[dict[str, Any]]:
@@ -408,6 +414,35 @@ class Geco(datasets.GeneratorBasedBuilder):
         if rows is None:
             rows = self._read(path, file_key)
         yield from enumerate(rows)
+
+
+class GecoDownloadError(ConnectionError):
+    """A GECO file could not be downloaded (offline, unreachable); the message names the file and both ways to give
+    local files instead."""
+
+
+def _download_geco_files(dl_manager: datasets.DownloadManager, config: str, splits: tuple[str, ...]) -> dict[str, str]:
+    """Download the released GECO files of ``splits`` into the datasets cache, or raise :class:`GecoDownloadError`
+    naming the file that failed."""
+    urls = {split: geco_url(config, split) for split in splits}
+    try:
+        return {split: str(path) for split, path in dl_manager.download(urls).items()}
+    except (ConnectionError, OSError) as error:  # offline mode, DNS, HTTP errors, an unreachable mirror
+        text = str(error).strip()
+        failed = [split for split, url in urls.items() if url in text] or list(splits)
+        reason = (text.splitlines() or [type(error).__name__])[0]
+        if "offline" in type(error).__name__.lower():
+            reason = "offline mode is on: HF_HUB_OFFLINE or HF_DATASETS_OFFLINE is set"
+        elif any(url in reason for url in urls.values()):
+            reason = type(error).__name__
+        keys = " and ".join(geco_file_key(config, split) for split in failed)
+        where = " and ".join(urls[split] for split in failed)
+        raise GecoDownloadError(
+            f"GECO file {keys} (config {config!r}) could not be downloaded from {where} ({reason}). "
+            f"Give local files instead: pass data_dir=FOLDER (--data-dir FOLDER on the command line) or set "
+            f"${GECO_DIR_ENV}=FOLDER, where FOLDER holds the released layout <config folder>/<split>.jsonl "
+            f"(here {keys}) of https://github.com/{GECO_REPO}/tree/{GECO_COMMIT}/data/dataset"
+        ) from None
 
 
 def _unwrap_generation_error(error: Exception) -> Exception:
@@ -466,9 +501,13 @@ def load_geco(
         # the cache is keyed by the files' content, so an edited local copy is never served stale
         kwargs["data_dir"] = data_dir
         kwargs["data_fingerprint"] = _local_fingerprint(data_dir, config)
+    else:
+        kwargs["splits"] = (split,)  # download only the split asked for (the cache is keyed by it too)
     builder = Geco(config_name=config, cache_dir=str(cache_dir) if cache_dir else None, **kwargs)
     try:
         builder.download_and_prepare()
     except DatasetGenerationError as error:
         raise _unwrap_generation_error(error) from error
+    except GecoDownloadError as error:
+        raise GecoDownloadError(str(error)) from None  # the message says it all: no traceback through datasets
     return builder.as_dataset(split=split)

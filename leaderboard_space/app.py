@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import html
+import importlib.resources
 import importlib.util
 import os
 import sys
@@ -59,7 +60,8 @@ INDICES = ["bpi", "bri"]
 RANKING_VIEW, PIVOT_VIEW = "Ranking (one row per record)", "Pivot: explainer × regime (MA)"
 GAPS_VIEW = "Gender gaps: every metric"
 PUBLISHED_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "spanish" / "published"
-SUBMIT_TEMPLATE = Path(__file__).resolve().parent.parent / "submissions" / "examples" / "gradient_norm_explainer.py"
+# the example code submission, from the installed package (a checkout's submissions/examples/ or the wheel's)
+SUBMIT_TEMPLATE = Path(str(importlib.resources.files("submissions").joinpath("examples", "gradient_norm_explainer.py")))
 #: Pairs of explainers that give identical numbers on the zoo's models, and why (shown when it happens).
 IDENTICAL_PAIRS = {
     frozenset({"saliency", "guided_backprop"}): "Guided Backprop alters only the backward pass of ReLU modules; "
@@ -150,8 +152,8 @@ gecobench-hub {gecobench.__version__} · record schema {SCHEMA_VERSION} · Gradi
 """
 
 EMPTY_MESSAGE = (
-    "**No results yet** in `{source}`. Write some with `python scripts/evaluate_explainers.py --explainers saliency "
-    "--models <checkpoint folder> --results {source}` (or `make demo`), then press *Refresh results* — or point the "
+    "**No results yet** in `{source}`. Write some with `gecobench evaluate --explainers saliency "
+    "--models <checkpoint folder> --results {source}` (or `gecobench demo`), then press *Refresh results* — or point the "
     "Space at another store with `--results`, `GECOBENCH_RESULTS` (a folder) or `GECOBENCH_RESULTS_REPO` "
     "(a Hub dataset repo)."
 )
@@ -572,8 +574,8 @@ def build_app(results_location: str | None = None, requests_location: str | None
         if not records or not scheme:
             source = html.escape(state.loaded.source)
             message = ("<p>No Spanish <code>model_bias</code> records yet. Import the authors' recorded predictions "
-                       f"with <code>python scripts/import_spanish_predictions.py --store {source}</code> or score a "
-                       "masked LM with <code>python scripts/spanish_bias.py</code>.</p>")
+                       f"with <code>gecobench spanish recorded --store {source}</code> or score a "
+                       "masked LM with <code>gecobench spanish score --model MODEL</code>.</p>")
             return (message,
                     None, gr.update(choices=[], value=None), "", None,
                     plots.message_figure("No Spanish records yet."))
@@ -881,19 +883,22 @@ def build_app(results_location: str | None = None, requests_location: str | None
     return demo
 
 
-def main(argv: list[str] | None = None) -> None:
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """The Space's command line (``gecobench space`` or ``python app.py`` on a Space)."""
     parser = argparse.ArgumentParser(
+        prog=prog,
         description="Run the GECOBench leaderboard Space locally (reference results first, yours beside them).",
         epilog="The two stores are never pooled: a selector above the tabs switches every view between them. "
-               "Example: python leaderboard_space/app.py --results results --port 7860")
+               "Example: gecobench space --results results --port 7860")
     parser.add_argument("--results", default=None,
                         help="your results store, shown beside the reference: a folder or hf://datasets/OWNER/NAME "
                              "(default: $GECOBENCH_RESULTS_REPO, $GECOBENCH_RESULTS or results/)")
     parser.add_argument("--reference", default=None,
                         help="reference results store, shown first and read-only: a folder or "
                              "hf://datasets/OWNER/NAME (default: the dataset repo $GECOBENCH_REFERENCE_REPO, "
-                             "as a published Space sets it, else $GECOBENCH_REFERENCE, else the committed "
-                             "reference/store)")
+                             "as a published Space sets it, else $GECOBENCH_REFERENCE, else a checkout's "
+                             "reference/store; an installed package carries none: give the published reference "
+                             "dataset, hf://datasets/ORG/gecobench-reference)")
     parser.add_argument("--no-reference", action="store_true",
                         help="hide the reference results: show only the --results store")
     parser.add_argument("--requests", default=None, help="requests store folder (default: $GECOBENCH_REQUESTS or requests/)")
@@ -901,6 +906,11 @@ def main(argv: list[str] | None = None) -> None:
                         help="interface to listen on (default: $GRADIO_SERVER_NAME or 127.0.0.1)")
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", os.environ.get("PORT", "7860"))),
                         help="port (default: $GRADIO_SERVER_PORT, $PORT or 7860)")
+    return parser
+
+
+def main(argv: list[str] | None = None, prog: str | None = None) -> None:
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     if args.no_reference and args.reference:
         parser.error("--reference and --no-reference contradict each other: give one")

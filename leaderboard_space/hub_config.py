@@ -79,5 +79,5 @@ def stores_from_env(environ: Mapping[str, str] | None = None) -> SpaceStores:
 READ_ONLY_MESSAGE = (
     "🔒 This Space is read-only: its requests store is a Hub dataset and no HF_TOKEN secret is set. "
     "The Space's owner adds one (Settings → Variables and secrets) to accept submissions; meanwhile, submit with "
-    "`python scripts/submit.py` against the requests repo."
+    "`gecobench submit` against the requests repo."
 )

@@ -188,10 +188,21 @@ def chosen_source(wanted: str | None, reference_count: int | None, reference_loc
     if wanted == USER or reference_count is None:
         return USER, ""
     if reference_count == 0:
-        where = reference_location or "the reference store"
-        return USER, (f"The reference store `{where}` is missing or holds no explainer records yet (`make "
-                      "reference` writes it): showing your results instead.")
+        return USER, no_reference_note(reference_location)
     return REFERENCE, ""
+
+
+def no_reference_note(location: str | None) -> str:
+    """Why the reference results are not shown, in an installed user's terms: a folder that does not exist (an
+    installed package carries no reference store) names both ways to give one; an empty one, how it is written."""
+    where = location or "the reference store"
+    if location and not location.startswith("hf://") and not Path(location).exists():
+        return (f"No reference results at `{where}` (an installed package carries none): give a local copy with "
+                "`--reference FOLDER` (or `$GECOBENCH_REFERENCE`), or the published reference dataset with "
+                "`--reference hf://datasets/ORG/gecobench-reference` (or `$GECOBENCH_REFERENCE_REPO=ORG/"
+                "gecobench-reference`): showing your results instead.")
+    return (f"The reference store `{where}` holds no explainer records yet (`gecobench reference --output DIR` "
+            "writes one): showing your results instead.")
 
 
 # ------------------------------------------------------------------------------------------------ provenance

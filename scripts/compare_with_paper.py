@@ -1,47 +1,6 @@
 #!/usr/bin/env python
-"""Print a store's Mass Accuracy next to GECOBench's published medians, and check the paper's five findings.
-
-  python scripts/compare_with_paper.py                          # the committed reference results
-  python scripts/compare_with_paper.py --results results --unfiltered
-  python scripts/compare_with_paper.py --pivot > table.md        # Markdown, as in docs/reproducing.md
-
-The published medians are read from GECOBENCH_FIGURES.md in the shared data folder (read off the paper's figure
-by eye, ±0.03). Criteria for each finding are printed with the answer.
-"""
-
-from __future__ import annotations
-
-import argparse
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--results", default=None, help="store folder (default: reference/store)")
-    parser.add_argument("--figures", default=None, help="GECOBENCH_FIGURES.md (default: the shared data folder)")
-    parser.add_argument("--pivot", action="store_true",
-                        help="one table per config (explainers × regimes, cells 'ours (paper)') instead of one row per cell")
-    parser.add_argument("--unfiltered", action="store_true", help="use the records without the correctness filter")
-    parser.add_argument("--seed", type=int, default=0, help="model seed (default 0)")
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    from gecobench.paper_comparison import compare_records
-    from gecobench.reference import REFERENCE_STORE
-    from gecobench.store import LocalStore
-
-    report = LocalStore(args.results or REFERENCE_STORE).read_all("explainer_score")
-    for warning in report.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    print(compare_records(report.documents, filtered=not args.unfiltered, seed=args.seed, figures=args.figures,
-                          pivot=args.pivot), end="")
-    return 0
-
+"""Shim for old commands: `gecobench compare` (logic: gecobench.cli.compare; needs the package installed, `make setup`)."""
+from gecobench.cli.compare import build_parser, main  # noqa: F401
 
 if __name__ == "__main__":
     raise SystemExit(main())

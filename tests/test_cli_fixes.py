@@ -12,17 +12,6 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-
-def _load_script(relative: str):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(Path(relative).stem + "_under_test", REPO_ROOT / relative)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_silence_library_progress_turns_off_every_library_bar() -> None:
@@ -54,7 +43,7 @@ def test_submit_status_accepts_requests_after_the_subcommand(tmp_path) -> None:
                     "        return []\n")
     submit_file(RequestStore(store), "code", {"name": "x_explainer", "version": "1.0.0", "authors": "A",
                                               "description": "d", "license": "MIT", "contact": "a@b"}, code)
-    submit = _load_script("scripts/submit.py")
+    from gecobench.cli import submit
     for argv in (["status", "--requests", str(store), "--json"], ["--requests", str(store), "status", "--json"]):
         out = io.StringIO()
         with redirect_stdout(out):
@@ -66,15 +55,15 @@ def test_help_examples_name_the_demo_checkpoint_folders() -> None:
     from gecobench.evaluation.demo import demo_plan
 
     plan = demo_plan(quick=False)
-    evaluate = (REPO_ROOT / "scripts" / "evaluate_explainers.py").read_text(encoding="utf-8")
-    queue = (REPO_ROOT / "scripts" / "process_queue.py").read_text(encoding="utf-8")
+    evaluate = (REPO_ROOT / "gecobench" / "cli" / "evaluate.py").read_text(encoding="utf-8")
+    queue = (REPO_ROOT / "gecobench" / "cli" / "queue.py").read_text(encoding="utf-8")
     assert f"runs/models/{plan.folder_name('CE', 0)}" in evaluate
     assert f"runs/models/{plan.folder_name('OLA', 0)}" in queue
     assert "MRC always runs" not in queue
 
 
 def test_train_zoo_writes_docs_only_when_asked() -> None:
-    train_zoo = (REPO_ROOT / "scripts" / "train_zoo.py").read_text(encoding="utf-8")
+    train_zoo = (REPO_ROOT / "gecobench" / "cli" / "zoo.py").read_text(encoding="utf-8")
     parser_defaults = train_zoo.split('"--doc"', 1)[1].split(")", 1)[0]
     assert "default=None" in parser_defaults
     help_text = subprocess.run([sys.executable, "scripts/maintainer/screenshot_space.py", "--help"], cwd=REPO_ROOT,

@@ -1,4 +1,4 @@
-"""The one real end-to-end path of the default test run: ``scripts/demo.py --quick`` into temporary folders."""
+"""The one real end-to-end path of the default test run: ``gecobench demo --quick`` (as ``python -m gecobench``) into temporary folders."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from gecobench.store import LocalStore
 def test_quick_demo_writes_valid_records_and_prints_the_leaderboard(tmp_path, shared_data) -> None:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO_ROOT)}
     results = tmp_path / "results"
-    command = [sys.executable, str(REPO_ROOT / "scripts" / "demo.py"), "--quick", "--threads", "1",
+    command = [sys.executable, "-m", "gecobench", "demo", "--quick", "--threads", "1",
                "--results", str(results), "--models-dir", str(tmp_path / "models"),
                "--checkpoint-dir", str(tmp_path / "ck"), "--data-dir", str(shared_data / "geco")]
     run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path, check=False)
@@ -49,4 +49,4 @@ def test_quick_demo_writes_valid_records_and_prints_the_leaderboard(tmp_path, sh
     assert "explainer" in table and "MA 95% CI" in table
     for name in ("saliency", "input_x_gradient", "uniform_random"):
         assert table.count(name) == 2
-    assert "python leaderboard_space/app.py" in out
+    assert f"gecobench space --results {results}" in out

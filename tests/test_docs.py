@@ -140,8 +140,10 @@ def cli_help_sections(cli_page: str) -> dict[str, str]:
     return sections
 
 
-def check_command_against_help(command: str, helps: dict[str, str], makefile: str) -> list[str]:
-    """Problems with a not-executed command: unknown script, unknown option, unknown make target."""
+def check_command_against_help(command: str, helps: dict[str, str], makefile: str,
+                               shims: dict[str, str] | None = None) -> list[str]:
+    """Problems with a not-executed command: unknown script or ``gecobench`` command, unknown option, unknown make
+    target. ``shims`` maps the shims in ``scripts/`` to the command they run (checked against its help)."""
     problems = []
     words = shlex.split(command, comments=True)
     if words and words[0] == "make":
@@ -149,6 +151,12 @@ def check_command_against_help(command: str, helps: dict[str, str], makefile: st
             if not re.search(rf"^{re.escape(target)}\s*:", makefile, re.MULTILINE):
                 problems.append(f"`make {target}`: no such Makefile target")
         return problems
+    for index, word in enumerate(words):
+        if word in (shims or {}):
+            words = [*words[:index], *shims[word].split(), *words[index + 1:]]
+            break
+    if "gecobench" in words:
+        return _check_gecobench_command(words[words.index("gecobench") + 1:], helps)
     scripts = [w for w in words if w.endswith(".py") and (w.startswith("scripts/") or w in helps)]
     for index, script in enumerate(scripts[:1]):
         if script not in helps:
@@ -163,6 +171,23 @@ def check_command_against_help(command: str, helps: dict[str, str], makefile: st
             if option.startswith("--") and not re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", known):
                 problems.append(f"{script}: option {option} is not in its --help")
     return problems
+
+
+def _check_gecobench_command(rest: list[str], helps: dict[str, str]) -> list[str]:
+    """Problems with ``gecobench <command> [<sub>] --opt …``: the longest command path with a help section, then
+    every ``--option`` against it (and against the argparse sub-commands named after it)."""
+    # the longest command path with a section (a group such as `gecobench export` has none of its own)
+    index = max([n for n in range(len(rest) + 1) if " ".join(["gecobench", *rest[:n]]) in helps], default=-1)
+    if index < 0:
+        return ["gecobench: no --help section in docs/reference/cli.md"]
+    key = " ".join(["gecobench", *rest[:index]])
+    if index == 0 and rest and not rest[0].startswith("-"):
+        return [f"gecobench {rest[0]}: not a command with a --help section in docs/reference/cli.md"]
+    parts = key.split()
+    known = "".join(helps.get(" ".join(parts[:n]), "") for n in range(1, len(parts) + 1))
+    known += "".join(helps.get(f"{key} {word}", "") for word in rest[index:])
+    return [f"{key}: option {word.split('=', 1)[0]} is not in its --help" for word in rest[index:]
+            if word.startswith("--") and not re.search(rf"(?<![\w-]){re.escape(word.split('=', 1)[0])}(?![\w-])", known)]
 
 
 def _gen_cli_docs():
@@ -203,6 +228,19 @@ def test_help_check_catches_unknown_options_scripts_and_targets() -> None:
     assert check_command_against_help("make demo", helps, makefile) == []
     assert check_command_against_help("make demo   # the demo, then --oops", helps, makefile) == []
     assert check_command_against_help("make nothing", helps, makefile)
+    helps = {"gecobench": "usage: gecobench <command>", "gecobench run": "usage: gecobench run [--fast]\n  --fast\n",
+             "gecobench run go": "usage: gecobench run go [--far]\n  --far\n"}
+    assert check_command_against_help("gecobench run --fast", helps, makefile) == []
+    assert check_command_against_help("python -m gecobench run go --far --fast", helps, makefile) == []
+    assert check_command_against_help("accelerate launch -m gecobench run --fast", helps, makefile) == []
+    assert check_command_against_help("gecobench run --slow", helps, makefile)
+    assert check_command_against_help("gecobench walk", helps, makefile)
+    helps["gecobench group leaf"] = "usage: gecobench group leaf [--deep]\n  --deep\n"
+    assert check_command_against_help("gecobench group leaf --deep", helps, makefile) == []
+    assert check_command_against_help("gecobench group leaf --shallow", helps, makefile)
+    shims = {"scripts/run.py": "gecobench run"}
+    assert check_command_against_help("python scripts/run.py --fast", helps, makefile, shims) == []
+    assert check_command_against_help("python scripts/run.py --slow", helps, makefile, shims)
 
 
 # ------------------------------------------------------------------------------------------ the site builds
@@ -312,6 +350,7 @@ def test_every_documented_command_names_real_options() -> None:
     """Every `python scripts/x.py --opt` and `make target` in the docs exists (fast; covers slow pages too)."""
     helps = cli_help_sections(CLI_PAGE.read_text(encoding="utf-8"))
     makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
+    shims = _gen_cli_docs().shim_commands(REPO_ROOT)
     problems = []
     checked = 0
     for page in [*EXECUTED_PAGES, "index.md"]:
@@ -319,9 +358,10 @@ def test_every_documented_command_names_real_options() -> None:
             if block.language not in ("bash", "sh", "shell"):
                 continue
             for command in shell_commands(block.code):
-                if ".py" in command or command.startswith("make "):
+                if ".py" in command or command.startswith("make ") or re.search(r"(^|\s)gecobench(\s|$)", command):
                     checked += 1
-                    problems += [f"{block.where()}: {p}" for p in check_command_against_help(command, helps, makefile)]
+                    problems += [f"{block.where()}: {p}"
+                                 for p in check_command_against_help(command, helps, makefile, shims)]
     assert checked >= 10, f"only {checked} commands found; did the fences change?"
     assert {p for p in EXECUTED_PAGES} >= {str(p.relative_to(DOCS)) for p in (DOCS / "how-to").glob("*.md")
                                            if p.name != "index.md"}, "a how-to page is not executed"
@@ -365,6 +405,13 @@ def _run_page(page: str, workspace: Path) -> None:
            "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg", "TOKENIZERS_PARALLELISM": "false"}
     env.pop("HF_TOKEN", None)
     env.pop("PYTHONPATH", None)  # like a newcomer's shell: the package is found through the editable install
+    if shutil.which("gecobench", path=str(VENV_BIN)) is None:
+        # an environment installed before the console script existed: the same command through `python -m`
+        launcher = workspace.parent / "bin"
+        launcher.mkdir(exist_ok=True)
+        (launcher / "gecobench").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m gecobench "$@"\n')
+        (launcher / "gecobench").chmod(0o755)
+        env["PATH"] = f"{launcher}{os.pathsep}{env['PATH']}"
     if page != "tutorials/train-a-regime.md":
         _ensure_zoo_checkpoint(workspace)
     namespace: dict[str, object] = {"__name__": f"docs_{Path(page).stem.replace('-', '_')}"}

@@ -119,9 +119,8 @@ def test_geco_config_downloads_from_the_pinned_commit(raw_host: _RawHost, tmp_pa
     rows = geco.load_geco("binary_all", "test", cache_dir=tmp_path / "hf")
     assert len(rows) == geco.GECO_EXPECTED_ROWS[("binary_all", "test")]
     fetched = [p for p in raw_host.requested if not p.startswith("HEAD ")]
-    assert sorted(fetched) == sorted(
-        f"/{geco.GECO_REPO}/{geco.GECO_COMMIT}/data/dataset/binary_gender_all/{split}.jsonl" for split in geco.GECO_SPLITS
-    )
+    # only the split asked for is fetched
+    assert fetched == [f"/{geco.GECO_REPO}/{geco.GECO_COMMIT}/data/dataset/binary_gender_all/test.jsonl"]
 
 
 def test_geco_download_with_other_bytes_is_refused(raw_host: _RawHost, tmp_path: Path):

@@ -104,7 +104,16 @@ def test_the_wheel_carries_the_metric_modules_and_the_space(built_wheel: Path):
         for file in (f"{module}.py", "app.py", "requirements.txt", "README.md"):
             assert f"gecobench/metric_modules/{module}/{file}" in names, (module, file)
     assert {"leaderboard_space/app.py", "leaderboard_space/requirements.txt", "geco_dataset/spanish_sources.py"} <= names
-    assert not any(name.startswith(("tests/", "metrics/")) for name in names)
+    assert not any(name.startswith(("tests/", "metrics/", "scripts/")) for name in names)
+    # what the installed package reads through importlib.resources: the generation rules, the example submission,
+    # the dataset cards, and the command
+    for rule in (REPO_ROOT / "geco_dataset" / "generation" / "rules").iterdir():
+        assert f"geco_dataset/generation/rules/{rule.name}" in names, rule.name
+    assert {"submissions/examples/gradient_norm_explainer.py", "geco_dataset/cards/geco_README.md",
+            "gecobench/cli/__init__.py", "gecobench/__main__.py"} <= names
+    (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+    text = zipfile.ZipFile(built_wheel).read(entry_points).decode()
+    assert "[console_scripts]" in text and "gecobench = gecobench.cli:main" in text
 
 
 @pytest.mark.slow  # a fresh environment importing torch, gradio and evaluate: minutes on a busy 2-core machine
@@ -137,3 +146,130 @@ def test_installed_wheel_outside_the_checkout_loads_geco_a_metric_and_the_space(
     assert Path(report["module_folder"]).resolve().is_relative_to(Path(prefix).resolve())
     assert report["mass_accuracy"]["mass_accuracy"] == pytest.approx(0.9, rel=1e-12)
     assert report["widget"] == "Blocks" and report["app_is_blocks"], report
+
+
+#: A user's own explainer, in a file next to them (not a module on sys.path): ``--import`` takes the file.
+USER_EXPLAINER = """
+from gecobench.explainers import Explainer, register_explainer
+
+
+@register_explainer
+class LastWordExplainer(Explainer):
+    name = "last_word"
+    version = "0.1.0"
+
+    def explain(self, model, tokenizer, words, targets):
+        return [[0.0] * (len(sentence) - 1) + [1.0] for sentence in words]
+"""
+
+
+def test_the_installed_command_trains_and_scores_outside_the_checkout(
+    built_wheel: Path, shared_data: Path, tmp_path: Path
+):
+    """The short installed path: from an unrelated folder, ``gecobench --help``, ``gecobench train`` a tiny OLA and
+    ``gecobench evaluate`` two built-ins and a user's explainer file; the records are written and the metric
+    modules come from the installed package (before the fix the evaluation failed after explaining every
+    sentence, looking for the checkout's metrics/)."""
+    python = fresh_venv(tmp_path / "venv")
+    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index",
+          str(built_wheel)])
+    command = tmp_path / "venv" / "bin" / "gecobench"
+    assert command.is_file(), "the wheel installs no `gecobench` console script"
+    env = clean_env(tmp_path)
+    env["GECOBENCH_GECO_DIR"] = str(shared_data / "geco")
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    (work / "my_explainer.py").write_text(USER_EXPLAINER, encoding="utf-8")
+
+    top = _run([str(command), "--help"], cwd=work, env=env).stdout
+    assert all(f"  {name}" in top for name in ("demo", "train", "evaluate", "submit", "queue", "space", "build-geco"))
+    assert _run([str(python), "-m", "gecobench", "--help"], cwd=work, env=env).stdout == top
+
+    _run([str(command), "train", "--regime", "OLA", "--config", "binary_all", "--schedule", "tiny",
+          "--output-dir", "zoo", "--threads", "1", "--quiet"], cwd=work, env=env)
+    checkpoint = work / "zoo" / "binary_all" / "OLA" / "seed0"
+    assert (checkpoint / "gecobench_model.json").is_file()
+    done = _run([str(command), "evaluate", "--explainers", "uniform_random", "saliency", "last_word",
+                 "--import", "my_explainer.py", "--models", str(checkpoint.relative_to(work)), "--max-groups", "2",
+                 "--chunk-size", "2", "--no-properties", "--no-faithfulness", "--bootstrap", "20",
+                 "--results", "store", "--checkpoint-dir", "checkpoints", "--quiet"], cwd=work, env=env)
+    assert "records written: 3" in done.stdout, done.stdout
+    records = [json.loads(p.read_text()) for p in (work / "store" / "explainer_score").glob("*.json")]
+    assert sorted(r["explainer"]["name"] for r in records) == ["last_word", "saliency", "uniform_random"]
+    for record in records:
+        ma = record["metrics"]["mass_accuracy"]
+        assert "evaluate:metrics/mass_accuracy" in ma["computed_with"] and 0.0 <= ma["value"] <= 1.0
+    # the evaluation's evaluate modules load from the wheel's copies, not from a checkout
+    probe = ("import json; from gecobench.evaluation.scoring import load_metric_module; "
+             "from gecobench.metrics import module_path; "
+             "result = load_metric_module('mass_accuracy').compute(attributions=[[0.9, 0.0, 0.0, 0.1]], "
+             "ground_truth=[[1, 1, 0, 0]]); "
+             "print(json.dumps({'folder': module_path('mass_accuracy'), 'ma': result['mass_accuracy']}))")
+    found = json.loads(_run([str(python), "-c", probe], cwd=work, env=env).stdout.strip().splitlines()[-1])
+    assert Path(found["folder"]).resolve().is_relative_to((tmp_path / "venv").resolve()), found
+    assert found["ma"] == pytest.approx(0.9, rel=1e-12)
+
+
+def _wait_for_http(url: str, process: subprocess.Popen, timeout: float) -> int:
+    """The HTTP status of ``url`` once it answers (polling), or fail with the server's output."""
+    import time
+    import urllib.error
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"the Space exited with {process.returncode}:\n{process.stdout.read()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                return response.status
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(2)
+    pytest.fail(f"{url} did not answer within {timeout:.0f} s")
+
+
+@pytest.mark.slow  # installs every dependency into a fresh environment: many minutes
+def test_a_fresh_environment_with_the_dependencies_runs_every_user_step(
+    built_wheel: Path, shared_data: Path, tmp_path: Path
+):
+    """The full installed path: a fresh virtual environment under /tmp installs torch (the pinned CPU build,
+    first), then the wheel *with* its dependencies; from an unrelated folder ``gecobench train`` a tiny OLA,
+    ``gecobench evaluate`` two built-ins and a user's explainer file, and ``gecobench space`` answers on its port."""
+    import socket
+
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)])
+    python = venv / "bin" / "python"
+    env = clean_env(tmp_path)
+    env["GECOBENCH_GECO_DIR"] = str(shared_data / "geco")
+    _run([str(python), "-m", "pip", "install", "-q", "torch==2.13.0"], env=env)
+    _run([str(python), "-m", "pip", "install", "-q", str(built_wheel)], env=env)
+    command = venv / "bin" / "gecobench"
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    (work / "my_explainer.py").write_text(USER_EXPLAINER, encoding="utf-8")
+
+    assert "build-geco" in _run([str(command), "--help"], cwd=work, env=env).stdout
+    _run([str(command), "train", "--regime", "OLA", "--config", "binary_all", "--schedule", "tiny",
+          "--output-dir", "zoo", "--threads", "1", "--quiet"], cwd=work, env=env)
+    done = _run([str(command), "evaluate", "--explainers", "uniform_random", "saliency", "last_word",
+                 "--import", "my_explainer.py", "--models", "zoo/binary_all/OLA/seed0", "--max-groups", "2",
+                 "--chunk-size", "2", "--no-properties", "--no-faithfulness", "--bootstrap", "20",
+                 "--results", "store", "--checkpoint-dir", "checkpoints", "--quiet"], cwd=work, env=env)
+    assert "records written: 3" in done.stdout, done.stdout
+    leaderboard = _run([str(command), "leaderboard", "--results", "store"], cwd=work, env=env).stdout
+    assert "last_word" in leaderboard and "saliency" in leaderboard
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    space = subprocess.Popen([str(command), "space", "--results", "store", "--port", str(port)], cwd=work, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert _wait_for_http(f"http://127.0.0.1:{port}/", space, timeout=300) == 200
+    finally:
+        space.terminate()
+        try:
+            space.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            space.kill()

@@ -1,6 +1,6 @@
 """The main job: score explainers × models × GECO configs into versioned records in the results store.
 
-Entry point: :func:`run_evaluation` (``scripts/evaluate_explainers.py`` is its command line). See
+Entry point: :func:`run_evaluation` (``gecobench evaluate`` is its command line). See
 ``docs/evaluation.md`` for the protocol and ``docs/reference/records.md`` for the record schema.
 """
 

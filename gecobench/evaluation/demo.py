@@ -1,4 +1,4 @@
-"""The embedded default: the whole main job offline, in one command (``make demo`` → ``scripts/demo.py``).
+"""The embedded default: the whole main job offline, in one command (``make demo`` → ``gecobench demo``).
 
 1. prints the dataset summary (configs, splits, row counts);
 2. trains — or reuses from ``runs/models/`` — OLA and the MiniLM regimes on ``binary_all`` with short schedules;
@@ -24,7 +24,6 @@ from gecobench.evaluation.runner import (
     ExplainerSpec,
     run_evaluation,
 )
-from gecobench.provenance import REPO_ROOT
 from gecobench.store import open_results_store
 
 DEMO_CONFIG = "binary_all"
@@ -105,9 +104,14 @@ def import_spanish(store_location: str | None, ks: tuple[int, ...], log: Any = p
     except ImportError as err:
         log(f"  Spanish pipeline not available ({err}); skipped")
         return 0
-    predictions_dir = REPO_ROOT.parent / "shared" / "data" / "spanish" / "predictions"
-    if not predictions_dir.is_dir():
-        log(f"  {predictions_dir} not found; Spanish records skipped")
+    from geco_dataset import default_spanish_dir
+
+    # the demo stays offline: a local copy only ($GECOBENCH_SPANISH_DIR or a checkout's ../shared/data/spanish)
+    base = default_spanish_dir()
+    predictions_dir = Path(base) / "predictions" if base else None
+    if predictions_dir is None or not predictions_dir.is_dir():
+        log(f"  no local Spanish predictions ({predictions_dir or '$GECOBENCH_SPANISH_DIR is not set'}); Spanish "
+            "records skipped (`gecobench spanish recorded` downloads and imports them)")
         return 0
     store = open_results_store(store_location)
     n = 0
@@ -160,5 +164,5 @@ def run_demo(quick: bool = False, results: str | None = None, models_dir: str | 
     log(table)
     location = results or "results"
     log(f"\nDone in {time.perf_counter() - started:.0f} s. Open the Space with:\n"
-        f"  GECOBENCH_RESULTS={location} python leaderboard_space/app.py")
+        f"  gecobench space --results {location}")
     return table

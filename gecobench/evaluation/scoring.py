@@ -21,9 +21,7 @@ from gecobench.gender import GAP_INTERVAL, GAP_PAIRS, gap_definition
 from gecobench.metrics.mass_accuracy import mass_accuracy_per_sentence, summarize
 from gecobench.metrics.paired_bootstrap import clustered_difference, clustered_mean_difference, verdict
 from gecobench.metrics.relative_mass_accuracy import relative_mass_accuracy
-from gecobench.provenance import REPO_ROOT
-
-METRICS_DIR = REPO_ROOT / "metrics"
+from gecobench.metrics.module_paths import module_path
 
 
 def finite_or_none(value: Any) -> float | None:
@@ -36,14 +34,12 @@ def finite_or_none(value: Any) -> float | None:
 
 @cache
 def load_metric_module(name: str) -> Any:
-    """The ``evaluate`` module ``metrics/<name>`` of this checkout, loaded once per process (the records are
-    computed with the functions it wraps; tests compare the two)."""
-    folder = METRICS_DIR / name
-    if not (folder / f"{name}.py").is_file():
-        raise FileNotFoundError(f"evaluate module {folder / (name + '.py')} not found; is this a full checkout?")
+    """The ``evaluate`` module ``name``, loaded once per process from wherever the package runs (a checkout's
+    ``metrics/`` or the installed wheel's ``gecobench/metric_modules/``, through :func:`module_path`). The records
+    are computed with the functions it wraps; tests compare the two."""
     import evaluate
 
-    return evaluate.load(str(folder))
+    return evaluate.load(module_path(name))
 
 
 def bootstrap_statistic_ci(values: np.ndarray, statistic: Callable[[np.ndarray], float], n_resamples: int,

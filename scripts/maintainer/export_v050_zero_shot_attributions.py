@@ -23,11 +23,8 @@ import dataclasses
 import hashlib
 import json
 import shutil
-import sys
 import tempfile
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,10 +17,7 @@ names a commit, not a modified tree), the bundles copied outside it:
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 
 def main(argv: list[str] | None = None) -> int:

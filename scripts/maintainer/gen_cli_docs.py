@@ -1,9 +1,11 @@
 #!/usr/bin/env python
 """Write every command-line tool's ``--help`` into docs/reference/cli.md (the CLI reference page).
 
-The page is generated, never edited by hand, so it cannot drift from the scripts: tests/test_docs.py runs
-this with ``--check`` and fails when the page is stale. Each script runs as ``python scripts/[maintainer/]<name>.py --help``
-from the repository root with a fixed terminal width (so argparse wraps the same way on every machine).
+The page is generated, never edited by hand, so it cannot drift from the commands: tests/test_docs.py runs
+this with ``--check`` and fails when the page is stale. The ``gecobench`` command and each of its subcommands run
+as ``python -m gecobench <command> --help``, the maintainers' scripts as ``python scripts/maintainer/<name>.py
+--help``, from the repository root with a fixed terminal width (so argparse wraps the same way on every machine).
+The shims left in ``scripts/`` (old command lines) are listed with the command they run.
 
 Examples:
   python scripts/maintainer/gen_cli_docs.py            # rewrite docs/reference/cli.md
@@ -13,6 +15,7 @@ Examples:
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import re
 import subprocess
@@ -27,12 +30,15 @@ HELP_COLUMNS = "100"
 
 PAGE_HEADER = """# Command-line tools
 
-Every script in `scripts/` (and the Space, `leaderboard_space/app.py`) is a thin `argparse` entry point; the logic
-lives in the importable packages. `scripts/maintainer/` holds the maintainers' tools (this page, the metric cards'
-numbers, the docs' screenshots).
-This page is **generated** by `python scripts/maintainer/gen_cli_docs.py` from each script's `--help` (do not edit it by
-hand; `tests/test_docs.py` fails when it is stale). Run the scripts from the repository root.
+`pip install gecobench-hub` installs one command, **`gecobench`** (also `python -m gecobench`), with a subcommand per
+job; each subcommand's logic is a module of `gecobench.cli`, reusing the library. The files in `scripts/` of a
+checkout are shims onto those commands, kept for old command lines; `scripts/maintainer/` holds the maintainers'
+tools (this page, the metric cards' numbers, the docs' screenshots), which are not installed.
+This page is **generated** by `python scripts/maintainer/gen_cli_docs.py` from each command's `--help` (do not edit it
+by hand; `tests/test_docs.py` fails when it is stale).
 """
+#: The installed command, documented with every subcommand.
+COMMAND = "gecobench"
 
 
 @dataclass
@@ -49,25 +55,63 @@ class HelpText:
 EXTRA_SCRIPTS = ("leaderboard_space/app.py",)
 
 
+def shim_commands(root: Path = REPO_ROOT) -> dict[str, str]:
+    """The shims in ``root/scripts``: ``scripts/<name>.py`` → the ``gecobench`` command it runs (a shim imports
+    from one ``gecobench.cli`` module and nothing else)."""
+    if not (root / "gecobench" / "cli" / "__init__.py").is_file():
+        return {}
+    from gecobench.cli import command_names, module_of
+
+    commands = {module_of(name.split()): f"{COMMAND} {name}" for name in command_names()}
+    shims = {}
+    for path in sorted((root / "scripts").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imports = [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
+        if len(imports) == 1 and isinstance(imports[0], ast.ImportFrom) and imports[0].module in commands:
+            shims[str(path.relative_to(root))] = commands[imports[0].module]
+    return shims
+
+
 def list_scripts(root: Path = REPO_ROOT) -> list[str]:
-    """The command-line scripts documented on the page, as paths relative to ``root``: scripts/ sorted, then the
-    maintainers' scripts/maintainer/, then extras."""
-    found = []
+    """The entry points documented on the page, each with a section: the ``gecobench`` command (when ``root`` has
+    it), scripts/ that are not shims, sorted, then the maintainers' scripts/maintainer/, then extras."""
+    found = [COMMAND] if (root / "gecobench" / "cli" / "__init__.py").is_file() else []
+    shims = shim_commands(root)
     for folder in (root / "scripts", root / "scripts" / "maintainer"):
-        found += sorted(str(p.relative_to(root)) for p in folder.glob("*.py") if not p.name.startswith("_"))
+        found += sorted(str(p.relative_to(root)) for p in folder.glob("*.py")
+                        if not p.name.startswith("_") and str(p.relative_to(root)) not in shims)
     return found + [extra for extra in EXTRA_SCRIPTS if (root / extra).is_file()]
 
 
 def help_text(script: str, root: Path = REPO_ROOT, timeout: float = 300.0) -> HelpText:
-    """``python <script> --help`` from ``root``, plus ``<script> <sub> --help`` for argparse sub-commands."""
+    """``<script> --help`` from ``root``, plus ``<script> <sub> --help`` for its sub-commands: the ``gecobench``
+    command's from :func:`gecobench.cli.command_names`, a script's from argparse's sub-command line."""
+    if script == COMMAND:
+        from gecobench.cli import command_names
+
+        main_help = _run_help(script, [], root, timeout)
+
+        def command_helps(name: str) -> list[HelpText]:
+            sub = _run_help(script, name.split(), root, timeout)
+            return [sub, *_argparse_subcommands(sub, script, name.split(), root, timeout)]
+
+        with ThreadPoolExecutor(max_workers=2) as pool:  # each help starts a Python: two at a time
+            for helps in pool.map(command_helps, command_names()):
+                main_help.subcommands += helps
+        return main_help
     main_help = _run_help(script, [], root, timeout)
-    if main_help.ok:
-        # argparse lists sub-commands as a positional "{a,b,c}" line (option choices follow their --flag);
-        # their options live in their own --help.
-        choices = re.search(r"^  \{([\w,-]+)\}(\s|$)", main_help.text, re.MULTILINE)
-        for sub in choices.group(1).split(",") if choices else []:
-            main_help.subcommands.append(_run_help(script, [sub], root, timeout))
+    main_help.subcommands += _argparse_subcommands(main_help, script, [], root, timeout)
     return main_help
+
+
+def _argparse_subcommands(parent: HelpText, script: str, words: list[str], root: Path,
+                          timeout: float) -> list[HelpText]:
+    if not parent.ok:
+        return []
+    # argparse lists sub-commands as a positional "{a,b,c}" line (option choices follow their --flag);
+    # their options live in their own --help.
+    choices = re.search(r"^  \{([\w,-]+)\}(\s|$)", parent.text, re.MULTILINE)
+    return [_run_help(script, [*words, sub], root, timeout) for sub in (choices.group(1).split(",") if choices else [])]
 
 
 def _run_help(script: str, words: list[str], root: Path, timeout: float) -> HelpText:
@@ -75,7 +119,8 @@ def _run_help(script: str, words: list[str], root: Path, timeout: float) -> Help
     env = {**os.environ, "COLUMNS": HELP_COLUMNS, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "PYTHONIOENCODING": "utf-8"}
     try:
-        done = subprocess.run([sys.executable, script, *words, "--help"], check=False, cwd=root, env=env,
+        program = ["-m", "gecobench"] if script == COMMAND else [script]
+        done = subprocess.run([sys.executable, *program, *words, "--help"], check=False, cwd=root, env=env,
                               capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return HelpText(name, f"`{name} --help` did not finish within {timeout:.0f} s", ok=False)
@@ -85,19 +130,34 @@ def _run_help(script: str, words: list[str], root: Path, timeout: float) -> Help
     return HelpText(name, done.stdout.rstrip(), ok=True)
 
 
-def render_page(helps: list[HelpText]) -> str:
-    """The Markdown page: an index of the scripts, then one section per script with its help in a text block."""
+def render_page(helps: list[HelpText], shims: dict[str, str] | None = None) -> str:
+    """The Markdown page: an index of the commands and scripts, the shims, then one section per command and script
+    with its help in a text block."""
     lines = [PAGE_HEADER]
-    lines.append("| script | first line of its description |")
+    lines.append("| command | first line of its description |")
     lines.append("|---|---|")
     for item in helps:
-        summary = _summary(item)
-        lines.append(f"| [`{item.script}`](#{_anchor(item.script)}) | {summary} |")
+        for entry in [item, *(sub for sub in item.subcommands if _is_command(item, sub))]:
+            lines.append(f"| [`{entry.script}`](#{_anchor(entry.script)}) | {_summary(entry)} |")
+    if shims:
+        lines += ["", "Old command lines still work in a checkout; each shim runs its command:", "",
+                  "| shim | runs |", "|---|---|"]
+        lines += [f"| `{shim}` | [`{command}`](#{_anchor(command)}) |" for shim, command in shims.items()]
     for item in helps:
         lines += _section(item, "##")
         for sub in item.subcommands:
-            lines += _section(sub, "###")
+            lines += _section(sub, "##" if _is_command(item, sub) else "###")
     return "\n".join(lines) + "\n"
+
+
+def _is_command(item: HelpText, sub: HelpText) -> bool:
+    """Whether ``sub`` is a subcommand of the ``gecobench`` command tree (``gecobench export results``), not an
+    argparse sub-command of one (``gecobench submit status``)."""
+    if item.script != COMMAND:
+        return False
+    from gecobench.cli import command_names
+
+    return sub.script.removeprefix(f"{COMMAND} ") in command_names()
 
 
 def _section(item: HelpText, level: str) -> list[str]:
@@ -110,6 +170,8 @@ def _section(item: HelpText, level: str) -> list[str]:
 
 
 def _anchor(script: str) -> str:
+    if script.startswith(f"{COMMAND} "):
+        script = script.removeprefix(f"{COMMAND} ")
     return script.removeprefix("scripts/").replace(".py", "").replace("_", "-").replace(" ", "-").replace("/", "-")
 
 
@@ -132,7 +194,7 @@ def generate(root: Path = REPO_ROOT, workers: int = 2) -> tuple[str, list[HelpTe
     scripts = list_scripts(root)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         helps = list(pool.map(lambda s: help_text(s, root), scripts))
-    return render_page(helps), helps
+    return render_page(helps, shim_commands(root)), helps
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,11 +211,11 @@ def main(argv: list[str] | None = None) -> int:
         if current != page:
             print(f"{args.out} is out of date; run: python scripts/maintainer/gen_cli_docs.py", file=sys.stderr)
             return 1
-        print(f"{args.out} is up to date ({len(helps)} scripts)")
+        print(f"{args.out} is up to date ({len(helps)} entry points)")
     else:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(page, encoding="utf-8")
-        print(f"wrote {args.out} ({len(helps)} scripts)")
+        print(f"wrote {args.out} ({len(helps)} entry points)")
     if failed:
         print("--help failed for: " + ", ".join(failed), file=sys.stderr)
         return 1

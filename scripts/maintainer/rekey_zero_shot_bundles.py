@@ -16,10 +16,7 @@ checkpoint computes the bundle's attributions: one chunk of three explainers rec
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 CHECKED_EXPLAINERS = ("saliency", "integrated_gradients", "lime")
 

@@ -12,12 +12,10 @@ tracked pictures in docs/images/ are only rewritten with --docs.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO_ROOT))
 
 from leaderboard_space.screenshot import (
     TAB_NAMES,

@@ -23,8 +23,6 @@ import shutil
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 
 def main(argv: list[str] | None = None) -> int:
     from gecobench.evaluation.published_reference import (

@@ -1,8 +1,8 @@
 """An example submission: the L2 norm of the gradient at each token's word embedding.
 
-Submit it with::
+Write it next to you with ``gecobench submit example my_explainer.py``, then submit it with::
 
-    python scripts/submit.py code submissions/examples/gradient_norm_explainer.py \
+    gecobench submit code my_explainer.py \
         --name gradient_norm --version 1.0.0 --authors "Your Name" \
         --description "L2 norm of the target logit's gradient at each word embedding" \
         --license MIT --contact you@example.org

@@ -1,0 +1,135 @@
+"""The reference results: train the zoo and score every built-in explainer on every test sentence.
+
+Stages, in order: zoo (every planned seed), filters (the paper's shared subset per config, from every seed's
+models), evaluate ((config, seed) units into the staging folder), promote (a complete seed into the store).
+Resumable (finished checkpoints, subsets, staged units and records are kept) and shardable:
+
+  gecobench reference --plan                      # what is done, staged, missing, and what to commit
+  gecobench reference                             # every stage (make reference)
+  gecobench reference --stage zoo --shard 1/2     # this machine's half of the zoo
+  gecobench reference --stage filters             # the shared subsets (needs every seed's zoo)
+  gecobench reference --stage evaluate --seeds 0 1 2
+  gecobench reference --stage promote --seeds 0   # seed 0 complete: staged records into the store
+  accelerate launch --multi_gpu --num_processes 2 -m gecobench reference --stage evaluate   # 2 CPU processes
+
+Checkpoints go to runs/reference/ (not committed). Committed: the subsets in reference/filters/, each finished
+unit in reference/staging/seed-<k>/ (commit it as it finishes: a new machine resumes from the repository), the
+promoted records in reference/store/, the zoo summary in reference/zoo_summary.json and the wall time of every
+unit in reference/timings.json. The Space and the store's readers ignore the staging folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+from gecobench.reference import (
+    CONFIGS,
+    REFERENCE_SEEDS,
+    REGIMES,
+    ReferencePlan,
+    parse_shard,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gecobench reference", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--stage", choices=["zoo", "filters", "evaluate", "promote", "all"], default="all",
+                        help="all: zoo, filters, evaluate, then promote every complete seed")
+    parser.add_argument("--seeds", nargs="+", type=int, default=list(REFERENCE_SEEDS),
+                        help=f"default: {' '.join(map(str, REFERENCE_SEEDS))} (the paper's five)")
+    parser.add_argument("--filter-seeds", nargs="+", type=int, default=list(REFERENCE_SEEDS),
+                        help="the seeds whose models define the paper's shared subset of each config (default: the "
+                             "reference's five, whichever --seeds run now)")
+    parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=CONFIGS, help="default: all four")
+    parser.add_argument("--shard", type=_shard, default=None, metavar="K/N",
+                        help="run only shard K of N: whole (config, seed) evaluations, each with its own zoo checkpoints, "
+                             "so shards need no shared disk")
+    parser.add_argument("--threads", type=int, default=max(1, (os.cpu_count() or 1)),
+                        help="torch threads for training (default: every core)")
+    parser.add_argument("--output", type=Path, default=None, metavar="DIR",
+                        help="write the records (DIR/store), zoo summary and timings here instead of reference/ "
+                             "(e.g. to time a run without touching the committed results)")
+    parser.add_argument("--plan", action="store_true",
+                        help="print the plan: what is done, staged, missing, and what to commit; run nothing")
+    parser.add_argument("--replace", action="store_true",
+                        help="with promote: remove the store's older records of the promoted seed (an earlier "
+                             "reference's) so its cells hold the new records only")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    return parser
+
+
+def _shard(text: str) -> tuple[int, int]:
+    try:
+        return parse_shard(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from gecobench.evaluation.filters import FilterSubsetError
+    from gecobench.reference import plan_report
+
+    outputs = {}
+    if args.output is not None:
+        outputs = {"store": args.output / "store", "zoo_summary": args.output / "zoo_summary.json",
+                   "timings": args.output / "timings.json",
+                   "zero_shot_attributions": args.output / "zero_shot_attributions"}
+    plan = ReferencePlan(seeds=tuple(args.seeds), configs=tuple(args.configs), regimes=REGIMES,
+                         filter_seeds=tuple(args.filter_seeds), **outputs)
+    if args.plan:
+        print("\n".join(plan_report(plan, args.shard)))
+        return 0
+    try:
+        return _run(plan, args)
+    except (FileNotFoundError, FilterSubsetError) as err:  # a stage that needs another first: say which, no trace
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+def _run(plan: ReferencePlan, args: argparse.Namespace) -> int:
+    from gecobench.reference import (
+        EvaluationUnit,
+        plan_report,
+        promote_seed,
+        run_evaluations,
+        run_zoo,
+        unit_state,
+        write_filter_subsets,
+        write_zoo_summary,
+    )
+
+    if args.stage in ("zoo", "all"):
+        run_zoo(plan, args.shard, threads=args.threads, progress=not args.quiet)
+        rows = write_zoo_summary(plan)
+        below = [f"{r['regime']}/{r['config']} {r['test_accuracy']:.3f}" for r in rows
+                 if r["regime"] != "ZS" and not r["meets_80_percent"]]
+        print(f"zoo: {len(rows)} checkpoints summarised in {plan.zoo_summary}"
+              + (f"; below 80 %: {', '.join(below)}" if below else "; every regime but ZS ≥ 80 %"))
+    if args.stage in ("filters", "all"):
+        subsets = write_filter_subsets(plan)
+        print("filters: " + ", ".join(f"{c} {s.size}/{s.n_considered}" for c, s in subsets.items())
+              + f" source sentences kept, in {plan.filters_dir}")
+    if args.stage in ("evaluate", "all"):
+        run_evaluations(plan, args.shard, progress=not args.quiet)
+        print(f"evaluation: finished units staged in {plan.staging_dir}")
+    if args.stage in ("promote", "all"):
+        for seed in plan.seeds:
+            states = {unit_state(plan, EvaluationUnit(c, seed)) for c in plan.configs}
+            if "missing" in states:
+                if args.stage == "promote":
+                    print(f"seed {seed}: not complete, not promoted")
+                continue
+            summary = promote_seed(plan, seed, replace=args.replace)
+            print(f"seed {seed}: {summary['records']} records in {plan.store}")
+    if args.stage in ("evaluate", "promote", "all"):
+        print("\n".join(line for line in plan_report(plan, args.shard) if line.startswith(("units:", "to commit",
+                                                                                            "seed "))))
+    return 0
+
