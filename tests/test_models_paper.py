@@ -330,5 +330,8 @@ def test_ola_with_its_schedule_reaches_the_papers_input_x_gradient_mass_accuracy
                    checkpoint_dir=tmp_path / "ck", progress=False)
     (record,) = LocalStore(tmp_path / "s").read_all("explainer_score").documents
     mass_accuracy = record["metrics"]["mass_accuracy"]["value"]
-    print(f"OLA test accuracy {info['test_accuracy']:.4f}, Input x Gradient MA {mass_accuracy:.4f}")
+    history = [(h["epoch"], round(h["val_loss"], 4)) for h in info["training"]["history"]]
+    print(f"OLA test accuracy {info['test_accuracy']:.4f}, Input x Gradient MA {mass_accuracy:.4f} on "
+          f"{record['counts']['n_scored']} sentences, training {info['training_time_s']:.0f} s, best step "
+          f"{info['training']['best_step']} of {info['training']['steps']}; validation loss by epoch {history}")
     assert mass_accuracy >= 0.90, mass_accuracy

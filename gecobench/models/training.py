@@ -176,6 +176,17 @@ def _parameter_groups(model: torch.nn.Module, regime: str, lr: float, head_lr: f
     return [g for g in groups if g["params"]]
 
 
+def _make_optimizer(groups: list[dict[str, Any]], schedule: TrainSchedule, lr: float) -> torch.optim.Optimizer:
+    """Adam or AdamW over ``groups``; the fused kernel where torch has one (the same update, several times faster
+    on CPU: OLA's dense 30522 x 64 embedding made the unfused per-tensor loop most of a step)."""
+    optimizer_class = torch.optim.Adam if schedule.optimizer == "adam" else torch.optim.AdamW
+    kwargs = {"lr": lr, "weight_decay": schedule.weight_decay, "eps": schedule.adam_eps}
+    try:
+        return optimizer_class(groups, fused=True, **kwargs)
+    except (RuntimeError, TypeError, ValueError):  # a device or dtype without a fused kernel
+        return optimizer_class(groups, **kwargs)
+
+
 def optimisation_step(model: torch.nn.Module, batch: dict[str, Any], optimizer: Any, lr_schedule: Any, accelerator: Any,
                       authors_trainer_quirks: bool = False) -> torch.Tensor:
     """One training step on ``batch``; returns the loss.
@@ -320,8 +331,7 @@ def train_regime(
         generator = torch.Generator().manual_seed(seed)
         train_loader = torch.utils.data.DataLoader(train_rows, shuffle=True, generator=generator, **loader_kw)
         groups = _parameter_groups(model, regime, lr, schedule.head_lr)
-        optimizer_class = torch.optim.Adam if schedule.optimizer == "adam" else torch.optim.AdamW
-        optimizer = optimizer_class(groups, lr=lr, weight_decay=schedule.weight_decay, eps=schedule.adam_eps)
+        optimizer = _make_optimizer(groups, schedule, lr)
         total_steps = schedule.epochs * len(train_loader)
         warmup_steps = int(schedule.warmup_fraction * total_steps)
         if schedule.lr_after_warmup == "constant":
