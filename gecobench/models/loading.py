@@ -60,7 +60,7 @@ def load_zoo_model(path: str | Path) -> tuple[Any, Any, dict[str, Any]]:
             "%s is a pre-1.0 OLA checkpoint (residual model with position embeddings); loaded as "
             "ResidualOLAForSequenceClassification, which is not the paper's OLA", folder)
         fields = {k: v for k, v in config_dict.items() if k not in ("model_type", "architectures", "transformers_version")}
-        model = ResidualOLAForSequenceClassification.from_pretrained(folder, config=ResidualOLAConfig(**fields))
+        model = ResidualOLAForSequenceClassification.from_pretrained(folder, config=ResidualOLAConfig.from_dict(fields))
     else:
         model = AutoModelForSequenceClassification.from_pretrained(folder)
     tokenizer = AutoTokenizer.from_pretrained(folder)
