@@ -16,15 +16,18 @@ from gecobench.models.loading import (
     read_model_info,
 )
 from gecobench.models.ola import OLAConfig, OLAForSequenceClassification
+from gecobench.models.residual_ola import ResidualOLAConfig, ResidualOLAForSequenceClassification
 from gecobench.models.regimes import (
     BASE_REGIMES,
     REGIME_DESCRIPTIONS,
     REGIMES,
     apply_regime,
+    regime_trainable_names,
 )
 from gecobench.models.training import (
     SCHEDULES,
     TrainSchedule,
+    default_schedule_for,
     make_schedule,
     train_regime,
 )
@@ -43,18 +46,22 @@ __all__ = [
     "SCHEDULES",
     "OLAConfig",
     "OLAForSequenceClassification",
+    "ResidualOLAConfig",
+    "ResidualOLAForSequenceClassification",
     "TrainSchedule",
     "ZeroShotClassifier",
     "ZeroShotConfig",
     "apply_regime",
     "build_zero_shot",
     "default_base_model",
+    "default_schedule_for",
     "load_rows",
     "load_zoo_model",
     "make_schedule",
     "offline_base_model",
     "push_checkpoint_to_hub",
     "read_model_info",
+    "regime_trainable_names",
     "split_by_sentence",
     "train_regime",
 ]

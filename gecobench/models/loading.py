@@ -35,6 +35,11 @@ def load_zoo_model(path: str | Path) -> tuple[Any, Any, dict[str, Any]]:
 
     import gecobench.models.ola
     import gecobench.models.zero_shot  # noqa: F401
+    from gecobench.models.residual_ola import (
+        ResidualOLAConfig,
+        ResidualOLAForSequenceClassification,
+        is_residual_ola_config_dict,
+    )
 
     folder = Path(path)
     if not folder.is_dir():
@@ -46,7 +51,18 @@ def load_zoo_model(path: str | Path) -> tuple[Any, Any, dict[str, Any]]:
 
         folder = Path(snapshot_download(str(path)))
     info = read_model_info(folder)
-    model = AutoModelForSequenceClassification.from_pretrained(folder)
+    config_dict = _read_config_dict(folder)
+    if config_dict.get("model_type") == "gecobench_ola" and is_residual_ola_config_dict(config_dict):
+        # A pre-1.0 checkpoint: "OLA" was then the residual model; load it as what it is, never as the paper's OLA.
+        import logging
+
+        logging.getLogger(__name__).warning(
+            "%s is a pre-1.0 OLA checkpoint (residual model with position embeddings); loaded as "
+            "ResidualOLAForSequenceClassification, which is not the paper's OLA", folder)
+        fields = {k: v for k, v in config_dict.items() if k not in ("model_type", "architectures", "transformers_version")}
+        model = ResidualOLAForSequenceClassification.from_pretrained(folder, config=ResidualOLAConfig.from_dict(fields))
+    else:
+        model = AutoModelForSequenceClassification.from_pretrained(folder)
     tokenizer = AutoTokenizer.from_pretrained(folder)
     if model.config.num_labels != info["num_labels"]:
         raise ValueError(
@@ -54,6 +70,17 @@ def load_zoo_model(path: str | Path) -> tuple[Any, Any, dict[str, Any]]:
         )
     model.eval()
     return model, tokenizer, info
+
+
+def _read_config_dict(folder: Path) -> dict[str, Any]:
+    """The checkpoint's ``config.json`` as a dict ({} when absent: transformers then names what is missing)."""
+    path = folder / "config.json"
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path} is not valid JSON: {err}") from err
 
 
 def push_checkpoint_to_hub(folder: str | Path, repo_id: str, token: str | None = None, private: bool = False) -> str:

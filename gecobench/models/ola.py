@@ -1,10 +1,29 @@
-"""The one-layer attention (OLA) classifier of GECOBench, trained from scratch on GECO.
+"""The paper's one-layer attention (OLA) classifier, trained from scratch on GECO.
 
-Token embeddings (64-dimensional, over the base tokenizer's vocabulary) plus learned position embeddings,
-one single-head self-attention layer in which padding keys are masked out, a pooler (masked mean over the
-tokens, then ``tanh(dense)``) and a linear classifier. It is a ``PreTrainedModel`` with its own config
-(``model_type = "gecobench_ola"``), registered with the ``Auto*`` classes, so ``save_pretrained`` and
-``AutoModelForSequenceClassification.from_pretrained`` work on its folders.
+The architecture of the GECOBench authors' ``VanillaAttentionClassifier`` (braindatalab/gecobench,
+``training/simple_model.py``), written anew here:
+
+* a word embedding ``embeddings`` (``nn.Embedding(vocab, 64)``, PyTorch's default N(0, 1) init, no
+  ``padding_idx``); **no** position or token-type embeddings, **no** LayerNorm;
+* one single-head self-attention layer ``attention`` with ``query``/``key``/``value`` linear layers, scores
+  scaled by ``1/sqrt(dim)``, a masked softmax and the attention weights times the values; **no** output
+  projection, **no** residual connection, **no** LayerNorm;
+* a pooler ``pooler.dense`` + tanh on the first ([CLS]) position of the attention output;
+* a linear ``classifier``.
+
+Dropout is 0 by default (the authors' default ``p=0.0``; it would act on the attention weights, as theirs).
+
+**Masking (a departure, configurable).** The authors' ``masked_softmax`` fills the score *rows* of padding
+queries (``mask.unsqueeze(2)``), so a real token still attends to padding keys and a sentence's logits depend
+on how much padding its batch adds. By default (``attention_masking="keys"``) this model masks padding *keys*
+instead: a sentence gives the same output alone or in any batch, which the explainers' batched == single
+guarantee needs. ``attention_masking="queries"`` reproduces the authors' masking (fill value -1e6 on the
+padding query rows).
+
+It is a ``PreTrainedModel`` with its own config (``model_type = "gecobench_ola"``), registered with the
+``Auto*`` classes, so ``save_pretrained`` / ``AutoModelForSequenceClassification.from_pretrained`` work on its
+folders. The residual model this package called OLA before 1.0 is
+:mod:`gecobench.models.residual_ola`.
 """
 
 from __future__ import annotations
@@ -21,9 +40,16 @@ from transformers import (
 )
 from transformers.modeling_outputs import SequenceClassifierOutput
 
+from gecobench.models.residual_ola import RESIDUAL_ONLY_FIELDS
+
+#: ``attention_masking`` values: mask padding keys (default) or the authors' padding query rows.
+ATTENTION_MASKINGS: tuple[str, ...] = ("keys", "queries")
+#: The authors' fill value for masked scores (``masked_softmax(mask_value=-1e6)``).
+AUTHORS_MASK_VALUE = -1e6
+
 
 class OLAConfig(PretrainedConfig):
-    """Configuration of :class:`OLAForSequenceClassification`."""
+    """Configuration of :class:`OLAForSequenceClassification` (the paper's OLA)."""
 
     model_type = "gecobench_ola"
 
@@ -31,27 +57,70 @@ class OLAConfig(PretrainedConfig):
         self,
         vocab_size: int = 30522,
         hidden_size: int = 64,
-        max_position_embeddings: int = 512,
-        use_position_embeddings: bool = True,
-        dropout: float = 0.1,
-        initializer_range: float = 0.02,
+        dropout: float = 0.0,
+        attention_masking: str = "keys",
         pad_token_id: int = 0,
         num_labels: int | None = None,
         **kwargs,
     ) -> None:
+        stale = [f for f in RESIDUAL_ONLY_FIELDS if f in kwargs]
+        if stale:
+            raise ValueError(
+                f"this config has {stale}: it is a pre-1.0 GECOBench OLA checkpoint (the residual model with position "
+                "embeddings, now gecobench.models.residual_ola), not the paper's OLA; load the folder with "
+                "gecobench.models.load_zoo_model, which loads it as ResidualOLAForSequenceClassification, or retrain it"
+            )
+        if attention_masking not in ATTENTION_MASKINGS:
+            raise ValueError(f"attention_masking must be one of {ATTENTION_MASKINGS}, got {attention_masking!r}")
+        if not 0.0 <= float(dropout) < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
         self.vocab_size = vocab_size
         self.hidden_size = hidden_size
-        self.max_position_embeddings = max_position_embeddings
-        self.use_position_embeddings = use_position_embeddings
         self.dropout = dropout
-        self.initializer_range = initializer_range
+        self.attention_masking = attention_masking
         if num_labels is not None and "id2label" not in kwargs:
             kwargs["num_labels"] = num_labels
         super().__init__(pad_token_id=pad_token_id, **kwargs)
 
 
+class OLASelfAttention(nn.Module):
+    """Single-head self-attention without output projection: ``softmax(q kᵀ / sqrt(d)) v``."""
+
+    def __init__(self, dim: int, dropout: float, masking: str) -> None:
+        super().__init__()
+        self.dim = dim
+        self.masking = masking
+        # created in the authors' order (key, query, value), so that a seed draws the same initial weights
+        self.key = nn.Linear(dim, dim)
+        self.query = nn.Linear(dim, dim)
+        self.value = nn.Linear(dim, dim)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, hidden: torch.Tensor, attention_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        scores = self.query(hidden) @ self.key(hidden).transpose(1, 2) / math.sqrt(self.dim)
+        padding = attention_mask == 0  # (B, L), True at padding
+        if self.masking == "keys":
+            # every query ignores padding keys; the [CLS] key is never padding, so no row is all masked
+            scores = scores.masked_fill(padding[:, None, :], torch.finfo(scores.dtype).min)
+        else:  # the authors': the rows of padding *queries* get a constant score, real rows see every key
+            scores = scores.masked_fill(padding[:, :, None], AUTHORS_MASK_VALUE)
+        weights = torch.softmax(scores, dim=-1)
+        return self.dropout(weights) @ self.value(hidden), weights
+
+
+class OLAPooler(nn.Module):
+    """``tanh(dense(h[:, 0]))``: the first ([CLS]) position of the attention output."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.dense = nn.Linear(dim, dim)
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.dense(hidden[:, 0]))
+
+
 class OLAForSequenceClassification(PreTrainedModel):
-    """Embeddings -> one masked single-head self-attention layer -> pooler -> classifier."""
+    """Word embedding -> one single-head self-attention layer -> [CLS] pooler (dense + tanh) -> classifier."""
 
     config_class = OLAConfig
     base_model_prefix = "ola"
@@ -60,41 +129,23 @@ class OLAForSequenceClassification(PreTrainedModel):
     def __init__(self, config: OLAConfig) -> None:
         super().__init__(config)
         h = config.hidden_size
-        self.word_embeddings = nn.Embedding(config.vocab_size, h, padding_idx=config.pad_token_id)
-        self.position_embeddings = (
-            nn.Embedding(config.max_position_embeddings, h) if config.use_position_embeddings else None
-        )
-        self.embedding_norm = nn.LayerNorm(h)
-        self.query = nn.Linear(h, h)
-        self.key = nn.Linear(h, h)
-        self.value = nn.Linear(h, h)
-        self.attention_output = nn.Linear(h, h)
-        self.attention_norm = nn.LayerNorm(h)
-        self.dropout = nn.Dropout(config.dropout)
-        self.pooler = nn.Linear(h, h)
+        self.embeddings = nn.Embedding(config.vocab_size, h)
+        self.attention = OLASelfAttention(h, config.dropout, config.attention_masking)
+        self.pooler = OLAPooler(h)
         self.classifier = nn.Linear(h, config.num_labels)
         self.post_init()
 
     def _init_weights(self, module: nn.Module) -> None:
-        std = self.config.initializer_range
-        if isinstance(module, nn.Linear):
-            nn.init.normal_(module.weight, mean=0.0, std=std)
-            if module.bias is not None:
-                nn.init.zeros_(module.bias)
-        elif isinstance(module, nn.Embedding):
-            nn.init.normal_(module.weight, mean=0.0, std=std)
-            if module.padding_idx is not None:
-                with torch.no_grad():
-                    module.weight[module.padding_idx].zero_()
-        elif isinstance(module, nn.LayerNorm):
-            nn.init.ones_(module.weight)
-            nn.init.zeros_(module.bias)
+        # PyTorch's own defaults, as the authors' plain nn.Module had (Embedding N(0, 1), Linear Kaiming-uniform);
+        # transformers' generic init would draw N(0, 0.02) instead.
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            module.reset_parameters()
 
     def get_input_embeddings(self) -> nn.Embedding:
-        return self.word_embeddings
+        return self.embeddings
 
     def set_input_embeddings(self, value: nn.Embedding) -> None:
-        self.word_embeddings = value
+        self.embeddings = value
 
     def forward(
         self,
@@ -103,46 +154,38 @@ class OLAForSequenceClassification(PreTrainedModel):
         token_type_ids: torch.Tensor | None = None,  # accepted for the zoo contract; OLA has no segments
         inputs_embeds: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
         return_dict: bool | None = None,
         **unused,
     ) -> SequenceClassifierOutput:
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("pass exactly one of input_ids and inputs_embeds")
         if inputs_embeds is None:
-            inputs_embeds = self.word_embeddings(input_ids)
+            inputs_embeds = self.embeddings(input_ids)
+        if inputs_embeds.dim() != 3 or inputs_embeds.shape[-1] != self.config.hidden_size:
+            raise ValueError(
+                f"inputs_embeds must have shape (batch, length, {self.config.hidden_size}), got {tuple(inputs_embeds.shape)}"
+            )
         batch, length, _ = inputs_embeds.shape
         if attention_mask is None:
             attention_mask = torch.ones(batch, length, dtype=torch.long, device=inputs_embeds.device)
-        hidden = inputs_embeds
-        if self.position_embeddings is not None:
-            if length > self.config.max_position_embeddings:
-                raise ValueError(
-                    f"sequence of {length} tokens exceeds max_position_embeddings={self.config.max_position_embeddings}"
-                )
-            positions = torch.arange(length, device=hidden.device)
-            hidden = hidden + self.position_embeddings(positions)[None]
-        hidden = self.dropout(self.embedding_norm(hidden))
-
-        keep = attention_mask.to(hidden.dtype)  # (B, L), 1 = real token
-        scores = self.query(hidden) @ self.key(hidden).transpose(1, 2) / math.sqrt(hidden.shape[-1])
-        scores = scores.masked_fill(keep[:, None, :] == 0, torch.finfo(scores.dtype).min)
-        weights = torch.softmax(scores, dim=-1)
-        attended = self.attention_output(self.dropout(weights) @ self.value(hidden))
-        hidden = self.attention_norm(hidden + self.dropout(attended))
-
-        pooled = (hidden * keep[..., None]).sum(1) / keep.sum(1, keepdim=True).clamp(min=1.0)
-        pooled = torch.tanh(self.pooler(pooled))
-        logits = self.classifier(self.dropout(pooled))
+        elif attention_mask.shape != (batch, length):
+            raise ValueError(f"attention_mask must have shape {(batch, length)}, got {tuple(attention_mask.shape)}")
+        attended, weights = self.attention(inputs_embeds, attention_mask)
+        logits = self.classifier(self.pooler(attended))
         loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
-        return SequenceClassifierOutput(loss=loss, logits=logits)
+        want_attentions = output_attentions if output_attentions is not None else self.config.output_attentions
+        # transformers' layout: one (batch, heads, length, length) tensor per layer
+        attentions = (weights[:, None],) if want_attentions else None
+        return SequenceClassifierOutput(loss=loss, logits=logits, attentions=attentions)
 
 
-def build_ola(vocab_size: int, num_labels: int, pad_token_id: int = 0, max_length: int = 512) -> OLAForSequenceClassification:
-    """A freshly initialised OLA model for a tokenizer vocabulary (call after seeding for reproducibility)."""
-    config = OLAConfig(
-        vocab_size=vocab_size, num_labels=num_labels, pad_token_id=pad_token_id,
-        max_position_embeddings=max(max_length, 8),
-    )
+def build_ola(
+    vocab_size: int, num_labels: int, pad_token_id: int = 0, attention_masking: str = "keys", hidden_size: int = 64
+) -> OLAForSequenceClassification:
+    """A freshly initialised paper OLA for a tokenizer vocabulary (call after seeding for reproducibility)."""
+    config = OLAConfig(vocab_size=vocab_size, num_labels=num_labels, pad_token_id=pad_token_id,
+                       attention_masking=attention_masking, hidden_size=hidden_size)
     return OLAForSequenceClassification(config)
 
 

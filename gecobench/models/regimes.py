@@ -1,37 +1,52 @@
-"""The training regimes of the zoo and how each one prepares a model.
+"""The training regimes of the zoo and how each one prepares a model, as the GECOBench authors define them.
 
 =========  ============================================================================================
-``C``      new classification head (pooler + classifier) trained; everything else frozen
-``CE``     word embeddings re-initialised and trained, with the head; attention layers frozen
-``CEf``    pretrained word embeddings fine-tuned, with the head; attention layers frozen
-``CEfAf``  embeddings and attention layers fine-tuned, with the head (everything trains)
+``C``      a new linear classifier trained; everything else (embeddings, encoder, pooler) frozen
+``CE``     every embedding (word, position, token type) re-initialised xavier-uniform; the embedding block
+           (those three and its LayerNorm) and the classifier trained; encoder layers and pooler frozen
+``CEf``    the pretrained embedding block fine-tuned with the classifier; encoder layers and pooler frozen
+``CEfAf``  everything trains: embeddings, encoder layers, pooler, classifier
 ``ZS``     zero-shot, no gradient update (:mod:`gecobench.models.zero_shot`)
 ``OLA``    the one-layer attention model trained from scratch on GECO (:mod:`gecobench.models.ola`)
 =========  ============================================================================================
 
-"Head" is the part a sequence classifier adds on top of the encoder: BERT's pooler dense layer and the
-linear classifier. The pooler is trained in every regime because encoders such as MiniLM (trained with mean
-pooling) ship an unused or missing pooler.
+Source: the authors' ``training/bert.py`` (``train_model``: a parameter trains when its name starts with one of
+the config's ``layers_to_train``, or always when that list is empty; ``initialize_embedding`` re-initialises
+every ``nn.Embedding`` with ``xavier_uniform_`` for ``bert_randomly_init_embedding_classification``) and the
+``bert_*`` entries of ``configs/gender_no_sub_samp_project_config.json``:
+
+* C = ``bert_only_classification``, ``layers_to_train = ["classifier"]``: the pretrained pooler stays frozen.
+* CE = ``bert_randomly_init_embedding_classification``, ``["bert.embeddings", "classifier"]`` + re-init.
+* CEf = ``bert_only_embedding_classification``, ``["bert.embeddings", "classification"]``. ``"classification"``
+  matches no parameter, so in their code the classifier of CEf stays at its random init; the paper says CEf
+  trains the classification layer, and we follow the paper (a slip not reproduced).
+* CEfAf = ``bert_all``, ``[]``: everything.
+
+"Embedding block" is the base model's ``embeddings`` module (``model.base_model.embeddings`` in transformers);
+"classifier" the linear layer a sequence classifier puts on the pooled output (``classifier`` or ``score``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import torch
 from torch import nn
 
 REGIMES: tuple[str, ...] = ("C", "CE", "CEf", "CEfAf", "ZS", "OLA")
 #: Regimes that fine-tune a pretrained base with a new classification head.
 BASE_REGIMES: tuple[str, ...] = ("C", "CE", "CEf", "CEfAf")
 REGIME_DESCRIPTIONS: dict[str, str] = {
-    "C": "new classification head trained, everything else frozen",
-    "CE": "word embeddings re-initialised and trained with the head, attention frozen",
-    "CEf": "word embeddings fine-tuned with the head, attention frozen",
-    "CEfAf": "embeddings and attention fine-tuned with the head",
+    "C": "new classifier trained, everything else (pooler included) frozen",
+    "CE": "all embeddings re-initialised (xavier-uniform), embedding block and classifier trained, encoder and pooler frozen",
+    "CEf": "embedding block fine-tuned with the classifier, encoder and pooler frozen",
+    "CEfAf": "everything fine-tuned (embeddings, encoder, pooler, classifier)",
     "ZS": "zero-shot, no gradient update",
     "OLA": "one-layer attention model trained from scratch on GECO",
 }
 _HEAD_MARKERS = ("classifier", "pooler", "score")
+#: The linear classifier's names (transformers: ``classifier``; some decoder classifiers: ``score``).
+_CLASSIFIER_MARKERS = ("classifier", "score")
 
 
 def check_regime(regime: str) -> str:
@@ -42,7 +57,7 @@ def check_regime(regime: str) -> str:
 
 
 def head_parameter_names(model: nn.Module) -> list[str]:
-    """Names of the classification-head parameters (pooler and classifier)."""
+    """Names of the classification-head parameters (pooler and classifier): what ``head_lr`` applies to where they train."""
     return [n for n, _ in model.named_parameters() if any(m in n.split(".") for m in _HEAD_MARKERS)]
 
 
@@ -74,42 +89,59 @@ def load_base_classifier(base_model: str, num_labels: int) -> Any:
     return model
 
 
-def apply_regime(model: nn.Module, regime: str) -> nn.Module:
-    """Freeze / re-initialise the parts of a base sequence classifier as ``regime`` prescribes (in place).
+def classifier_parameter_names(model: nn.Module) -> list[str]:
+    """Names of the parameters of the linear classifier on top of the pooled output (not the pooler)."""
+    return [n for n, _ in model.named_parameters() if any(m in n.split(".") for m in _CLASSIFIER_MARKERS)]
 
-    Raises ValueError when the model lacks the parts the regime needs (a classification head, input
-    embeddings).
-    """
+
+def embedding_block(model: nn.Module) -> nn.Module:
+    """The base model's embedding block (word, position, token-type embeddings and their LayerNorm), or ValueError."""
+    base = getattr(model, "base_model", None)
+    block = getattr(base, "embeddings", None) if base is not None else None
+    if not isinstance(block, nn.Module) or not any(isinstance(m, nn.Embedding) for m in block.modules()):
+        raise ValueError(
+            f"the regimes need an embedding block (model.base_model.embeddings with nn.Embedding layers); "
+            f"{type(model).__name__} has none"
+        )
+    return block
+
+
+def regime_trainable_names(model: nn.Module, regime: str) -> set[str]:
+    """The parameter names ``regime`` trains on a base sequence classifier (the definition in the module docstring)."""
     check_regime(regime)
     if regime not in BASE_REGIMES:
         raise ValueError(f"apply_regime handles {BASE_REGIMES}; {regime!r} builds its own model")
-    head = set(head_parameter_names(model))
-    if not head:
+    classifier = set(classifier_parameter_names(model))
+    if not classifier:
         raise ValueError(
-            f"regime {regime} needs a classification head named one of {_HEAD_MARKERS}; the model "
+            f"regime {regime} needs a classifier named one of {_CLASSIFIER_MARKERS}; the model "
             f"{type(model).__name__} has none"
         )
-    embeddings = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
-    if not isinstance(embeddings, nn.Embedding):
-        raise ValueError(  # noqa: TRY004  a missing part of the model, reported like the other ones
-            f"regime {regime} needs word embeddings (get_input_embeddings()); {type(model).__name__} has none"
-        )
-    embedding_params = {id(p) for p in embeddings.parameters()}
+    if regime == "CEfAf":
+        return {n for n, _ in model.named_parameters()}
+    if regime == "C":
+        return classifier
+    block = {id(p) for p in embedding_block(model).parameters()}
+    return classifier | {n for n, p in model.named_parameters() if id(p) in block}
 
+
+def apply_regime(model: nn.Module, regime: str) -> nn.Module:
+    """Freeze / re-initialise the parts of a base sequence classifier as ``regime`` prescribes (in place).
+
+    ``CE`` re-initialises every ``nn.Embedding`` of the embedding block with ``xavier_uniform_`` (the authors'
+    ``initialize_embedding``; the padding row too, as theirs) and leaves the block's LayerNorm at its pretrained
+    values. Call after seeding: the re-initialisation draws from torch's global generator.
+
+    Raises ValueError when the model lacks the parts the regime needs (a classifier, an embedding block).
+    """
+    trainable = regime_trainable_names(model, regime)
     for name, param in model.named_parameters():
-        if regime == "CEfAf":
-            trainable = True
-        elif regime == "C":
-            trainable = name in head
-        else:  # CE, CEf: word embeddings + head
-            trainable = name in head or id(param) in embedding_params
-        param.requires_grad_(trainable)
-
+        param.requires_grad_(name in trainable)
     if regime == "CE":
-        std = getattr(getattr(model, "config", None), "initializer_range", 0.02)
-        nn.init.normal_(embeddings.weight, mean=0.0, std=std)
-        if embeddings.padding_idx is not None:
-            embeddings.weight.data[embeddings.padding_idx].zero_()
+        with torch.no_grad():
+            for module in embedding_block(model).modules():
+                if isinstance(module, nn.Embedding):
+                    nn.init.xavier_uniform_(module.weight)
     return model
 
 

@@ -19,8 +19,14 @@ from typing import Any
 
 import torch
 
-#: Default learning rate per regime: a head-only or from-scratch model takes large steps, fine-tuning small ones.
-DEFAULT_LR: dict[str, float] = {"C": 2e-3, "CE": 1e-3, "CEf": 2e-4, "CEfAf": 5e-5, "OLA": 2e-3}
+#: Default learning rate per regime: a head-only model takes large steps, fine-tuning small ones. OLA's is the
+#: authors' (``one_layer_attention.learning_rate`` in their config); the others are this package's CPU budget
+#: (the authors': C 1e-2, CE 1e-4, CEf 1e-2, CEfAf 5e-6 over 20 epochs; see docs/models.md).
+DEFAULT_LR: dict[str, float] = {"C": 2e-3, "CE": 1e-3, "CEf": 2e-4, "CEfAf": 5e-5, "OLA": 1e-2}
+OPTIMIZERS: tuple[str, ...] = ("adamw", "adam")
+LR_AFTER_WARMUP: tuple[str, ...] = ("linear", "constant")
+#: The authors' trainer clips the gradient norm to this value (after the step; see ``authors_trainer_quirks``).
+AUTHORS_MAX_GRAD_NORM = 1.0
 INFO_FILE = "gecobench_model.json"
 
 
@@ -46,6 +52,11 @@ class TrainSchedule:
     max_train_sentences: int | None = None
     max_eval_sentences: int | None = None
     dropout: bool = True
+    optimizer: str = "adamw"
+    adam_eps: float = 1e-8
+    lr_after_warmup: str = "linear"
+    authors_trainer_quirks: bool = False
+    ola_attention_masking: str = "keys"
 
     def __post_init__(self) -> None:
         for name in ("epochs", "batch_size", "max_length", "patience", "evals_per_epoch"):
@@ -55,17 +66,42 @@ class TrainSchedule:
             value = getattr(self, name)
             if value is not None and not float(value) > 0:
                 raise ValueError(f"schedule field {name} must be > 0, got {value}")
+        if not float(self.adam_eps) > 0:
+            raise ValueError(f"schedule field adam_eps must be > 0, got {self.adam_eps}")
+        if not 0.0 <= float(self.warmup_fraction) < 1.0:
+            raise ValueError(f"schedule field warmup_fraction must be in [0, 1), got {self.warmup_fraction}")
+        from gecobench.models.ola import ATTENTION_MASKINGS
+
+        for name, allowed in (("optimizer", OPTIMIZERS), ("lr_after_warmup", LR_AFTER_WARMUP),
+                              ("ola_attention_masking", ATTENTION_MASKINGS)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"schedule field {name} must be one of {allowed}, got {getattr(self, name)!r}")
 
 
 #: Named schedules. ``demo`` (400 training sentences, 2 epochs) is what ``make demo`` uses; ``short`` is the same on
-#: all training sentences; ``paper`` is closer to the paper's budget; ``tiny`` is for tests.
+#: all training sentences; ``paper`` is closer to the paper's budget; ``tiny`` is for tests. ``ola_paper`` is the
+#: authors' OLA training (``training/simple_model.py`` and the ``one_layer_attention`` entry of
+#: ``configs/gender_no_sub_samp_project_config.json``): Adam, lr 0.01, weight decay 0.1, eps 1e-5, batch 64,
+#: 200 epochs, no early stopping, the weights of the best validation loss kept; plus a 10 % linear warm-up
+#: (issue #32's protocol; the authors' stored code holds the rate constant), constant afterwards.
 SCHEDULES: dict[str, TrainSchedule] = {
     "default": TrainSchedule(),
     "demo": TrainSchedule(epochs=2, batch_size=32, max_length=64, patience=1, evals_per_epoch=2, max_train_sentences=400),
     "short": TrainSchedule(epochs=2, batch_size=32, max_length=64, patience=1, evals_per_epoch=2),
     "paper": TrainSchedule(epochs=15, batch_size=32, max_length=128, patience=3),
     "tiny": TrainSchedule(epochs=2, batch_size=8, max_length=32, patience=1, max_train_sentences=24, max_eval_sentences=12),
+    "ola_paper": TrainSchedule(
+        epochs=200, batch_size=64, lr=1e-2, weight_decay=0.1, optimizer="adam", adam_eps=1e-5, warmup_fraction=0.1,
+        lr_after_warmup="constant", max_length=128, patience=200, dropout=False,
+    ),
 }
+#: The preset a regime trains with when none is named: OLA the authors' schedule, every other regime ``default``.
+REGIME_DEFAULT_SCHEDULES: dict[str, str] = {"OLA": "ola_paper"}
+
+
+def default_schedule_for(regime: str) -> str:
+    """The schedule preset ``regime`` trains with when none is given (:data:`REGIME_DEFAULT_SCHEDULES`)."""
+    return REGIME_DEFAULT_SCHEDULES.get(regime, "default")
 
 
 def make_schedule(preset: str | None = "default", **overrides: Any) -> TrainSchedule:
@@ -110,7 +146,8 @@ def _build_model(regime: str, base_model: str, tokenizer: Any, num_labels: int, 
     from gecobench.models.zero_shot import build_zero_shot
 
     if regime == "OLA":
-        return build_ola(len(tokenizer), num_labels, pad_token_id=tokenizer.pad_token_id or 0, max_length=max(schedule.max_length, 512))
+        return build_ola(len(tokenizer), num_labels, pad_token_id=tokenizer.pad_token_id or 0,
+                         attention_masking=schedule.ola_attention_masking)
     if regime == "ZS":
         return build_zero_shot(base_model, tokenizer, num_labels)
     return apply_regime(load_base_classifier(base_model, num_labels), regime)
@@ -139,6 +176,36 @@ def _parameter_groups(model: torch.nn.Module, regime: str, lr: float, head_lr: f
     return [g for g in groups if g["params"]]
 
 
+def _make_optimizer(groups: list[dict[str, Any]], schedule: TrainSchedule, lr: float) -> torch.optim.Optimizer:
+    """Adam or AdamW over ``groups``; the fused kernel where torch has one (the same update, several times faster
+    on CPU: OLA's dense 30522 x 64 embedding made the unfused per-tensor loop most of a step)."""
+    optimizer_class = torch.optim.Adam if schedule.optimizer == "adam" else torch.optim.AdamW
+    kwargs = {"lr": lr, "weight_decay": schedule.weight_decay, "eps": schedule.adam_eps}
+    try:
+        return optimizer_class(groups, fused=True, **kwargs)
+    except (RuntimeError, TypeError, ValueError):  # a device or dtype without a fused kernel
+        return optimizer_class(groups, **kwargs)
+
+
+def optimisation_step(model: torch.nn.Module, batch: dict[str, Any], optimizer: Any, lr_schedule: Any, accelerator: Any,
+                      authors_trainer_quirks: bool = False) -> torch.Tensor:
+    """One training step on ``batch``; returns the loss.
+
+    Default: backward, step, schedule step, zero the gradients. With ``authors_trainer_quirks``, the authors'
+    ``Trainer.train_epoch`` order: backward (adding to the gradients left from every earlier step), step, schedule
+    step, then ``clip_grad_norm_(1.0)`` on that running sum, which is never zeroed.
+    """
+    loss = model(**batch).loss
+    accelerator.backward(loss)
+    optimizer.step()
+    lr_schedule.step()
+    if authors_trainer_quirks:
+        accelerator.clip_grad_norm_(model.parameters(), AUTHORS_MAX_GRAD_NORM)
+    else:
+        optimizer.zero_grad()
+    return loss
+
+
 @torch.no_grad()
 def evaluate_loader(model: torch.nn.Module, loader: Any, accelerator: Any) -> EvalResult:
     """Mean cross-entropy and accuracy over a (prepared) loader, gathered over all processes."""
@@ -164,7 +231,7 @@ def train_regime(
     output_dir: str | Path,
     base_model: str | None = None,
     data_dir: str | Path | None = None,
-    schedule: str | TrainSchedule = "default",
+    schedule: str | TrainSchedule | None = None,
     push_to_hub: str | None = None,
     hub_token: str | None = None,
     show_progress: bool = True,
@@ -180,7 +247,8 @@ def train_regime(
         base_model: Hub id or local folder; default :func:`gecobench.models.default_base_model`. ``OLA`` uses
             only its tokenizer.
         data_dir: GECO data folder (default: ``../shared/data/geco`` or ``GECOBENCH_GECO_DIR``).
-        schedule: a preset name from :data:`SCHEDULES` or a :class:`TrainSchedule`; ``schedule_overrides``
+        schedule: a preset name from :data:`SCHEDULES` or a :class:`TrainSchedule`; ``None``: the regime's own
+            (:func:`default_schedule_for`: ``ola_paper`` for OLA, ``default`` otherwise). ``schedule_overrides``
             replace single fields (``epochs=1``, ``lr=1e-4``...).
         push_to_hub: a Hub repo id to upload the folder to afterwards (needs a token or a login).
 
@@ -191,7 +259,7 @@ def train_regime(
     from accelerate import Accelerator, DataLoaderConfiguration
     from accelerate.utils import set_seed
     from tqdm.auto import tqdm
-    from transformers import get_linear_schedule_with_warmup
+    from transformers import get_constant_schedule_with_warmup, get_linear_schedule_with_warmup
 
     import gecobench
     from gecobench.models.base_models import (
@@ -216,6 +284,8 @@ def train_regime(
 
     check_regime(regime)
     num_labels = num_labels_of(config)
+    if schedule is None:
+        schedule = default_schedule_for(regime)
     if isinstance(schedule, str):
         schedule = make_schedule(schedule, **schedule_overrides)
     elif schedule_overrides:
@@ -261,30 +331,33 @@ def train_regime(
         generator = torch.Generator().manual_seed(seed)
         train_loader = torch.utils.data.DataLoader(train_rows, shuffle=True, generator=generator, **loader_kw)
         groups = _parameter_groups(model, regime, lr, schedule.head_lr)
-        optimizer = torch.optim.AdamW(groups, lr=lr, weight_decay=schedule.weight_decay)
+        optimizer = _make_optimizer(groups, schedule, lr)
         total_steps = schedule.epochs * len(train_loader)
-        lr_schedule = get_linear_schedule_with_warmup(optimizer, int(schedule.warmup_fraction * total_steps), total_steps)
+        warmup_steps = int(schedule.warmup_fraction * total_steps)
+        if schedule.lr_after_warmup == "constant":
+            lr_schedule = get_constant_schedule_with_warmup(optimizer, warmup_steps)
+        else:
+            lr_schedule = get_linear_schedule_with_warmup(optimizer, warmup_steps, total_steps)
         model, optimizer, train_loader, val_loader, test_loader, lr_schedule = accelerator.prepare(
             model, optimizer, train_loader, val_loader, test_loader, lr_schedule
         )
         steps_per_epoch = len(train_loader)
         eval_at = {round(steps_per_epoch * (i + 1) / schedule.evals_per_epoch) for i in range(schedule.evals_per_epoch)}
         best_state, bad_evals = None, 0
+        quirks = schedule.authors_trainer_quirks
+        validated = False  # the authors' quirk: once validated, the model is never put back in train mode
         progress = tqdm(total=total_steps, desc=f"{regime}/{config}/seed{seed}", disable=not (main and show_progress))
         for epoch in range(schedule.epochs):
-            model.train()
+            model.train(not (quirks and validated))
             for step_in_epoch, batch in enumerate(train_loader, start=1):
-                loss = model(**batch).loss
-                accelerator.backward(loss)
-                optimizer.step()
-                lr_schedule.step()
-                optimizer.zero_grad()
+                loss = optimisation_step(model, batch, optimizer, lr_schedule, accelerator, quirks)
                 report.steps += 1
                 progress.update(1)
                 progress.set_postfix(loss=f"{loss.item():.4f}", epoch=epoch + 1)
                 if step_in_epoch in eval_at:
                     val = evaluate_loader(model, val_loader, accelerator)
-                    model.train()
+                    validated = True
+                    model.train(not quirks)
                     report.history.append({"step": report.steps, "epoch": round(epoch + step_in_epoch / steps_per_epoch, 3),
                                            "val_loss": val.loss, "val_accuracy": val.accuracy, "train_loss": float(loss.item())})
                     progress.set_postfix(loss=f"{loss.item():.4f}", val_loss=f"{val.loss:.4f}", val_acc=f"{val.accuracy:.3f}")
