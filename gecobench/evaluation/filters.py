@@ -10,7 +10,7 @@ Three named filters (``protocol.filter`` of a record):
   predictions of every model in the training records by (dataset, sentence index) and keeps a sentence only when
   every prediction in the group is correct.
 * ``per_model`` — a source sentence is kept for a model when *that* model classifies every variant correctly, so
-  each model is scored on its own sentences (this package's filter before 0.7; the older records call it
+  each model is scored on its own sentences (this package's filter before 1.0; the older records call it
   ``all_gender_variants_correct``).
 * ``none`` — every scorable sentence.
 
