@@ -29,13 +29,16 @@ def test_quick_demo_writes_valid_records_and_prints_the_leaderboard(tmp_path, sh
     report = LocalStore(results).read_all()
     assert report.warnings == []
     scores = [d for d in report.documents if d["record_type"] == "explainer_score"]
-    assert len(scores) == 2 * 3  # ZS + CE × three explainers
+    assert len(scores) == 2 * 3  # ZS + C × three explainers
     for record in scores:
         validate_record(record)
         assert record["dataset"]["config"] == "binary_all"
         assert record["protocol"]["max_sentence_groups"] == 4
-    assert {r["model"]["regime"] for r in scores} == {"ZS", "CE"}
-    ce = [r for r in scores if r["model"]["regime"] == "CE"]
+    assert {r["model"]["regime"] for r in scores} == {"ZS", "C"}
+    ce = [r for r in scores if r["model"]["regime"] == "C"]
+    # the paper's filter (one subset, defined by C) keeps sentences, and every record is scored on it
+    assert all(r["counts"]["n_scored"] > 0 for r in scores)
+    assert len({r["filter"]["subset_fingerprint"] for r in scores}) == 1
     assert all(r["model"]["zero_shot_reference"] for r in ce)
     # common random numbers: the model-independent baseline is exactly as correct on CE as on its ZS reference
     uniform = next(r for r in ce if r["explainer"]["name"] == "uniform_random")

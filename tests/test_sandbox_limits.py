@@ -134,11 +134,9 @@ def test_the_worker_refuses_to_start_when_the_sandbox_cannot_run_an_explainer(tm
     assert not available
     assert "cannot run a trivial explainer" in message and "exit code 127" in message and sys.executable in message
 
-    sys.path.insert(0, str(REPO_ROOT / "scripts"))
-    try:
-        import process_queue
-    finally:
-        sys.path.remove(str(REPO_ROOT / "scripts"))
+    # `gecobench queue` (scripts/process_queue.py is its shim)
+    from gecobench.cli import queue as process_queue
+
     monkeypatch.setattr(process_queue, "sandbox_status", lambda: (available, message))
     code = process_queue.main(["--models", str(tmp_path), "--requests", str(tmp_path / "requests")])
     assert code == 2

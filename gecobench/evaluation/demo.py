@@ -7,7 +7,7 @@
 4. imports the Spanish recorded fill-mask predictions as ``model_bias`` records;
 5. prints the leaderboard table and how to open the Space.
 
-``quick=True`` is a small subset for the test suite (ZS + a tiny-schedule CE model, three cheap explainers, a
+``quick=True`` is a small subset for the test suite (ZS + a tiny-schedule C model, three cheap explainers, a
 few sentences).
 """
 
@@ -66,8 +66,11 @@ class DemoPlan:
 def demo_plan(quick: bool) -> DemoPlan:
     """The full demo (target < 15 min on 2 CPU cores) or the quick one (< 3 min, for the tests)."""
     if quick:
-        return DemoPlan(regimes=("ZS", "CE"), schedule="tiny", explainers=QUICK_EXPLAINERS, max_groups=4,
-                        bootstrap=100, spanish_k=(10,))
+        # C at the authors' rate (1e-2, training/bert.py's bert_only_classification): a linear probe on the frozen
+        # encoder classifies the first test sentences correctly after the tiny schedule's few steps, so the paper's
+        # filter keeps sentences to score. (CE, which re-initialises every embedding, stays at chance on 24 sentences.)
+        return DemoPlan(regimes=("ZS", "C"), schedule="tiny", explainers=QUICK_EXPLAINERS, max_groups=4,
+                        bootstrap=100, spanish_k=(10,), extra_schedule={"lr": 1e-2}, model_tag="tiny-lr1e-2")
     # One epoch on 640 training sentences (1280 rows) and 100 validation/test sentences: enough for the gender
     # task (the models reach high accuracy) and it keeps the five trainings within a few minutes on 2 cores.
     return DemoPlan(regimes=("OLA", "C", "CE", "CEf", "CEfAf", "ZS"), schedule="demo", explainers=FULL_EXPLAINERS,
