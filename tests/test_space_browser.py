@@ -215,7 +215,7 @@ def test_every_tab_on_an_empty_or_broken_store(tmp_path, kind):
                                timeout=60_000)
         wait_until_idle(page)
         status = page.locator("#status").inner_text()
-        assert "scripts/evaluate_explainers.py" in status and "scripts/evaluate.py" not in status
+        assert "gecobench evaluate" in status and "scripts/" not in status  # the installed command
         if kind == "broken":
             assert "2 record(s) skipped" in status and "truncated.json" in status and "nonsense.json" in status
         for tab in TABS:
@@ -223,7 +223,7 @@ def test_every_tab_on_an_empty_or_broken_store(tmp_path, kind):
             _no_error_badges(page)
         _open_tab(page, "Spanish model bias")
         heat = page.locator("#bias-heat").inner_text()
-        assert "No Spanish" in heat and "`" not in heat and "import_spanish_predictions.py" in heat
+        assert "No Spanish" in heat and "`" not in heat and "gecobench spanish recorded" in heat
         _open_tab(page, "Ranking")
         assert "No explainer records" in page.locator("#ranking-notes").inner_text()
 
@@ -254,8 +254,10 @@ def test_the_page_opens_on_the_reference_and_the_source_radio_switches_every_vie
         wait_until_idle(page)
         assert "base model mini-reference-base" in page.locator("#status").inner_text()
         names = [row[1] for row in _table_rows(page, "ranking-table")]
-        assert names == ["saliency", "lime"]  # the paper's filter only: 0.61, 0.55 (not 0.51, 0.45)
-        assert "Paper's filter" in page.locator("#filter-note").inner_text()
+        # the filtered records only: 0.61, 0.55 (not 0.51, 0.45); a reference without the paper's shared subset
+        # (records before 1.0) opens on its per-model filter, and says so
+        assert names == ["saliency", "lime"]
+        assert "Per-model filter" in page.locator("#filter-note").inner_text()
         _no_error_badges(page)
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "space-reference.png"), full_page=True)
@@ -269,7 +271,8 @@ def test_the_page_opens_on_the_reference_and_the_source_radio_switches_every_vie
 
         page.locator("#source label").filter(has_text="Reference results").click()
         page.locator("#correctness-filter label").filter(has_text="Unfiltered").click()
-        page.wait_for_function("() => document.querySelector('#filter-note')?.innerText.includes('Unfiltered')",
+        # the note names the other filters too ("Not shown here: … Unfiltered"): wait until it is Unfiltered's own
+        page.wait_for_function("() => document.querySelector('#filter-note')?.innerText.trim().startsWith('Unfiltered')",
                                timeout=60_000)
         wait_until_idle(page)
         ma = [row[2] for row in _table_rows(page, "ranking-table")]
