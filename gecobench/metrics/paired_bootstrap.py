@@ -39,6 +39,29 @@ def _as_vector(values: Sequence[float] | np.ndarray, name: str) -> np.ndarray:
     return array
 
 
+def _paired_inputs(
+    values_a: Sequence[float] | np.ndarray, clusters_a: Sequence[Any], values_b: Sequence[float] | np.ndarray,
+    clusters_b: Sequence[Any], n_resamples: int, confidence: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """The checked inputs of a paired difference: both value vectors, each value's cluster as a code
+    ``0..n_ids-1`` (numbered in order of first appearance, ``a`` before ``b``, so every statistic draws the same
+    clusters for a seed), and ``n_ids``. Raises ValueError naming the argument that is wrong."""
+    a = _as_vector(values_a, "values_a")
+    b = _as_vector(values_b, "values_b")
+    if len(clusters_a) != a.size:
+        raise ValueError(f"clusters_a has {len(clusters_a)} entries for {a.size} values_a")
+    if len(clusters_b) != b.size:
+        raise ValueError(f"clusters_b has {len(clusters_b)} entries for {b.size} values_b")
+    if n_resamples < 0:
+        raise ValueError(f"n_resamples must be >= 0, got {n_resamples}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    ids = {c: i for i, c in enumerate(dict.fromkeys([*clusters_a, *clusters_b]))}
+    codes_a = np.fromiter((ids[c] for c in clusters_a), dtype=np.int64, count=a.size)
+    codes_b = np.fromiter((ids[c] for c in clusters_b), dtype=np.int64, count=b.size)
+    return a, b, codes_a, codes_b, len(ids)
+
+
 def clustered_mean_difference(
     values_a: Sequence[float] | np.ndarray, clusters_a: Sequence[Any], values_b: Sequence[float] | np.ndarray,
     clusters_b: Sequence[Any], n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
@@ -68,21 +91,9 @@ def clustered_mean_difference(
     >>> round(out["value"], 6), round(out["ci_low"], 6), round(out["ci_high"], 6), out["n_clusters"]
     (0.1, 0.1, 0.1, 3)
     """
-    a = _as_vector(values_a, "values_a")
-    b = _as_vector(values_b, "values_b")
-    if len(clusters_a) != a.size:
-        raise ValueError(f"clusters_a has {len(clusters_a)} entries for {a.size} values_a")
-    if len(clusters_b) != b.size:
-        raise ValueError(f"clusters_b has {len(clusters_b)} entries for {b.size} values_b")
-    if n_resamples < 0:
-        raise ValueError(f"n_resamples must be >= 0, got {n_resamples}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    ids = {c: i for i, c in enumerate(dict.fromkeys([*clusters_a, *clusters_b]))}
-    codes_a = np.fromiter((ids[c] for c in clusters_a), dtype=np.int64, count=a.size)
-    codes_b = np.fromiter((ids[c] for c in clusters_b), dtype=np.int64, count=b.size)
-    sums_a, counts_a = _per_cluster_sums(a, codes_a, len(ids))
-    sums_b, counts_b = _per_cluster_sums(b, codes_b, len(ids))
+    a, b, codes_a, codes_b, n_ids = _paired_inputs(values_a, clusters_a, values_b, clusters_b, n_resamples, confidence)
+    sums_a, counts_a = _per_cluster_sums(a, codes_a, n_ids)
+    sums_b, counts_b = _per_cluster_sums(b, codes_b, n_ids)
     shared = (counts_a > 0) & (counts_b > 0)
     sums_a, counts_a, sums_b, counts_b = sums_a[shared], counts_a[shared], sums_b[shared], counts_b[shared]
     n_clusters = int(shared.sum())
@@ -131,25 +142,13 @@ def clustered_median_difference(
     >>> out["value"], out["n_clusters"]
     (1.0, 3)
     """
-    a = _as_vector(values_a, "values_a")
-    b = _as_vector(values_b, "values_b")
-    if len(clusters_a) != a.size:
-        raise ValueError(f"clusters_a has {len(clusters_a)} entries for {a.size} values_a")
-    if len(clusters_b) != b.size:
-        raise ValueError(f"clusters_b has {len(clusters_b)} entries for {b.size} values_b")
-    if n_resamples < 0:
-        raise ValueError(f"n_resamples must be >= 0, got {n_resamples}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    ids = {c: i for i, c in enumerate(dict.fromkeys([*clusters_a, *clusters_b]))}
-    codes_a = np.fromiter((ids[c] for c in clusters_a), dtype=np.int64, count=a.size)
-    codes_b = np.fromiter((ids[c] for c in clusters_b), dtype=np.int64, count=b.size)
-    _, counts_a = _per_cluster_sums(a, codes_a, len(ids))
-    _, counts_b = _per_cluster_sums(b, codes_b, len(ids))
+    a, b, codes_a, codes_b, n_ids = _paired_inputs(values_a, clusters_a, values_b, clusters_b, n_resamples, confidence)
+    _, counts_a = _per_cluster_sums(a, codes_a, n_ids)
+    _, counts_b = _per_cluster_sums(b, codes_b, n_ids)
     shared = (counts_a > 0) & (counts_b > 0)
     n_clusters = int(shared.sum())
     # clusters renumbered 0..n_clusters-1 in the order of the mean version, so a seed draws the same clusters
-    renumber = np.full(len(ids), -1, dtype=np.int64)
+    renumber = np.full(n_ids, -1, dtype=np.int64)
     renumber[shared] = np.arange(n_clusters)
     sides = []
     for values, codes in ((a, codes_a), (b, codes_b)):
