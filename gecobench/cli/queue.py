@@ -8,7 +8,7 @@ token-like variable from its environment at start: publishing to the Hub is a se
 Examples:
   gecobench queue                       # once, on every checkpoint under runs/models (`gecobench demo` writes them)
   gecobench queue --loop --poll 30      # keep polling
-  gecobench queue --models runs/models/OLA-binary_all-s0-demo-short --configs binary_all
+  gecobench queue --models runs/models/OLA-binary_all-s0-ola_paper-epochs20 --configs binary_all
 """
 
 from __future__ import annotations
