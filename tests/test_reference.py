@@ -468,7 +468,8 @@ def test_finished_units_wait_in_staging_until_their_seed_is_complete(tmp_path: P
     from leaderboard_space.sample_records import make_explainer_record
 
     plan = ReferencePlan(seeds=(0, 1), configs=("binary_all", "binary_subject"), store=tmp_path / "reference" / "store",
-                         checkpoint_root=tmp_path / "runs")
+                         checkpoint_root=tmp_path / "runs", zoo_summary=tmp_path / "reference" / "zoo_summary.json",
+                         timings=tmp_path / "reference" / "timings.json")
     assert plan.staging_dir == tmp_path / "reference" / "staging"
     assert plan.filters_dir == tmp_path / "reference" / "filters"
     older = make_explainer_record("lime", "CE", "binary_all", seed=0, version="0.9", rng=random.Random(1))  # earlier
@@ -503,7 +504,9 @@ def test_filter_subsets_need_every_planned_seed_and_refuse_another_seed_set(tmp_
     from gecobench.reference import write_filter_subsets
 
     plan = ReferencePlan(seeds=(0, 1), configs=("binary_all",), regimes=("ZS", "CE"), max_groups=4,
-                         store=tmp_path / "reference" / "store", checkpoint_root=tmp_path / "runs")
+                         store=tmp_path / "reference" / "store", checkpoint_root=tmp_path / "runs",
+                         zoo_summary=tmp_path / "reference" / "zoo_summary.json",
+                         timings=tmp_path / "reference" / "timings.json")
     for seed in (0,):
         folder = plan.checkpoint(ZooUnit("binary_all", "CE", seed))
         make_tiny_bert_classifier(seed=seed).save_pretrained(folder)
