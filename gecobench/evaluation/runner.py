@@ -43,6 +43,12 @@ from gecobench.evaluation.attribution import (
 from gecobench.evaluation.by_gender import GenderBreakdown, ScoredSentences
 from gecobench.evaluation.checkpoints import CheckpointStore, reference_unit_name
 from gecobench.evaluation.data import GecoSplit, load_split, scorable
+from gecobench.evaluation.faithfulness import (
+    FaithfulnessProbe,
+    faithfulness_protocol,
+    score_faithfulness,
+    to_checkpoint,
+)
 from gecobench.evaluation.filters import (
     NONE,
     PAPER,
@@ -51,16 +57,11 @@ from gecobench.evaluation.filters import (
     FilterSubsetError,
     defining_model,
     filter_name,
+    group_correct,
     load_filter_subsets,
     record_filter_block,
     rows_in_subset,
     shared_subset,
-)
-from gecobench.evaluation.faithfulness import (
-    FaithfulnessProbe,
-    faithfulness_protocol,
-    score_faithfulness,
-    to_checkpoint,
 )
 from gecobench.evaluation.modelling import (
     LoadedModel,
@@ -316,7 +317,7 @@ def _kept_rows(split: GecoSplit, chunk: list[list[int]], predictions: dict[int, 
         if not all(scorable(split.rows[i]) for i in group):
             malformed += 1
             continue
-        if filter_correct and any(predictions[i] != split.rows[i].label for i in group):
+        if filter_correct and not group_correct(split, group, predictions):
             continue
         kept.extend(group)
     return kept, malformed
