@@ -112,6 +112,17 @@ def test_a_model_without_an_embedding_block_is_explained_at_its_word_embeddings(
         assert max_relative_error([scores], [by_hand]) < 1e3 * relative_ulp_tolerance(np.float64)
 
 
+def test_deeplift_applies_its_rescale_rule_to_the_paper_olas_tanh(bert_tokenizer):
+    """The pooler's tanh is a module, as in the authors' model: DeepLift's rescale rule then differs from the
+    plain gradient Guided Backprop takes on OLA (no ReLU), where a functional tanh made the two equal."""
+    torch.manual_seed(0)
+    model = build_ola(bert_tokenizer.vocab_size, num_labels=2).double().eval()
+    assert isinstance(model.pooler.activation, torch.nn.Tanh)
+    deeplift = attribute(get_explainer("deeplift"), model, bert_tokenizer, WORDS, TARGETS)
+    guided = attribute(get_explainer("guided_backprop"), model, bert_tokenizer, WORDS, TARGETS)
+    assert max_relative_error(deeplift, guided) > 1e6 * relative_ulp_tolerance(np.float64)
+
+
 def test_an_unknown_attribution_point_is_refused():
     with pytest.raises(ValueError, match="attribution_point must be one of embedding_block, word_embeddings"):
         get_explainer("saliency", attribution_point="pooler")

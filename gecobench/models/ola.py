@@ -114,9 +114,12 @@ class OLAPooler(nn.Module):
     def __init__(self, dim: int) -> None:
         super().__init__()
         self.dense = nn.Linear(dim, dim)
+        # A module, as the authors' AttentionPooler.activation: Captum's DeepLift applies its rescale rule to
+        # nonlinearity *modules* only, so a functional tanh would make DeepLift plain gradients on OLA.
+        self.activation = nn.Tanh()
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        return torch.tanh(self.dense(hidden[:, 0]))
+        return self.activation(self.dense(hidden[:, 0]))
 
 
 class OLAForSequenceClassification(PreTrainedModel):
