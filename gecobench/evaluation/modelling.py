@@ -102,9 +102,13 @@ def model_name(folder: Path) -> str:
 def predict(model: Any, tokenizer: Any, words: list[list[str]], batch_size: int = 32) -> np.ndarray:
     """Predicted class per sentence (argmax of the logits)."""
     out: list[np.ndarray] = []
+    device = next((p.device for p in model.parameters()), None) if hasattr(model, "parameters") else None
     for start in range(0, len(words), batch_size):
         encoding, _ = tokenize_words(tokenizer, words[start:start + batch_size])
-        logits = model(**{k: v for k, v in encoding.items() if k in ("input_ids", "attention_mask", "token_type_ids")}).logits
+        # a model object handed to the Python front door may live on a GPU; the tokenizer's tensors are on the CPU
+        inputs = {k: (v.to(device) if device is not None else v) for k, v in encoding.items()
+                  if k in ("input_ids", "attention_mask", "token_type_ids")}
+        logits = model(**inputs).logits
         out.append(logits.argmax(dim=-1).cpu().numpy())
     return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
@@ -167,3 +171,95 @@ def mean_over_other_targets(
     others = [other_targets(t, num_labels) for t in targets]
     per_other = [explain([o[k] for o in others]) for k in range(num_labels - 1)]
     return [np.mean([np.asarray(p[i]) for p in per_other], axis=0).tolist() for i in range(len(targets))]
+
+
+# ------------------------------------------------------------------------- models handed over as objects
+#: ``LoadedModel.path`` of a model handed over as an object (no folder): never a folder name, so nothing looks
+#: for checkpoints next to it
+IN_MEMORY_PREFIX = "memory:"
+
+
+def model_object_fingerprint(model: Any, tokenizer: Any) -> str:
+    """SHA-256 of what an in-memory model computes: its config (without where it was loaded from, as
+    :func:`gecobench.provenance.function_fingerprint` reads ``config.json``), every parameter and buffer (name,
+    dtype, shape, bytes) and the tokenizer's class and vocabulary. Two objects with the same weights, config and
+    vocabulary get the same fingerprint, whoever built them."""
+    from gecobench.provenance import CONFIG_PROVENANCE_KEYS
+
+    digest = hashlib.sha256()
+    config = getattr(model, "config", None)
+    config_dict = config.to_dict() if hasattr(config, "to_dict") else {}
+    config_dict = {k: v for k, v in config_dict.items() if k not in CONFIG_PROVENANCE_KEYS}
+    digest.update(json.dumps([type(model).__name__, config_dict], sort_keys=True, default=str).encode("utf-8"))
+    for name, tensor in sorted(model.state_dict().items()):
+        tensor = tensor.detach().cpu().contiguous()
+        digest.update(json.dumps([name, str(tensor.dtype), list(tensor.shape)]).encode("utf-8"))
+        digest.update(tensor.view(-1).view(torch.uint8).numpy().tobytes() if tensor.numel() else b"")
+    vocab = tokenizer.get_vocab() if hasattr(tokenizer, "get_vocab") else {}
+    digest.update(json.dumps([type(tokenizer).__name__, sorted(vocab.items())], ensure_ascii=False).encode("utf-8"))
+    return digest.hexdigest()
+
+
+def check_sequence_classifier(model: Any, tokenizer: Any) -> int:
+    """Refuse what is not a sequence classifier of the model contract, naming what is wrong; return its number of
+    classes. A classifier here is a ``torch.nn.Module`` that, called on the tokenizer's ``input_ids`` and
+    ``attention_mask``, returns an object with ``logits`` of shape ``(batch, num_labels)``, ``num_labels >= 2``."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a transformers model object (a torch.nn.Module), a zoo checkpoint folder or "
+                        f"a Hub id; got {type(model).__name__}")
+    if tokenizer is None or not callable(tokenizer):
+        raise TypeError(f"{type(model).__name__}: a tokenizer is needed (pass tokenizer=...); got {tokenizer!r}")
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            encoding, _ = tokenize_words(tokenizer, [["a", "test"]])
+            device = next((p.device for p in model.parameters()), torch.device("cpu"))
+            output = model(**{k: v.to(device) for k, v in encoding.items()
+                              if k in ("input_ids", "attention_mask", "token_type_ids")})
+    except Exception as err:
+        raise ValueError(f"{type(model).__name__} could not run on its tokenizer's output ({type(err).__name__}: "
+                         f"{err}); the model must be a sequence classifier taking input_ids and attention_mask"
+                         ) from err
+    finally:
+        model.train(was_training)
+    logits = getattr(output, "logits", None)
+    if not isinstance(logits, torch.Tensor) or logits.dim() != 2 or logits.shape[0] != 1 or logits.shape[1] < 2:
+        shape = tuple(logits.shape) if isinstance(logits, torch.Tensor) else None
+        raise ValueError(f"{type(model).__name__} is not a sequence classifier: its output has no logits of shape "
+                         f"(batch, num_labels >= 2) (got {type(output).__name__} with logits of shape {shape}); use a "
+                         f"...ForSequenceClassification model")
+    return int(logits.shape[1])
+
+
+def loaded_from_objects(model: Any, tokenizer: Any, info: dict[str, Any] | None = None, name: str | None = None
+                        ) -> LoadedModel:
+    """A model object and its tokenizer as the evaluation sees a checkpoint: checked to be a sequence classifier
+    (:func:`check_sequence_classifier`), fingerprinted (:func:`model_object_fingerprint`: its
+    ``checkpoint_sha256`` and ``function_sha256``) and described by ``info`` (the fields of a zoo checkpoint's
+    ``gecobench_model.json``; by default regime ``user``, the config's ``_name_or_path`` as base model, no seed).
+
+    The model is used as it is (device, dtype); the evaluation switches it to eval mode while it runs."""
+    num_labels = check_sequence_classifier(model, tokenizer)
+    fingerprint = model_object_fingerprint(model, tokenizer)
+    config = getattr(model, "config", None)
+    base = getattr(config, "_name_or_path", None) or type(model).__name__
+    facts: dict[str, Any] = {"regime": "user", "base_model": str(base), "base_revision": None, "seed": None,
+                             "geco_config": None, "num_labels": num_labels, "architecture": type(model).__name__}
+    facts.update(info or {})
+    if int(facts["num_labels"]) != num_labels:
+        raise ValueError(f"model info says num_labels={facts['num_labels']} but the model has {num_labels} classes")
+    return LoadedModel(model, tokenizer, facts, f"{IN_MEMORY_PREFIX}{fingerprint[:16]}", fingerprint,
+                       name or str(base), function_sha256=fingerprint)
+
+
+def as_loaded_model(model: str | Path | LoadedModel) -> LoadedModel:
+    """A model of a run: a zoo checkpoint folder (:func:`load_model`) or an already loaded :class:`LoadedModel`
+    (returned as it is: e.g. :func:`loaded_from_objects`, the Python front door's model object)."""
+    return model if isinstance(model, LoadedModel) else load_model(model)
+
+
+def model_key(model: str | Path | LoadedModel) -> str:
+    """How a run names one of its models in its bookkeeping (predictions, reference cache): its folder, or
+    the loaded model's path (``memory:<fingerprint>`` for an object)."""
+    return model.path if isinstance(model, LoadedModel) else str(model)

@@ -65,8 +65,9 @@ from gecobench.evaluation.filters import (
 )
 from gecobench.evaluation.modelling import (
     LoadedModel,
-    load_model,
+    as_loaded_model,
     mean_over_other_targets,
+    model_key,
     noisy_copy,
     predict,
     randomised_copy,
@@ -271,18 +272,26 @@ def _cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
-def find_zero_shot_reference(model: LoadedModel, candidates: list[str]) -> tuple[str | None, str | None]:
-    """Path of a ZS model of the same base among ``candidates`` or next to the model; else (None, reason)."""
+def find_zero_shot_reference(model: LoadedModel, candidates: Sequence[str | LoadedModel]
+                             ) -> tuple[str | LoadedModel | None, str | None]:
+    """A ZS model of the same base among ``candidates`` (folders or loaded models) or next to the model (its
+    folder, or the candidate loaded model itself); else (None, reason)."""
     if model.regime == ZERO_SHOT_REGIME:
         return None, "the model is the zero-shot reference itself (RMA = 0 by definition)"
     if model.regime == "OLA":
         # OLA borrows only a tokenizer: there is no pretrained model whose zero-shot version it departs from.
         return None, "OLA is trained from scratch; RMA compares a model with the zero-shot model of its own base"
     pool = list(candidates)
+    in_folder = Path(model.path).is_dir()  # a model object has no folder to look next to
     parent = Path(model.path).parent
-    if parent.is_dir():
+    if in_folder and parent.is_dir():
         pool += [str(p) for p in sorted(parent.iterdir()) if (p / "gecobench_model.json").is_file()]
     for path in pool:
+        if isinstance(path, LoadedModel):
+            if (path.path != model.path and path.regime == ZERO_SHOT_REGIME
+                    and path.base_model == model.base_model):
+                return path, None
+            continue
         info_file = Path(path) / "gecobench_model.json"
         if not info_file.is_file() or Path(path).resolve() == Path(model.path).resolve():
             continue
@@ -295,8 +304,12 @@ def find_zero_shot_reference(model: LoadedModel, candidates: list[str]) -> tuple
     return None, f"no zero-shot (ZS) model of base {model.base_model!r} among or next to the models"
 
 
-def _check_zero_shot(path: str) -> None:
+def _check_zero_shot(path: str | LoadedModel) -> None:
     """An explicitly named RMA reference must be a zero-shot checkpoint (a silent fallback would hide a typo)."""
+    if isinstance(path, LoadedModel):
+        if path.regime != ZERO_SHOT_REGIME:
+            raise ValueError(f"zero-shot reference {path.name}: its regime is {path.regime!r}, not {ZERO_SHOT_REGIME!r}")
+        return
     info_file = Path(path) / "gecobench_model.json"
     if not info_file.is_file():
         raise FileNotFoundError(f"zero-shot reference {path}: no gecobench_model.json (not a zoo checkpoint folder)")
@@ -345,7 +358,7 @@ def chunk_predictions(lm: LoadedModel, split: GecoSplit, chunk: list[list[int]],
     return {i: int(p) for i, p in zip(rows, preds)}
 
 
-def compute_paper_subset(models: Sequence[str], split: GecoSplit, settings: EvaluationSettings,
+def compute_paper_subset(models: Sequence[str | LoadedModel], split: GecoSplit, settings: EvaluationSettings,
                          include_zero_shot: bool = False,
                          predictions_out: dict[str, dict[int, dict[int, int]]] | None = None) -> FilterSubset:
     """The paper's shared subset of ``split`` over the run's sentence groups, defined by the predictions of every
@@ -359,12 +372,12 @@ def compute_paper_subset(models: Sequence[str], split: GecoSplit, settings: Eval
     predictions: dict[str, dict[int, int]] = {}
     facts: dict[str, dict[str, Any]] = {}
     for path in models:
-        lm = load_model(path)
+        lm = as_loaded_model(path)
         by_chunk = {c: chunk_predictions(lm, split, chunk, settings) for c, chunk in enumerate(chunks)}
         if predictions_out is not None:
-            predictions_out[str(path)] = by_chunk
-        predictions[str(path)] = {row: p for chunk_rows in by_chunk.values() for row, p in chunk_rows.items()}
-        facts[str(path)] = defining_model(lm)
+            predictions_out[model_key(path)] = by_chunk
+        predictions[model_key(path)] = {row: p for chunk_rows in by_chunk.values() for row, p in chunk_rows.items()}
+        facts[model_key(path)] = defining_model(lm)
         del lm
     groups = [g for chunk in chunks for g in chunk]
     return shared_subset(split, groups, predictions, facts, include_zero_shot=include_zero_shot)
@@ -576,11 +589,12 @@ def compared_explainers(specs: list[ExplainerSpec], instances: list[Explainer]) 
 
 
 def run_evaluation(
-    explainers: list[ExplainerSpec | str], models: list[str], configs: list[str],
+    explainers: list[ExplainerSpec | str], models: Sequence[str | LoadedModel], configs: list[str],
     settings: EvaluationSettings | None = None, store_location: str | None = None,
     checkpoint_dir: str | Path = "runs/eval_checkpoints", progress: bool = True,
     instances: list[Explainer] | None = None, filters: Sequence[str | bool] | None = None,
-    reference_attributions: str | Path | PublishedReferences | None = None, zero_shot: str | None = None,
+    reference_attributions: str | Path | PublishedReferences | None = None,
+    zero_shot: str | LoadedModel | None = None,
     filter_subsets: Any = None,
 ) -> RunSummary:
     """Evaluate every explainer × model × config; append one record each to the results store.
@@ -599,6 +613,10 @@ def run_evaluation(
     :class:`~gecobench.evaluation.filters.FilterSubset` objects; refused when made for other data), else the one
     defined by the predictions of every (non-zero-shot) model of the run. ``RunSummary.filter_subsets`` holds the
     subsets used, for the caller to write.
+
+    ``models`` are zoo checkpoint folders or already loaded models
+    (:func:`~gecobench.evaluation.modelling.loaded_from_objects`: the Python front door's model objects), and so
+    may ``zero_shot`` be.
 
     ``zero_shot`` names a zero-shot checkpoint to use as the RMA reference of the models of its base without
     evaluating it (by default one is looked for among ``models`` and next to each model).
@@ -638,7 +656,7 @@ def run_evaluation(
     # A zero-shot reference's scores cover every scorable row whatever the filter, and are keyed by what they depend
     # on only, so runs with other property, faithfulness or bootstrap settings share them.
     reference_protocol = computed.attribution_protocol()
-    reference_cache: dict[str, LoadedModel] = {}
+    reference_cache: dict[str, LoadedModel] = {}  # by model_key
     published = (reference_attributions if isinstance(reference_attributions, PublishedReferences)
                  else load_published_references(reference_attributions))
     candidates = list(models)
@@ -661,12 +679,12 @@ def run_evaluation(
             r for r in load_split(config, "train", settings.data_dir).rows if scorable(r)])
 
         for model_path in models:
-            lm = load_model(model_path)
+            lm = as_loaded_model(model_path)
             ref_path, ref_reason = find_zero_shot_reference(lm, candidates)
             reference = None
             if ref_path is not None:
-                reference = reference_cache.get(ref_path) or load_model(ref_path)
-                reference_cache[ref_path] = reference
+                reference = reference_cache.get(model_key(ref_path)) or as_loaded_model(ref_path)
+                reference_cache[model_key(ref_path)] = reference
             # The RMA reference and the explainers compared with (DMA, paired MA differences) change a record's
             # numbers, so they are part of the protocol (and of the identity).
             extra_protocol = {"rma_reference_sha256": reference.checkpoint_sha256 if reference else None,
@@ -679,7 +697,7 @@ def run_evaluation(
                                [record_id_for(explainer_score_identity(i)) for i in identities])
             if all(store.exists("explainer_score", rid) for _, _, ids in units.values() for rid in ids):
                 summary.existing.extend(rid for _, _, ids in units.values() for rid in ids)
-                log.info("records for %s on %s already in the store; skipped", model_path, config)
+                log.info("records for %s on %s already in the store; skipped", model_key(model_path), config)
                 continue
             perturbed = _Perturbed(lm.model, settings)
             probe = FaithfulnessProbe(lm.model, lm.tokenizer) if settings.faithfulness else None
@@ -706,7 +724,7 @@ def run_evaluation(
             for chunk_id in my_chunks:
                 chunk = chunks[chunk_id]
                 chunk_rows = [i for g in chunk for i in g]
-                predictions = ((run_predictions.get(str(model_path)) or {}).get(chunk_id)
+                predictions = ((run_predictions.get(model_key(model_path)) or {}).get(chunk_id)
                                or chunk_predictions(lm, split, chunk, settings))
                 kept, malformed = rows_for_filter(split, chunk, predictions, compute_filter, subset)
                 chunk_probe = probe if settings.faithfulness_in_chunk(chunk_id) else None
@@ -805,7 +823,7 @@ def _scored_sentences(split: GecoSplit, chunks: list[dict[str, Any]], subsample:
                               subsample if limit is not None else None, limit)
 
 
-def _paper_subset_for(filters: Sequence[str], config: str, split: GecoSplit, models: Sequence[str],
+def _paper_subset_for(filters: Sequence[str], config: str, split: GecoSplit, models: Sequence[str | LoadedModel],
                       settings: EvaluationSettings, given: dict[str, FilterSubset]
                       ) -> tuple[FilterSubset | None, str | None, dict[str, dict[int, dict[int, int]]]]:
     """The shared subset a run's ``paper`` records of ``config`` score, where it came from (``file`` or
