@@ -58,7 +58,9 @@ class SentenceView:
 
     @property
     def html(self) -> str:
-        from leaderboard_space.drilldown import heatmap_html  # the Space's drill-down heat map, one definition
+        from leaderboard_space.drilldown import (
+            heatmap_html,  # the Space's drill-down heat map, one definition
+        )
 
         return heatmap_html([{**row, "words": self.words, "ground_truth": self.ground_truth} for row in self.rows])
 
@@ -73,8 +75,8 @@ class SentenceView:
         names = [str(row["explainer"]) for row in self.rows]
         width = max([len(w) for w in self.words] + [4]) + 2  # the word column, "*" marks ground truth
         columns = [max(len(n), 8) for n in names]
-        lines = [f"sentence {self.sentence_id} ({group}); * = ground-truth word; |attribution| share of the row's "
-                 "largest in brackets",
+        lines = [(f"sentence {self.sentence_id} ({group}); * = ground-truth word; |attribution| share of the row's "
+                  "largest in brackets"),
                  "word".ljust(width) + "  ".join(n.rjust(c) for n, c in zip(names, columns))]
         tops = [max((abs(a) for a in row["attributions"] if a is not None), default=0.0) or 1.0 for row in self.rows]
         for position, (word, truth) in enumerate(zip(self.words, self.ground_truth)):
@@ -179,7 +181,10 @@ def load_results(store_path: str | os.PathLike[str]) -> Results:
     """The ``explainer_score`` records of a local results store folder (as :func:`evaluate`, the CLI or
     :meth:`Results.save` wrote them), validated on read (invalid files are skipped and listed in
     ``Results.warnings``), with their per-sentence side files where present."""
-    from gecobench.evaluation.sentence_scores import read_sentence_scores, side_file_path
+    from gecobench.evaluation.sentence_scores import (
+        read_sentence_scores,
+        side_file_path,
+    )
     from gecobench.store import LocalStore
 
     root = Path(store_path)
@@ -204,7 +209,11 @@ def load_results(store_path: str | os.PathLike[str]) -> Results:
 def _spec_and_explainer(item: ExplainerLike) -> tuple[ExplainerSpec, Explainer]:
     """One entry of ``explainers`` as the runner's spec and instance, or a clear error naming what is wrong."""
     from gecobench.evaluation.runner import ExplainerSpec
-    from gecobench.explainers.adapters import CaptumExplainer, FunctionExplainer, is_captum_attribution_class
+    from gecobench.explainers.adapters import (
+        CaptumExplainer,
+        FunctionExplainer,
+        is_captum_attribution_class,
+    )
     from gecobench.explainers.base import Explainer, get_explainer
 
     if isinstance(item, str):
@@ -233,7 +242,7 @@ def _load_tokenizer(source: str, what: str) -> Any:
 
     try:
         return AutoTokenizer.from_pretrained(source)
-    except Exception as err:
+    except (OSError, ValueError, KeyError, TypeError) as err:
         raise ValueError(f"{what}: no tokenizer given and none could be loaded from {source!r} ({err}); pass "
                          "tokenizer=...") from None
 
@@ -250,14 +259,18 @@ def _resolve_folder(model: str) -> Path:
 
     try:
         return Path(snapshot_download(model))
-    except Exception as err:
+    except Exception as err:  # noqa: BLE001 - the Hub client's errors (offline, not found, gated) have no common base
         raise FileNotFoundError(f"model {model!r}: no such local folder, and the Hub could not give it "
                                 f"({type(err).__name__}: {err})") from None
 
 
 def _loaded_model(model: Any, tokenizer: Any, info: Mapping[str, Any] | None) -> LoadedModel:
     """``model`` (an object, a zoo checkpoint folder, a transformers model folder or a Hub id) as a LoadedModel."""
-    from gecobench.evaluation.modelling import LoadedModel, load_model, loaded_from_objects
+    from gecobench.evaluation.modelling import (
+        LoadedModel,
+        load_model,
+        loaded_from_objects,
+    )
 
     if isinstance(model, LoadedModel):
         return model
@@ -272,7 +285,7 @@ def _loaded_model(model: Any, tokenizer: Any, info: Mapping[str, Any] | None) ->
 
         try:
             loaded = AutoModelForSequenceClassification.from_pretrained(folder)
-        except Exception as err:
+        except (OSError, ValueError, KeyError, TypeError) as err:
             raise ValueError(f"model {model}: not a zoo checkpoint (no gecobench_model.json) and not a transformers "
                              f"sequence classifier ({type(err).__name__}: {err})") from None
         return loaded_from_objects(loaded, tokenizer if tokenizer is not None
@@ -286,12 +299,18 @@ def _loaded_model(model: Any, tokenizer: Any, info: Mapping[str, Any] | None) ->
     return loaded_from_objects(model, tokenizer, dict(info or {}))
 
 
+def _canonical(params: Mapping[str, Any]) -> str:
+    import json
+
+    return json.dumps(params, sort_keys=True, default=str)
+
+
 def _probe(explainers: Sequence[Explainer], lm: LoadedModel, config: str, split: str, data_dir: str | None) -> None:
     """Run every explainer that is not a registered built-in on one sentence before the evaluation, so a function
     that returns the wrong number of scores fails at once, with the engine's message, instead of mid-run."""
     from gecobench.evaluation.attribution import attribute_words
     from gecobench.evaluation.data import load_split, scorable
-    from gecobench.explainers.base import Explainer, _REGISTRY
+    from gecobench.explainers.base import _REGISTRY, Explainer
 
     untried = [e for e in explainers if type(e) not in _REGISTRY.values() and type(e).fit is Explainer.fit]
     if not untried:
@@ -354,13 +373,21 @@ def evaluate(
         data_dir: a folder with the GECO release files (default: the package's default, see ``docs/data.md``).
         seed: the seed of the explainers' randomness and of the bootstrap.
         progress: show progress bars.
-        split, properties, faithfulness, bootstrap, batch_size, chunk_size: the protocol settings of
-            :class:`~gecobench.evaluation.runner.EvaluationSettings` (the CLI's options of the same names).
+        split: the GECO split explained (``test``).
+        properties: compute the property and ranking metrics (MRC, SNC, LD, DMA, SP, CVR, RRA, AUPRC).
+        faithfulness: compute comprehensiveness, sufficiency and leave-one-out tau.
+        bootstrap: bootstrap resamples of the 95 % intervals (0: none).
+        batch_size: sentences per explainer call.
+        chunk_size: source sentences per checkpointed chunk. These six are
+            :class:`~gecobench.evaluation.runner.EvaluationSettings` fields, the CLI's options of the same names.
         model_info: facts recorded about a model object (``regime``, ``base_model``, ``seed``, ...; default
             regime ``user`` and the config's ``_name_or_path``).
         checkpoint_dir: keep the per-chunk checkpoints here, so a rerun resumes; default: a temporary folder,
             deleted afterwards.
-        filter_subset, reference_attributions: as the CLI's ``--filter-subset`` and ``--reference-attributions``.
+        filter_subset: the ``paper`` filter's shared subset (a file, folder or FilterSubset), as the CLI's
+            ``--filter-subset``.
+        reference_attributions: published zero-shot reference attributions, as the CLI's
+            ``--reference-attributions``.
 
     Returns:
         :class:`Results`: ``records`` (one per explainer and config), ``to_pandas()``, ``show(i)``, ``save(path)``.
@@ -373,7 +400,6 @@ def evaluate(
     from gecobench.evaluation.filters import PAPER, reference_subsets_for_models
     from gecobench.evaluation.modelling import LoadedModel, loaded_from_objects
     from gecobench.evaluation.runner import EvaluationSettings, run_evaluation
-    from gecobench.store import LocalStore
 
     configs = [config] if isinstance(config, str) else list(config)
     if not configs:
@@ -423,6 +449,12 @@ def evaluate(
                 progress=progress, instances=[e for _, e in pairs], filters=(settings.filter,),
                 reference_attributions=reference_attributions, zero_shot=reference, filter_subsets=subsets)
             results = load_results(store_dir) if store_dir.is_dir() else Results([])
+        # in the order asked for (configs, then explainers), not the store's (record ids)
+        wanted = {(explainer.name, _canonical(explainer.params())): i for i, (_, explainer) in enumerate(pairs)}
+        results.records.sort(key=lambda r: (configs.index(r["dataset"]["config"]) if r["dataset"]["config"] in configs
+                                            else len(configs),
+                                            wanted.get((r["explainer"]["name"], _canonical(r["explainer"]["params"])),
+                                                       len(wanted))))
     finally:
         for module, mode in zip(objects, modes):
             module.train(mode)

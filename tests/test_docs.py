@@ -41,6 +41,7 @@ CLI_PAGE = DOCS / "reference" / "cli.md"
 #: Pages whose blocks are executed, in the order a newcomer reads them.
 EXECUTED_PAGES = [
     "quickstart.md",
+    "python_api.md",
     "tutorials/load-geco.md",
     "tutorials/mass-accuracy.md",
     "tutorials/train-a-regime.md",

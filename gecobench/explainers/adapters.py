@@ -123,7 +123,7 @@ class CaptumExplainer(GradientExplainer):
         from captum.attr import LayerAttribution, NeuronAttribution
 
         if issubclass(attribution_class, (LayerAttribution, NeuronAttribution)):
-            raise ValueError(f"{attribution_class.__name__} attributes at a layer or neuron of its own; the engine "
+            raise TypeError(f"{attribution_class.__name__} attributes at a layer or neuron of its own; the engine "
                              "fixes the attribution point (the embedding block's output): pass the plain method "
                              "(e.g. IntegratedGradients instead of LayerIntegratedGradients)")
         reserved = {"inputs", "target", "additional_forward_args"} & set(attribute_kwargs)
