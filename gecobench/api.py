@@ -107,6 +107,9 @@ class Results:
     #: record id → its per-sentence side document (:mod:`gecobench.evaluation.sentence_scores`)
     sentences: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    #: explainers that raised during the run, each described (explainer, model, config, sentence, error); their
+    #: records are missing, the others' are there
+    failures: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.records)
@@ -458,6 +461,10 @@ def evaluate(
     finally:
         for module, mode in zip(objects, modes):
             module.train(mode)
+    # explainers that raised mid-run (the evaluation reports them and writes the others' records)
+    results.failures = [f.describe() if hasattr(f, "describe") else str(f) for f in getattr(summary, "failures", [])]
+    for failure in results.failures:
+        log.warning("%s", failure)
     results.warnings = list(summary.warnings) + results.warnings
     return results
 

@@ -55,6 +55,18 @@ def source_fingerprint(obj: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
+def _user_source() -> str:
+    """The ``source`` an adapter's records carry: ``user`` where the evaluation knows that label
+    (:mod:`gecobench.evaluation.origin`), else ``builtin``, the label every explainer had before it (a record with
+    a label its schema does not know would be refused). The adapters live in gecobench, but what they run is the
+    user's."""
+    try:
+        from gecobench.evaluation.origin import USER
+    except ImportError:
+        return "builtin"
+    return USER
+
+
 class FunctionExplainer(Explainer):
     """An explainer made from a plain function ``(model, tokenizer, words, targets) -> word scores``.
 
@@ -74,6 +86,8 @@ class FunctionExplainer(Explainer):
             raise TypeError(f"a function explainer needs a callable, got {type(function).__name__}")
         super().__init__()
         self.function = function
+        self.__wrapped__ = function  # what the code fingerprint of a user's explainer reads
+        self.source = _user_source()
         self.name = name if name is not None else explainer_name(getattr(function, "__name__", ""), "user_function")
         if not _NAME_PATTERN.match(self.name):
             raise ValueError(f"explainer name {self.name!r}: use 2-64 lower-case letters, digits or underscores, "
@@ -132,6 +146,8 @@ class CaptumExplainer(GradientExplainer):
         if output not in ("logit", "probability"):
             raise ValueError(f"output must be 'logit' or 'probability', got {output!r}")
         self.attribution_class = attribution_class
+        self.__wrapped__ = attribution_class
+        self.source = _user_source()
         self.attribute_kwargs = dict(attribute_kwargs)
         super().__init__(attribution_point=attribution_point, output=output, **attribute_kwargs)
         import captum
