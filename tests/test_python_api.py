@@ -273,3 +273,29 @@ def test_records_come_in_the_order_the_explainers_were_given(geco_dir, bert_toke
                                  data_dir=geco_dir, **FAST)
     assert [r["explainer"]["name"] for r in results.records] == order
     assert list(results.to_pandas()["explainer"]) == order
+
+
+def test_a_transformers_folder_model_info_and_the_papers_filter(geco_dir, bert_tokenizer, tmp_path) -> None:
+    """A transformers model folder (no zoo metadata) is a model object loaded from it; ``model_info`` says what it
+    is; the default (paper's) filter runs on a model object: its shared subset is the groups it gets right."""
+    folder = tmp_path / "my-classifier"
+    make_tiny_bert_classifier(seed=7).save_pretrained(folder)
+    bert_tokenizer.save_pretrained(folder)
+    fast = {**FAST}
+    fast.pop("filter")
+    results = gecobench.evaluate(folder, explainers=["saliency"], data_dir=geco_dir,
+                                 model_info={"regime": "CE", "base_model": "tiny-bert", "seed": 7}, **fast)
+    (record,) = results.records
+    assert (record["model"]["regime"], record["model"]["base_model"], record["model"]["seed"]) == ("CE", "tiny-bert", 7)
+    assert record["model"]["name"] == "my-classifier"
+    assert record["protocol"]["filter"] == "paper" and record["filter"]["name"] == "paper"
+    counts = record["counts"]
+    assert counts["n_scored"] + counts["n_filtered_out"] == counts["n_sentences"] == 12
+    if counts["n_scored"]:
+        assert record["model"]["accuracy_on_scored"] == 1.0
+    else:  # a random model may get no group right in both variants: then there is nothing to show
+        assert record["metrics"]["mass_accuracy"]["value"] is None
+        with pytest.raises(ValueError, match="no per-sentence scores"):
+            results.show(0)
+    with pytest.raises(ValueError, match="num_labels=3 but the model has 2 classes"):
+        gecobench.evaluate(folder, explainers=["saliency"], data_dir=geco_dir, model_info={"num_labels": 3}, **fast)
