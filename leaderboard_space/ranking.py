@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gecobench import columns
 from gecobench.formatting import format_number
 from gecobench.gender import GAP_KEYS, gender_value
 from leaderboard_space.tables import (
@@ -30,11 +31,11 @@ from leaderboard_space.tables import (
 
 CONFIG_ORDER = ("binary_all", "binary_subject", "nonbinary_all", "nonbinary_subject")
 REGIME_ORDER = ("OLA", "ZS", "C", "CE", "CEf", "CEfAf")  # from scratch, then MiniLM from frozen to fully fine-tuned
-GAP = "Gap m−f"
+GAP = columns.METRICS["mass_accuracy_gap"].label
 #: the MA gaps to non-binary (non-binary configs only; left out of a ranking whose records have none)
-NONBINARY_GAPS = {GAP_KEYS[1]: "Gap m−nb", GAP_KEYS[2]: "Gap f−nb"}
+NONBINARY_GAPS = {key: columns.METRICS[f"mass_accuracy_gap_{key}"].label for key in GAP_KEYS[1:]}
 #: the largest |MA gap| over every gap of the config: the "best gap" is the smallest
-LARGEST_GAP = "Largest |MA gap|"
+LARGEST_GAP = columns.LARGEST_GAP.label
 NOT_SEPARATED_MARK = "≈ next"
 RANK_COLUMNS_METRICS = ["relative_mass_accuracy", *PROPERTY_KEYS, *RANKING_KEYS]
 

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gecobench import columns
 from gecobench.formatting import format_interval
 from gecobench.pooling import (
     across_seeds,
@@ -37,25 +38,8 @@ from gecobench.pooling import (
 )
 
 MA = "mass_accuracy"
-METRIC_LABELS: dict[str, str] = {
-    "mass_accuracy": "MA",
-    "relative_mass_accuracy": "log RMA",
-    "mass_accuracy_gap": "MA gap male−female",
-    "mass_accuracy_gap_male_minus_nonbinary": "MA gap male−non-binary",
-    "mass_accuracy_gap_female_minus_nonbinary": "MA gap female−non-binary",
-    "model_randomisation_check": "MRC",
-    "small_noise_check": "SNC",
-    "label_difference": "LD",
-    "methods_agreement": "DMA",
-    "sparsity": "SP",
-    "covariate_complexity": "CVR",
-    "relevance_rank_accuracy": "Rank acc.",
-    "auprc": "AUPRC",
-    # faithfulness to the model (gecobench.evaluation.faithfulness; absent from records run with --no-faithfulness)
-    "comprehensiveness": "Compr.",
-    "sufficiency": "Suff.",
-    "leave_one_out_tau": "LOO tau",
-}
+#: metric key → header label, from the one column model (:mod:`gecobench.columns`)
+METRIC_LABELS: dict[str, str] = dict(columns.METRIC_LABELS)
 PROPERTY_KEYS = [
     "model_randomisation_check", "small_noise_check", "label_difference", "methods_agreement", "sparsity",
     "covariate_complexity",
@@ -367,7 +351,8 @@ def sort_summary(summary: pd.DataFrame, sort_by: str | None, descending: bool = 
     key = summary[sort_by]
     # rows stay grouped by model (config × regime × base): the default view is per model, never across them
     by_model = [c for c in MODEL_COLUMNS if c in summary.columns and c != sort_by]
-    if sort_by.startswith("MA gap"):  # the gap is signed; the best explainer is the one closest to zero
+    declared = columns.by_label(sort_by)
+    if declared is not None and declared.direction == columns.ZERO:  # signed gap: the best is closest to zero
         ordered = summary.assign(_k=key.abs()).sort_values([*by_model, "_k"], ascending=[True] * len(by_model) + [descending],
                                                            na_position="last", kind="stable")
         return ordered.drop(columns="_k").reset_index(drop=True)
