@@ -52,7 +52,7 @@ from leaderboard_space import drilldown, gaps, plots, ranking, sources, submit_s
 from leaderboard_space import spanish_view as spanish_tab
 from leaderboard_space.data import LoadedResults, ResultsLoader
 from leaderboard_space.dataset_info import geco_statistics
-from leaderboard_space.downloads import figure_files, table_files
+from leaderboard_space.downloads import analysis_table, figure_files, table_files
 from leaderboard_space.glossary import glossary_markdown
 
 MAX_WARNINGS_SHOWN = 20
@@ -459,13 +459,14 @@ def build_app(results_location: str | None = None, requests_location: str | None
             shown, best = gaps_view_table(cell, state.record_link)
             notes = [gaps.gaps_legend(), "**Bold green**: the best gap of each metric (its smallest largest |gap|, "
                      "non-baseline explainers only)."]
-            files = table_files(shown, f"{prefix}-gaps-{config}-{base_model}-{regime}-seed{seed}")
+            files = table_files(analysis_table(gaps.gender_gaps(cell, state.record_link)),
+                                f"{prefix}-gaps-{config}-{base_model}-{regime}-seed{seed}")
             styled = shown.style.apply(lambda _: _best_gap_styles(shown, best), axis=None).format(
                 format_interval, subset=list(shown.select_dtypes("floating").columns))
         else:
             shown = ranking.ranking_display(numbers)
             best = ranking.best_per_column(numbers)
-            files = table_files(shown, f"{prefix}-ranking-{config}-{base_model}-{regime}-seed{seed}")
+            files = table_files(analysis_table(numbers), f"{prefix}-ranking-{config}-{base_model}-{regime}-seed{seed}")
             styled = shown.style.apply(lambda _: _best_styles(shown, best), axis=None).format(
                 format_interval, subset=list(shown.select_dtypes("floating").columns))
             identical = identical_pairs_note(numbers)
@@ -539,21 +540,22 @@ def build_app(results_location: str | None = None, requests_location: str | None
         return drilldown.heatmap_html(drilldown.sentence_rows(cell, state.side_files, key)) + provenance
 
     # ------------------------------------------------------------------ across models (the former first view)
-    def explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
-                       filter_value):
+    def explainer_summary_view(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
+                               filter_value):
         state, chosen = scope(source, filter_value)
         frame = state.frame_for(chosen)
         filters = _filters(configs, regimes, base_models, search, sort_by, descending, show_baselines)
         summary = tables.explainer_summary(frame, tables.Filters(**{**filters.__dict__, "sort_by": None}))
         sort = sort_by if sort_by in summary.columns else ("MA" if "MA" in summary.columns else None)
-        return tables.display_table(tables.sort_summary(summary, sort, bool(descending)))
+        return tables.sort_summary(summary, sort, bool(descending))
 
     def explainer_downloads(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
                             filter_value):
-        table = explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
-                               filter_value)
+        summary = explainer_summary_view(configs, regimes, base_models, search, sort_by, descending, show_baselines,
+                                         source, filter_value)
         state, chosen = scope(source, filter_value)
-        return table, table_files(table, f"{state.name}-{chosen}-across-models")
+        return (tables.display_table(summary),
+                table_files(analysis_table(summary), f"{state.name}-{chosen}-across-models"))
 
     def explainer_table_api(configs: list[str], regimes: list[str], base_models: list[str], search: str,
                             sort_by: str, descending: bool, show_baselines: bool, source: str = first_source,
@@ -736,9 +738,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                 drill_message = gr.Markdown(elem_id="drill-message")
                 drill_heat = gr.HTML(elem_id="drill-heat")
             with gr.Tab("All models", id="explainers"):
-                gr.Markdown("Every explainer **averaged over the records the filters keep** (all models, regimes, "
-                            "configs and seeds when no filter is set), interval = envelope of the records' "
-                            "intervals. For a ranking that answers a question, use the Ranking tab.")
+                gr.Markdown(tables.ACROSS_MODELS_TEXT)
                 with gr.Row():
                     configs = gr.Dropdown([], multiselect=True, label="GECO config (empty = all)",
                                           elem_id="filter-config", info="All when empty")

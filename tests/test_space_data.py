@@ -1,0 +1,99 @@
+"""The Space's data side over synthetic records: gaps on the Ranking, baselines apart, All models' vs best."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pandas as pd
+
+from leaderboard_space import ranking, tables
+from leaderboard_space.sample_records import make_explainer_record
+
+
+def _nonbinary_cell() -> list[dict]:
+    rng = random.Random(7)
+    records = [make_explainer_record(name, "CE", "nonbinary_all", "base-a", rng=rng, with_gender=True,
+                                     is_baseline=name == "pattern_variant", model_independent=name == "pattern_variant")
+               for name in ("saliency", "lime", "deeplift", "pattern_variant")]
+    gaps = {"saliency": (0.01, 0.09, 0.02), "lime": (0.04, 0.03, -0.05), "deeplift": (-0.20, 0.0, 0.01),
+            "pattern_variant": (0.0, 0.0, 0.0)}
+    for record in records:
+        block = record["by_gender"]["metrics"]["mass_accuracy"]["gaps"]
+        mf, mnb, fnb = gaps[record["explainer"]["name"]]
+        record["metrics"]["mass_accuracy_gap"].update(value=mf, ci_low=mf - 0.01, ci_high=mf + 0.01)
+        block["male_minus_nonbinary"].update(value=mnb, ci_low=mnb - 0.01, ci_high=mnb + 0.01)
+        block["female_minus_nonbinary"].update(value=fnb, ci_low=fnb - 0.01, ci_high=fnb + 0.01)
+    return records
+
+
+def test_the_ranking_shows_every_gap_and_the_best_gap_over_all_of_them():
+    table = ranking.model_ranking(_nonbinary_cell())
+    for column in ("Gap m−f", "Gap m−nb", "Gap f−nb", ranking.LARGEST_GAP):
+        assert column in table.columns
+    largest = dict(zip(table["Explainer"], table[ranking.LARGEST_GAP]))
+    assert largest["saliency"] == 0.09 and largest["lime"] == 0.05 and largest["deeplift"] == 0.20
+    best = ranking.best_per_column(table)
+    # lime's largest |gap| (0.05) is the smallest among the real explainers; Pattern Variant's 0 does not count,
+    # and on m−f alone saliency would win (0.01): the best gap reads every gap of the config
+    assert table.loc[best[ranking.LARGEST_GAP], "Explainer"] == "lime"
+    assert table.loc[best["Gap m−f"], "Explainer"] == "saliency"
+    assert table.loc[best["Gap m−nb"], "Explainer"] == "deeplift"
+
+
+def test_binary_configs_have_one_gap():
+    rng = random.Random(8)
+    cell = [make_explainer_record(name, "CE", "binary_all", "base-a", rng=rng, with_gender=True)
+            for name in ("saliency", "lime")]
+    table = ranking.model_ranking(cell)
+    assert "Gap m−f" in table.columns and "Gap m−nb" not in table.columns and ranking.LARGEST_GAP not in table.columns
+
+
+def test_all_models_vs_best_never_names_a_baseline_best():
+    rng = random.Random(9)
+    records = []
+    for regime in ("CE", "C"):
+        for name in ("saliency", "lime", "pattern_variant", "uniform_random"):
+            baseline = name in ("pattern_variant", "uniform_random")
+            record = make_explainer_record(name, regime, "binary_all", "base-a", rng=rng, is_baseline=baseline,
+                                           model_independent=baseline)
+            if name == "pattern_variant":  # the oracle: the highest MA of every model
+                record["metrics"]["mass_accuracy"].update(value=0.99, ci_low=0.98, ci_high=1.0)
+            records.append(record)
+    summary = tables.explainer_summary(records)
+    for _, cell in summary.groupby(tables.MODEL_COLUMNS):
+        best = cell[cell["vs best"] == "best"]
+        assert len(best) == 1 and not best["Kind"].iloc[0].startswith("baseline")
+        real = cell[~cell["Kind"].str.startswith("baseline")]
+        assert best["MA"].iloc[0] == real["MA"].max()
+    # the text above the table says what the rows are: per explainer and model, pooled over seeds only
+    assert "One row per explainer and model" in tables.ACROSS_MODELS_TEXT
+    assert "averaged over the records" not in tables.ACROSS_MODELS_TEXT
+    assert (summary["Seeds"] == 1).all() and len(summary) == len(records)  # one seed each: one row per record
+
+
+def test_all_models_pools_only_seeds_and_keeps_the_record_ids():
+    rng = random.Random(10)
+    records = [make_explainer_record("saliency", "CE", "binary_all", "base-a", seed=s, rng=rng) for s in (0, 1, 2)]
+    summary = tables.explainer_summary(records)
+    assert len(summary) == 1 and summary["Seeds"].iloc[0] == 3
+    values = np.array([r["metrics"]["mass_accuracy"]["value"] for r in records])
+    assert np.isclose(summary["MA"].iloc[0], values.mean(), rtol=0, atol=1e-12)
+    assert set(summary["record_id"].iloc[0].split(";")) == {r["record_id"] for r in records}
+    assert "record_id" not in tables.display_table(summary).columns
+    assert "record_id" not in tables.sort_keys(summary)
+
+
+def test_analysis_download_of_all_models_has_numbers_and_ids():
+    from leaderboard_space.downloads import analysis_table
+
+    records = [make_explainer_record(n, "CE", "binary_all", "base-a", rng=random.Random(11)) for n in ("saliency", "lime")]
+    download = analysis_table(tables.explainer_summary(records))
+    assert download.columns[0] == "record_id"
+    for name in ("mass_accuracy", "mass_accuracy_ci_low", "mass_accuracy_ci_high", "ma_gap_male_minus_female",
+                 "seconds_per_sentence", "n_seeds"):
+        assert name in download.columns, name
+    by_id = {r["record_id"]: r for r in records}
+    for _, row in download.iterrows():
+        assert row["mass_accuracy_ci_high"] == by_id[row["record_id"]]["metrics"]["mass_accuracy"]["ci_high"]
+    assert pd.api.types.is_float_dtype(download["mass_accuracy"])
