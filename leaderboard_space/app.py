@@ -516,18 +516,16 @@ def build_app(results_location: str | None = None, requests_location: str | None
         records = state.records(chosen)
         cell = ranking.cell_records(records, config, base_model, regime, seed)
         documents = [d for d in (state.side_files.get(str(r["record_id"])) for r in cell) if d is not None]
-        options = drilldown.sentence_options(documents, search or "")
+        found = drilldown.sentence_page(documents, search or "")
+        options = found.options
         if not documents and cell and state.name == sources.REFERENCE and chosen != sources.PAPER_FILTER:
             # the reference ships the side files of the paper's filter only (they are 50 kB per record)
             message = ("No per-sentence scores for this choice: the reference results ship them for the paper's "
                        "filter only. Choose it under *Sentences scored*.")
         elif not documents:
             message = "No per-sentence scores for this choice (its records were written without side files)."
-        elif not options:
-            message = f"No sentence contains {search!r}."
         else:
-            message = f"{len(options)} sentence variant(s){' containing ' + repr(search) if search else ''}" + (
-                f" (first {drilldown.MAX_OPTIONS} shown)" if len(options) >= drilldown.MAX_OPTIONS else "")
+            message = found.message(search or "")
         value = options[0][1] if options else None
         return gr.update(choices=options, value=value), message
 
@@ -537,7 +535,8 @@ def build_app(results_location: str | None = None, requests_location: str | None
         provenance = drilldown.provenance_html(cell, state.record_link, state.cards)
         if not key:
             return drilldown.heatmap_html([]) + provenance
-        return drilldown.heatmap_html(drilldown.sentence_rows(cell, state.side_files, key)) + provenance
+        return drilldown.heatmap_html(drilldown.sentence_rows(cell, state.side_files, key),
+                                      "None of this model's records has per-sentence scores for this sentence.") + provenance
 
     # ------------------------------------------------------------------ across models (the former first view)
     def explainer_summary_view(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,

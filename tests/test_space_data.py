@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 import pandas as pd
 
 from leaderboard_space import ranking, tables
@@ -97,3 +98,89 @@ def test_analysis_download_of_all_models_has_numbers_and_ids():
     for _, row in download.iterrows():
         assert row["mass_accuracy_ci_high"] == by_id[row["record_id"]]["metrics"]["mass_accuracy"]["ci_high"]
     assert pd.api.types.is_float_dtype(download["mass_accuracy"])
+
+
+# ------------------------------------------------------------------------------------------------ drill-down
+
+def _sentence(sentence_id: int, label: int, words: list[str], truth: list[int], scores: list[float]) -> dict:
+    mass = sum(abs(s) for s in scores)
+    return {"sentence_id": sentence_id, "label": label, "words": words, "ground_truth": truth, "attributions": scores,
+            "mass_accuracy": sum(abs(s) for s, t in zip(scores, truth) if t) / mass}
+
+
+def _documents(n_sentences: int = 450) -> list[dict]:
+    sentences = []
+    for i in range(n_sentences):
+        sentences.append(_sentence(i, 0, ["She", "said", "the", "rest", "."], [1, 0, 0, 0, 0], [0.4, 0.1, 0.2, 0.2, 0.1]))
+        sentences.append(_sentence(i, 1, ["He", "said", "the", "rest", "."], [1, 0, 0, 0, 0], [0.1, 0.5, 0.2, 0.1, 0.1]))
+    sentences.append(_sentence(9999, 1, ["Ask", "him,", "then", "leave"], [0, 1, 0, 0], [1.0, 2.0, 0.5, 0.5]))
+    return [{"format_version": 1, "record_id": "r", "explainer": "x", "sentences": sentences}]
+
+
+def test_search_matches_whole_words_only():
+    from leaderboard_space import drilldown
+
+    documents = _documents(3)
+    he = drilldown.sentence_page(documents, "he")
+    assert {key.split(":")[1] for _, key in he.options} == {"1"}  # "He …" only: never "she" or "the"
+    him = drilldown.sentence_page(documents, "him").options
+    assert [key for _, key in him] == ["9999:1"] and "him," in him[0][0]  # punctuation does not hide a word
+    assert drilldown.sentence_page(documents, "said rest").total == 6  # every word of the search
+    nothing = drilldown.sentence_page(documents, "doctor")
+    assert nothing.total == 0 and nothing.options == []
+    message = nothing.message("doctor")
+    assert "No sentence variant" in message and "doctor" in message and "0.3" not in message
+
+
+def test_every_sentence_is_reachable_by_page_or_id():
+    from leaderboard_space import drilldown
+
+    documents = _documents()
+    first = drilldown.sentence_page(documents)
+    assert first.total == 901 and first.pages == -(-901 // drilldown.MAX_OPTIONS)
+    reached = {key for page in range(1, first.pages + 1)
+               for _, key in drilldown.sentence_page(documents, page=page).options}
+    assert len(reached) == 901
+    assert "page 1 of" in first.message()
+    assert [key for _, key in drilldown.sentence_page(documents, "#417").options] == ["417:0", "417:1"]
+
+
+def test_drilldown_shows_shares_and_every_variant_side_by_side(tmp_path):
+    import gzip
+    import json
+
+    from leaderboard_space import drilldown
+
+    rng = random.Random(12)
+    records = [make_explainer_record(name, "CE", "binary_all", "base-a", rng=rng) for name in ("saliency", "lime")]
+    folder = tmp_path / "sentence_scores"
+    folder.mkdir()
+    scale = {"saliency": 1.0, "lime": 40.0}  # raw scores of very different size: the shares agree
+    for record in records:
+        factor = scale[record["explainer"]["name"]]
+        first = 0.9 if record["explainer"]["name"] == "lime" else 0.2
+        sentences = [_sentence(5, 0, ["She", "runs"], [1, 0], [first * factor, (1 - first) * factor]),
+                     _sentence(5, 1, ["He", "runs"], [1, 0], [0.5 * factor, 0.5 * factor])]
+        document = {"format_version": 1, "record_id": record["record_id"], "explainer": "x", "sentences": sentences}
+        (folder / f"{record['record_id']}.json.gz").write_bytes(gzip.compress(json.dumps(document).encode()))
+    side = drilldown.SideFiles(str(tmp_path))
+    rows = drilldown.sentence_rows(records, side, "5:0")
+    # best MA on the chosen (female) variant first; each explainer's female and male variants adjacent
+    assert [(r["explainer"], r["variant"]) for r in rows] == [
+        ("lime", "female"), ("lime", "male"), ("saliency", "female"), ("saliency", "male")]
+    for row in rows:
+        assert sum(row["shares"]) == pytest.approx(1.0, abs=1e-12)
+    assert rows[1]["shares"] == pytest.approx([0.5, 0.5], abs=1e-12)  # lime's raw 20 and 20
+    page = drilldown.heatmap_html(rows)
+    assert "90%" in page and "50%" in page and "linear-gradient" in page
+    header = page.split("<tbody>")[0]
+    assert header.index(">MA<") < header.index("Words")  # the sentence's MA first
+    assert "No sentence" in drilldown.heatmap_html([], "No sentence chosen.")
+
+
+def test_every_shade_of_the_scale_has_readable_text():
+    from leaderboard_space import drilldown
+
+    for step in range(101):
+        background, text = drilldown.share_colours(step / 100)
+        assert drilldown.contrast_ratio(background, text) >= 4.5, step

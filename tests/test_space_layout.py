@@ -250,9 +250,10 @@ def test_drilldown_searches_words_and_shows_every_explainer(cell_records, tmp_pa
     assert options == [("#4 (female): She sings", "4:0")]
     rows = drilldown.sentence_rows(cell_records, side, "3:1")
     assert [r["explainer"] for r in rows] == ["integrated_gradients", "saliency"]  # best per-sentence MA first
+    assert [r["variant"] for r in rows] == ["male", "male"]  # sentence 3 has one variant in these files
     html = drilldown.heatmap_html(rows)
-    assert html.count('class="gt"') == 1 and ">He</th>" in html
-    assert "0.900" in html and "0.200" in html
+    assert html.count('class="gt"') == 2 and ">He<br>" in html  # one ground-truth word per row
+    assert "0.900" in html and "0.200" in html  # the sentence's MA
     assert side.get("no_such_record") is None
 
 
