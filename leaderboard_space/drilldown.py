@@ -26,7 +26,7 @@ from gecobench.store import hub_repo_of
 from leaderboard_space.ranking import _label
 
 LABEL_NAMES = ("female", "male", "non-binary")
-MAX_OPTIONS = 200  # one page of the sentence list (sentence_page pages through all of them)
+MAX_OPTIONS = 1000  # one page of the sentence list (the reference has 640 variants per model; sentence_page pages)
 
 
 class SideFiles:
