@@ -23,6 +23,7 @@ from gecobench.evaluation.sentence_scores import (
     side_file_path,
 )
 from gecobench.store import hub_repo_of
+from leaderboard_space.colours import blend, css, text_colour
 from leaderboard_space.ranking import _label
 
 LABEL_NAMES = ("female", "male", "non-binary")
@@ -182,31 +183,11 @@ def sentence_rows(records: Sequence[Mapping[str, Any]], side: SideFiles, key: st
 _SCALE_LOW, _SCALE_HIGH = (255, 255, 255), (165, 15, 21)
 
 
-def _luminance(rgb: Sequence[float]) -> float:
-    def channel(c: float) -> float:
-        c = c / 255
-        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
-    r, g, b = (channel(c) for c in rgb)
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-
-def contrast_ratio(first: Sequence[float], second: Sequence[float]) -> float:
-    """The WCAG 2 contrast ratio of two sRGB colours (1 … 21)."""
-    high, low = sorted((_luminance(first), _luminance(second)), reverse=True)
-    return (high + 0.05) / (low + 0.05)
-
-
 def share_colours(fraction: float) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     """(background, text) of a cell at ``fraction`` (0 … 1) of the colour scale; the text is black or white,
     whichever contrasts more (at least 4.5:1 on every background of the scale)."""
-    fraction = min(1.0, max(0.0, fraction))
-    background = tuple(round(lo + (hi - lo) * fraction) for lo, hi in zip(_SCALE_LOW, _SCALE_HIGH))
-    text = max(((0, 0, 0), (255, 255, 255)), key=lambda colour: contrast_ratio(background, colour))
-    return background, text
-
-
-def _css(rgb: Sequence[int]) -> str:
-    return "#" + "".join(f"{c:02x}" for c in rgb)
+    background = blend(_SCALE_HIGH, fraction, _SCALE_LOW)
+    return background, text_colour(background)
 
 
 def heatmap_html(rows: Sequence[Mapping[str, Any]], empty_text: str = "No sentence variant chosen (see the note "
@@ -228,7 +209,7 @@ def heatmap_html(rows: Sequence[Mapping[str, Any]], empty_text: str = "No senten
             share_text = "–" if share is None else f"{100 * share:.0f}%"
             raw_text = "–" if not isinstance(raw, (int, float)) else f"{raw:.3g}"
             cells.append(
-                f'<td class="{"gt" if truth else "w"}" style="background: {_css(background)}; color: {_css(text)}" '
+                f'<td class="{"gt" if truth else "w"}" style="background: {css(background)}; color: {css(text)}" '
                 f'title="share {share_text}, raw score {raw_text}{", ground truth" if truth else ""}">'
                 f'{html.escape(str(word))}<br><small>{share_text}</small></td>')
         cells += ["<td></td>"] * (width - len(row["words"]))
@@ -236,7 +217,7 @@ def heatmap_html(rows: Sequence[Mapping[str, Any]], empty_text: str = "No senten
         body.append(f'<tr class="variant{chosen}"><th class="explainer">{html.escape(row["explainer"])}</th>'
                     f'<th class="group">{html.escape(row["variant"])}</th>'
                     f'<td class="ma">{f"{ma:.3f}" if ma is not None else "–"}</td>{"".join(cells)}</tr>')
-    stops = ", ".join(f"{_css(share_colours(f)[0])} {100 * f:.0f}%" for f in (0.0, 0.5, 1.0))
+    stops = ", ".join(f"{css(share_colours(f)[0])} {100 * f:.0f}%" for f in (0.0, 0.5, 1.0))
     return (
         '<div class="drill-scroll" style="overflow-x: auto; max-width: 100%">'
         '<style>.drill td, .drill th {padding: 4px 6px; border: 1px solid #ddd; font-size: 14px; text-align: center;'
