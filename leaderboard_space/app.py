@@ -57,7 +57,7 @@ from leaderboard_space.glossary import glossary_markdown
 
 MAX_WARNINGS_SHOWN = 20
 INDICES = ["bpi", "bri"]
-RANKING_VIEW, PIVOT_VIEW = "Ranking (one row per record)", "Pivot: explainer × regime (MA)"
+RANKING_VIEW, PIVOT_VIEW = "Ranking (one row per explainer)", "Pivot: explainer × regime (MA)"
 GAPS_VIEW = "Gender gaps: every metric"
 PUBLISHED_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "spanish" / "published"
 # the example code submission, from the installed package (a checkout's submissions/examples/ or the wheel's)
@@ -567,14 +567,23 @@ def build_app(results_location: str | None = None, requests_location: str | None
         return {"headers": [str(c) for c in shown.columns], "data": shown.astype(object).values.tolist()}
 
     # ------------------------------------------------------------------ Spanish
-    # The Spanish tab reads your store only: the reference holds GECO records, and a Spanish table never mixes two.
-    def spanish_view(scheme, index, model):
-        state = user_state
+    # The Spanish tab reads the store *Results shown* names (one store at a time: a Spanish table never mixes two).
+    def spanish_state(source) -> tuple[LeaderboardState, str]:
+        """The store the Spanish tab reads and its label (the reference's or yours, as the selector says)."""
+        source = sources.chosen_source(source, reference_count(), reference_location)[0]
+        state = states[source]
+        state.ensure_read()
+        return state, "the reference results" if source == sources.REFERENCE else "your results"
+
+    def spanish_view(scheme, index, model, source=first_source):
+        state, store_label = spanish_state(source)
         records = spanish_tab.current_records(state.loaded.bias_records)  # one per unit (issue #21)
         index = index or "bpi"
+        store = spanish_tab.store_line(store_label, state.loaded.source, len(records))
         if not records or not scheme:
             source = html.escape(state.loaded.source)
-            message = ("<p>No Spanish <code>model_bias</code> records yet. Import the authors' recorded predictions "
+            message = (f"<p>No Spanish <code>model_bias</code> records in {store_label} (<code>{source}</code>). "
+                       "Import the authors' recorded predictions "
                        f"with <code>gecobench spanish recorded --store {source}</code> or score a "
                        "masked LM with <code>gecobench spanish score --model MODEL</code>.</p>")
             return (message,
@@ -590,9 +599,10 @@ def build_app(results_location: str | None = None, requests_location: str | None
         chosen = next((r for r in with_scheme if model_label(r) == model), None)
         radar = (spanish_tab.radar_plot(chosen, scheme, index) if chosen is not None
                  else plots.message_figure(f"No model scores {scheme}."))
-        legend = "\n\n".join(t for t in (spanish_tab.ORDER_TEXT, spanish_tab.legend_markdown(scheme)) if t)
-        comparison = spanish_tab.published_comparison(records, PUBLISHED_DIR, index)
-        return (heat_html, table_files(table, f"spanish-{scheme}-{index}"), gr.update(choices=models, value=model),
+        legend = "\n\n".join(t for t in (store, spanish_tab.ORDER_TEXT, spanish_tab.CATEGORY_TEXT,
+                                           spanish_tab.legend_markdown(scheme), spanish_tab.published_note(scheme)) if t)
+        comparison = spanish_tab.published_comparison(records, PUBLISHED_DIR, index, scheme)
+        return (heat_html, table_files(table, f"{state.name}-spanish-{scheme}-{index}"), gr.update(choices=models, value=model),
                 legend, comparison if not comparison.empty else None, radar)
 
     def source_banner(source: str, fallback: str, filter_value: str | None) -> tuple[str, str]:
@@ -620,7 +630,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                                                               reference_state.loaded.source)
         user_choice = sources.user_label(user_state.loaded.source, len(user_state.explainer_records))
         status, filter_text = source_banner(source, fallback, chosen)
-        schemes = sorted({s for r in user_state.loaded.bias_records for s in r.get("schemes", {})})
+        schemes = sorted({s for r in states[source].loaded.bias_records for s in r.get("schemes", {})})
         scheme = scheme if scheme in schemes else (schemes[0] if schemes else None)
         return (
             status,
@@ -659,7 +669,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
         source, chosen = source_update["value"], filter_update["value"]
         *choices, view, _ = across_models(configs, regimes, base_models, search, sort_by, descending,
                                           show_baselines, source, chosen)
-        spanish = spanish_view(scheme_update["value"], index, model)
+        spanish = spanish_view(scheme_update["value"], index, model, source)
         return (status, source_update, filter_update, filter_text, *choices, view, scheme_update, spanish[2],
                 spanish[0])
 
@@ -831,7 +841,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                    api_visibility="private")
              .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private")
              .then(across_models, [*filter_inputs, *scope_inputs], across_outputs, api_visibility="private")
-             .then(spanish_view, [scheme, index, model], spanish_outputs, api_visibility="private"))
+             .then(spanish_view, [scheme, index, model, source_radio], spanish_outputs, api_visibility="private"))
 
         after_load(demo.load(open_page, page_inputs, page_outputs, api_visibility="private"))
         after_load(refresh_button.click(open_page, page_inputs, page_outputs, api_visibility="private"))
@@ -871,7 +881,8 @@ def build_app(results_location: str | None = None, requests_location: str | None
                       api_visibility="private")
         gr.api(explainer_table_api, api_name="explainer_table")
         for component in (scheme, index, model):
-            component.input(spanish_view, [scheme, index, model], spanish_outputs, api_visibility="private")
+            component.input(spanish_view, [scheme, index, model, source_radio], spanish_outputs,
+                            api_visibility="private")
         dataset_tab.select(dataset_view, None, [dataset_table, dataset_message], api_name="dataset")
         submit_tab.select(queue_view, None, [queue_table, queue_message], api_name="queue")
         queue_refresh.click(queue_view, None, [queue_table, queue_message], api_visibility="private")

@@ -186,3 +186,93 @@ def test_every_shade_of_the_scale_has_readable_text():
     for step in range(101):
         background, text = drilldown.share_colours(step / 100)
         assert contrast_ratio(background, text) >= 4.5, step
+
+
+# ------------------------------------------------------------------------------------------------ Spanish tab
+
+def _bias_records_with_other_and_unknown() -> list[dict]:
+    from leaderboard_space.sample_records import make_bias_record
+
+    records = []
+    for i in range(2):
+        record = make_bias_record(f"model/{i}", rng=random.Random(20 + i))
+        block = record["schemes"]["supersenses_top10"]
+        block["bias"]["bpi"]["???"] = 3.0 + i
+        block["bias"]["bpi"]["unknown"] = 95.0  # the largest value: must not set the colour scale
+        records.append(record)
+    return records
+
+
+def test_spanish_names_the_catch_all_and_greys_unknown():
+    import re
+
+    from leaderboard_space import spanish_view
+    from leaderboard_space.colours import GREY, contrast_ratio, css
+
+    records = _bias_records_with_other_and_unknown()
+    table = spanish_view.scheme_table(records, "supersenses_top10", "bpi")
+    assert spanish_view.OTHER_LABEL in table.columns and "???" not in table.columns
+    assert spanish_view.UNKNOWN_LABEL in table.columns
+    for record, (_, row) in zip(sorted(records, key=lambda r: r["masked_lm"]["model_id"]),
+                                table.sort_values("Model").iterrows()):
+        bias = {k: v for k, v in record["schemes"]["supersenses_top10"]["bias"]["bpi"].items() if k != "unknown"}
+        assert row[spanish_view.OVERALL] == pytest.approx(sum(abs(v) for v in bias.values()), abs=0.01)  # ??? counted
+    page = spanish_view.scheme_table_html(table, "supersenses_top10", "bpi")
+    assert f"background: {css(GREY)}" in page  # unknown in grey
+    # the colour scale is the counted categories': some category reaches the darkest shade although unknown is 95
+    backgrounds = re.findall(r"background: (#[0-9a-f]{6}); color: (#[0-9a-f]{6})", page)
+    assert backgrounds
+    for background, text in backgrounds:
+        rgb = [int(background[i:i + 2], 16) for i in (1, 3, 5)]
+        fg = [int(text[i:i + 2], 16) for i in (1, 3, 5)]
+        assert contrast_ratio(rgb, fg) >= 4.5
+    assert "rgba(" not in page  # solid shades: the same in light and dark mode
+    assert "???" in spanish_view.CATEGORY_TEXT and "not counted" in spanish_view.CATEGORY_TEXT
+
+
+def test_spanish_published_comparison_speaks_for_every_scheme(tmp_path):
+    from leaderboard_space import spanish_view
+
+    records = _bias_records_with_other_and_unknown()
+    assert spanish_view.published_comparison(records, tmp_path, "bpi", "supersenses_top29").empty
+    note = spanish_view.published_note("supersenses_top29")
+    assert "No published values" in note and "supersenses_top10" in note
+    assert "published" in spanish_view.published_note("supersenses_top10")
+    line = spanish_view.store_line("the reference results", "reference/store", 3)
+    assert "reference results" in line and "reference/store" in line
+
+
+# ------------------------------------------------------------------------------------------------ through the app
+
+def test_the_app_s_spanish_tab_follows_the_source_and_its_ranking_download_is_numeric(tmp_path):
+    from gecobench.store import LocalStore
+    from leaderboard_space import sources
+    from leaderboard_space.app import build_app, event_functions
+    from leaderboard_space.sample_records import make_bias_record
+
+    rng = random.Random(30)
+    reference, user = LocalStore(tmp_path / "reference"), LocalStore(tmp_path / "user")
+    cell = [make_explainer_record(name, "CE", "binary_all", "base-a", seed=seed, rng=rng)
+            for name in ("saliency", "lime") for seed in (0, 1, 2)]
+    for record in cell:
+        reference.append(record)
+    reference.append(make_bias_record("model/reference-lm", rng=rng))
+    user.append(make_explainer_record("deeplift", "CE", "binary_all", "base-b", rng=rng))
+    functions = event_functions(build_app(str(user.root), str(tmp_path / "requests"),
+                                          reference_location=str(reference.root)))
+    shown = functions["spanish_view"]("supersenses_top10", "bpi", None, sources.REFERENCE)
+    assert "model/reference-lm" in shown[0] and "reference results" in shown[3]
+    mine = functions["spanish_view"]("supersenses_top10", "bpi", None, sources.USER)
+    assert "No Spanish" in mine[0] and "your results" in mine[0]
+    # the ranking of three seeds: mean over seeds offered first; its CSV download holds the numbers
+    choices = functions["ranking_choices"](None, None, None, None, sources.REFERENCE, None)
+    assert choices[3]["value"] == "mean over seeds"
+    _, _, files, _ = functions["ranking_view"]("binary_all", "base-a", "CE", "mean over seeds",
+                                               "Ranking (one row per explainer)", sources.REFERENCE, None)
+    download = pd.read_csv(next(f for f in files if f.endswith(".csv")))
+    assert set(download["n_seeds"]) == {3}
+    for _, row in download.iterrows():
+        ids = set(row["record_id"].split(";"))
+        values = [r["metrics"]["mass_accuracy"]["value"] for r in cell if r["record_id"] in ids]
+        assert len(values) == 3 and row["mass_accuracy"] == pytest.approx(np.mean(values), abs=1e-12)
+        assert row["mass_accuracy_ci_low"] < row["mass_accuracy"] < row["mass_accuracy_ci_high"]
