@@ -451,10 +451,12 @@ def build_app(results_location: str | None = None, requests_location: str | None
         prefix = f"{state.name}-{chosen}"
         notes = [RANKING_LEGEND]
         if view == PIVOT_VIEW:
-            shown = ranking.pivot_by_regime(records, config, base_model, seed)
-            notes = [f"MA of every explainer (rows) per model regime (columns) — {config} · {base_model} · seed {seed}."]
-            files = table_files(shown, f"{prefix}-pivot-{config}-{base_model}-seed{seed}")
-            styled = shown
+            pivot = ranking.pivot_by_regime(records, config, base_model, seed, rank_by=regime)
+            shown = ranking.ranking_display(pivot)
+            notes = [f"MA [95% CI] of every explainer (rows) per model regime (columns) — {config} · {base_model} · "
+                     f"seed {seed}; {pivot.attrs.get('order', '')}."]
+            files = table_files(analysis_table(pivot), f"{prefix}-pivot-{config}-{base_model}-seed{seed}")
+            styled = shown.style.format(format_interval, subset=list(shown.select_dtypes("floating").columns))
         elif view == GAPS_VIEW:
             shown, best = gaps_view_table(cell, state.record_link)
             notes = [gaps.gaps_legend(), "**Bold green**: the best gap of each metric (its smallest largest |gap|, "

@@ -350,33 +350,47 @@ def ranking_display(ranking: pd.DataFrame) -> pd.DataFrame:
 
 
 def pivot_by_regime(records: Sequence[Mapping[str, Any]], config: str | None, base_model: str | None,
-                    seed: str | None = None) -> pd.DataFrame:
+                    seed: str | None = None, rank_by: str | None = None) -> pd.DataFrame:
     """Explainer × regime MA for one config and base model (one seed, or :data:`ALL_SEEDS`: the mean over the
-    seeds of each cell). A cell with records of several protocols (two versions of an explainer) shows the newest
-    one's value and is listed in the ``Note`` column."""
+    seeds of each cell, with the across-seed interval), numeric: ``<regime>``, ``<regime> lo``, ``<regime> hi``.
+
+    Rows are *ranked*: real explainers by their MA in ``rank_by`` (the Ranking tab's regime; default: the mean of
+    their MAs over the regimes), best first, then the baselines the same way (:attr:`pandas.DataFrame.attrs`
+    ``["order"]`` says which). A cell with records of several protocols (two versions of an explainer) shows the
+    newest one's value and is listed in the ``Note`` column."""
     chosen = [r for r in records if r["dataset"]["config"] == config and r["model"]["base_model"] == base_model
               and seed_matches(r, seed)]
     if not chosen:
         return pd.DataFrame(columns=["Explainer"])
     regimes = _ordered({r["model"]["regime"] for r in chosen}, REGIME_ORDER)
     cells: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    baselines: set[str] = set()
     for record in chosen:
         cells.setdefault((_label(record), record["model"]["regime"]), []).append(record)
-    explainers = sorted({name for name, _ in cells})
+        if record["explainer"].get("is_baseline"):
+            baselines.add(_label(record))
     newest = lambda pool: max(str((r.get("provenance") or {}).get("created_at")) for r in pool)
     rows = []
-    for name in explainers:
+    for name in sorted({name for name, _ in cells}):
         row: dict[str, Any] = {"Explainer": name}
         doubled = []
         for regime in regimes:
             pools = sorted(pool_records(cells.get((name, regime), [])), key=newest)
-            row[regime] = round(_pool_column(pools[-1], lambda r, end: _value(r, "mass_accuracy", end))[0], 3) \
-                if pools else np.nan
+            value, low, high = (_pool_column(pools[-1], lambda r, end: _value(r, "mass_accuracy", end)) if pools
+                                else (np.nan, np.nan, np.nan))
+            row.update({regime: value, f"{regime} lo": low, f"{regime} hi": high})
             if len(pools) > 1:
                 doubled.append(f"{regime}: {sum(map(len, pools))} records of {len(pools)} protocols, newest shown")
         row["Note"] = "; ".join(doubled)
         rows.append(row)
     table = pd.DataFrame(rows)
+    key = rank_by if rank_by in regimes else None
+    score = table[key] if key else table[regimes].mean(axis=1, skipna=True)
+    table = table.assign(_baseline=table["Explainer"].isin(baselines), _score=-score.fillna(-np.inf))
+    table = table.sort_values(["_baseline", "_score", "Explainer"], kind="stable").drop(columns=["_baseline", "_score"])
     if not table["Note"].astype(bool).any():
         table = table.drop(columns="Note")
+    table = table.reset_index(drop=True)
+    table.attrs["order"] = (f"ranked by MA in {key}" if key else "ranked by the mean MA over the regimes") + (
+        ", best first; baselines below the real explainers")
     return table

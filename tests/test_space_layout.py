@@ -219,9 +219,29 @@ def test_pivot_has_one_column_per_regime_and_names_doubled_cells():
     newer = make_explainer_record("saliency", "CE", "binary_all", "base-a", version="2.0.0", rng=rng)
     newer["provenance"]["created_at"] = "2999-01-01T00:00:00Z"
     pivot = ranking.pivot_by_regime([*records, newer], "binary_all", "base-a")
-    assert list(pivot.columns) == ["Explainer", "OLA", "CE", "Note"]
-    assert pivot.loc[0, "CE"] == round(newer["metrics"]["mass_accuracy"]["value"], 3)
+    assert [c for c in pivot.columns if not c.endswith((" lo", " hi"))] == ["Explainer", "OLA", "CE", "Note"]
+    assert pivot.loc[0, "CE"] == newer["metrics"]["mass_accuracy"]["value"]
+    assert pivot.loc[0, "CE hi"] == newer["metrics"]["mass_accuracy"]["ci_high"]  # every value with its interval
     assert "CE: 2 records" in pivot.loc[0, "Note"]
+    shown = ranking.ranking_display(pivot)  # one number of decimals, the interval beside each value
+    assert "CE 95% CI" in shown.columns and shown.loc[0, "CE"] == round(pivot.loc[0, "CE"], 3)
+
+
+def test_pivot_is_ranked_not_alphabetical():
+    rng = random.Random(6)
+    records = []
+    for name, ma in (("a_worst", 0.2), ("b_best", 0.9), ("c_middle", 0.5), ("pattern_variant", 0.99)):
+        for regime in ("CE", "C"):
+            record = make_explainer_record(name, regime, "binary_all", "base-a", rng=rng,
+                                           is_baseline=name == "pattern_variant")
+            value = ma if regime == "CE" else 1 - ma  # C ranks them the other way round
+            record["metrics"]["mass_accuracy"].update(value=value, ci_low=value - 0.01, ci_high=value + 0.01)
+            records.append(record)
+    by_ce = ranking.pivot_by_regime(records, "binary_all", "base-a", rank_by="CE")
+    assert by_ce["Explainer"].tolist() == ["b_best", "c_middle", "a_worst", "pattern_variant [baseline]"]
+    assert "CE" in by_ce.attrs["order"]
+    by_c = ranking.pivot_by_regime(records, "binary_all", "base-a", rank_by="C")
+    assert by_c["Explainer"].tolist() == ["a_worst", "c_middle", "b_best", "pattern_variant [baseline]"]
 
 
 def test_chance_level_is_uniform_random(cell_records):
