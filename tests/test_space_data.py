@@ -276,3 +276,46 @@ def test_the_app_s_spanish_tab_follows_the_source_and_its_ranking_download_is_nu
         values = [r["metrics"]["mass_accuracy"]["value"] for r in cell if r["record_id"] in ids]
         assert len(values) == 3 and row["mass_accuracy"] == pytest.approx(np.mean(values), abs=1e-12)
         assert row["mass_accuracy_ci_low"] < row["mass_accuracy"] < row["mass_accuracy_ci_high"]
+
+
+# ------------------------------------------------------------------------------------------------ plots
+
+def test_radar_and_bars_encode_by_more_than_colour():
+    from leaderboard_space import plots
+
+    styles = [plots.trace_style(p) for p in range(len(plots.SYMBOLS) * len(plots.DASHES))]
+    assert len({(s["symbol"], s["dash"]) for s in styles}) == len(styles)
+    assert len({s["colour"] for s in styles[:10]}) == 10  # no colour repeated among ten explainers
+
+    rng = random.Random(40)
+    records = [make_explainer_record(name, regime, "binary_all", "base-a", seed=seed, rng=rng)
+               for name in ("saliency", "lime", "deeplift", "kernel_shap", "gradient_shap", "integrated_gradients",
+                            "occlusion", "shap", "input_x_gradient", "guided_backprop")
+               for regime in ("CE", "C") for seed in (0, 1)]
+    cell = ranking.cell_records(records, "binary_all", "base-a", "CE", "0")
+    radar = plots.properties_radar(ranking.model_ranking(cell), "binary_all · base-a · CE · seed 0")
+    assert len(radar.data) == 10
+    assert len({(t.marker.symbol, t.line.dash) for t in radar.data}) == 10
+    assert all("markers" in t.mode for t in radar.data)
+    bars = plots.ma_by_regime_plot(records, "binary_all", "base-a", ranking.ALL_SEEDS)
+    assert len({t.marker.pattern.shape for t in bars.data}) == len(bars.data) == 2
+    assert all(set(t.text) == {t.name} for t in bars.data)  # the regime written on its bars
+    # the mean over the two seeds, not one seed's value
+    saliency_ce = [r["metrics"]["mass_accuracy"]["value"] for r in records
+                   if r["explainer"]["name"] == "saliency" and r["model"]["regime"] == "CE"]
+    ce = next(t for t in bars.data if t.name == "CE")
+    assert ce.y[list(ce.x).index("saliency")] == pytest.approx(np.mean(saliency_ce), abs=1e-12)
+
+
+def test_group_bars_pool_the_seeds_of_an_explainer():
+    from leaderboard_space import plots
+
+    rng = random.Random(41)
+    records = [make_explainer_record(name, "CE", "binary_all", "base-a", seed=seed, rng=rng)
+               for name in ("saliency", "lime") for seed in (0, 1, 2)]
+    figure = plots.ma_by_group_plot(records, "binary_all · base-a · CE · mean over seeds")
+    male = next(t for t in figure.data if t.name == "male")
+    assert sorted(male.x) == ["lime", "saliency"]  # one bar per explainer, not per record
+    values = [r["groups"]["male"]["mass_accuracy"] for r in records if r["explainer"]["name"] == "lime"]
+    assert male.y[list(male.x).index("lime")] == pytest.approx(np.mean(values), abs=1e-12)
+    assert male.marker.pattern.shape != next(t for t in figure.data if t.name == "female").marker.pattern.shape
