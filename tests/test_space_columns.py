@@ -52,3 +52,21 @@ def test_format_follows_the_column():
     assert columns.METRICS["mass_accuracy"].format(float("nan")) == "–"
     with pytest.raises(KeyError, match="unknown column 'nope'"):
         columns.column("nope")
+
+
+def test_the_terminal_leaderboard_never_names_a_baseline_best():
+    import random
+
+    from gecobench.evaluation.leaderboard import _COLUMNS, explainer_rows
+
+    rng = random.Random(3)
+    records = [make_explainer_record(name, "CE", "binary_all", "base-a", rng=rng, is_baseline=name == "pattern_variant")
+               for name in ("saliency", "lime", "pattern_variant")]
+    records[-1]["metrics"]["mass_accuracy"].update(value=0.99, ci_low=0.98, ci_high=1.0)
+    header = [name for name, _ in _COLUMNS]
+    rows = {row[header.index("explainer")]: row for row in explainer_rows(records)}
+    assert rows["pattern_variant"][header.index("vs best")] != "best"
+    best = max(("saliency", "lime"), key=lambda n: next(r for r in records if r["explainer"]["name"] == n)
+               ["metrics"]["mass_accuracy"]["value"])
+    assert rows[best][header.index("vs best")] == "best"
+    assert f"{columns.METRICS['mass_accuracy_gap'].label} [95% CI]" in header  # the CLI's headers are the columns'

@@ -80,10 +80,11 @@ def _metric(record: dict[str, Any], name: str) -> Any:
 
 
 def _vs_best(pools: list[list[dict[str, Any]]], means: list[float | None]) -> list[str]:
-    """Per pool of one model cell: ``best`` for the highest MA, else ``tie``/``lower`` from the best pool's paired
-    comparison with it (interval of MA(best) − MA(this) includes 0 or not), ``—`` when they were not compared
-    in one run."""
-    ranked = [i for i in range(len(pools)) if means[i] is not None]
+    """Per pool of one model cell: ``best`` for the highest MA among the real explainers (a baseline — the Pattern
+    Variant oracle, Uniform Random — is never the best, as on the Space), else ``tie``/``lower`` from the best
+    pool's paired comparison with it (interval of MA(best) − MA(this) includes 0 or not), ``—`` when they were not
+    compared in one run."""
+    ranked = [i for i in range(len(pools)) if means[i] is not None and not pools[i][0]["explainer"].get("is_baseline")]
     if not ranked:
         return ["—"] * len(pools)
     best = max(ranked, key=lambda i: means[i])
