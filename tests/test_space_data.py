@@ -319,3 +319,17 @@ def test_group_bars_pool_the_seeds_of_an_explainer():
     values = [r["groups"]["male"]["mass_accuracy"] for r in records if r["explainer"]["name"] == "lime"]
     assert male.y[list(male.x).index("lime")] == pytest.approx(np.mean(values), abs=1e-12)
     assert male.marker.pattern.shape != next(t for t in figure.data if t.name == "female").marker.pattern.shape
+
+
+def test_the_gap_view_pools_seeds_like_the_ranking():
+    from leaderboard_space import gaps
+
+    rng = random.Random(42)
+    records = [make_explainer_record("saliency", "CE", "nonbinary_all", "base-a", seed=seed, rng=rng, with_gender=True)
+               for seed in (0, 1, 2)]
+    table = gaps.gender_gaps(records)
+    ma = table[table["Metric"] == "MA"]
+    assert len(ma) == 1 and ma["Seeds"].iloc[0] == 3
+    values = [r["by_gender"]["metrics"]["mass_accuracy"]["gaps"]["male_minus_nonbinary"]["value"] for r in records]
+    assert ma["Gap male−non-binary"].iloc[0] == pytest.approx(np.mean(values), abs=1e-12)
+    assert set(ma["record_id"].iloc[0].split(";")) == {r["record_id"] for r in records}
