@@ -75,8 +75,14 @@ def warm_up() -> None:
 
     Plotly loads its trace validators and the ``plotly_white`` template on first use (≈ 0.3 s); paid here, before
     the server answers, it is not paid by the first visitor's page."""
-    figure = go.Figure(go.Scatterpolar(r=[0.0, 1.0, 0.0], theta=["a", "b", "a"], fill="toself"))
-    figure.add_trace(go.Bar(x=["a"], y=[0.5], error_y={"type": "data", "array": [0.1]}))
+    style = trace_style(0)  # the properties the figures set (markers, dashes, patterns): their validators load here
+    figure = go.Figure(go.Scatterpolar(r=[0.0, 1.0, 0.0], theta=["a", "b", "a"], fill="toself", mode="lines+markers",
+                                       text=["a", "b", "a"], hovertemplate="%{text}", fillcolor="rgba(0,0,0,0.03)",
+                                       line={"color": style["colour"], "dash": style["dash"], "width": 2},
+                                       marker={"symbol": style["symbol"], "size": 9, "color": style["colour"]}))
+    figure.add_trace(go.Bar(x=["a"], y=[0.5], error_y={"type": "data", "array": [0.1]}, text=["a"],
+                            textposition="inside", insidetextanchor="start", textangle=-90,
+                            marker={"color": style["colour"], "pattern": {"shape": "/", "solidity": 0.35}}))
     _layout(figure, "warm-up")
     figure.to_json()
 
