@@ -107,9 +107,11 @@ def ma_by_regime_plot(records: Sequence[Mapping[str, Any]], config: str, base_mo
     explainers = sorted({_label(r) for r in chosen})
     figure = go.Figure()
     newest = lambda pool: max(str((r.get("provenance") or {}).get("created_at")) for r in pool)
+    by_cell: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for record in chosen:  # one pass (a store of 10,000 records puts over a thousand here)
+        by_cell.setdefault((record["model"]["regime"], _label(record)), []).append(record)
     for position, regime in enumerate(_ordered({r["model"]["regime"] for r in chosen}, REGIME_ORDER)):
-        cells = [sorted(pool_records([r for r in chosen if r["model"]["regime"] == regime and _label(r) == e]),
-                        key=newest) for e in explainers]
+        cells = [sorted(pool_records(by_cell.get((regime, e), [])), key=newest) for e in explainers]
         # one seed: the record's value and interval; several (mean over seeds): mean and across-seed interval
         numbers = np.array([_pool_column(pools[-1], lambda r, end: _value(r, "mass_accuracy", end)) if pools
                             else (np.nan, np.nan, np.nan) for pools in cells], dtype=float).reshape(-1, 3)
