@@ -43,8 +43,8 @@ GAP_VIEW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("Direction", "which way the metric is better"),
     ("Sentences", "the sentences the metric was computed on: all scored, or the first N source sentences "
                   "(the properties and faithfulness subsamples)"),
-    ("Seeds", "how many seeds the row pools: with several, each value is the mean over the seeds and its interval "
-              "the 95 % t-interval across them; with one, the record's own interval"),
+    ("Seeds", ("how many seeds the row pools: with several, each value is the mean over the seeds and its "
+               "interval the 95 % t-interval across them; with one, the record's own interval")),
     *((f"{group}", f"the metric on the {group} variants, with its 95% bootstrap interval") for group in GENDER_GROUPS),
     *((GAP_LABELS[gap_key(a, b)], f"metric({a}) − metric({b}) on the same source sentences, with its paired "
                                   "bootstrap interval over source sentences (0 inside: no detectable gap)")

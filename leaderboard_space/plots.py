@@ -140,7 +140,7 @@ def ma_by_group_plot(records: Sequence[Mapping[str, Any]], title_choice: str) ->
     figure = go.Figure()
     for group in ("female", "male", "non-binary"):
         read = GROUP_COLUMNS[group].record_value
-        numbers = np.array([_pool_column(pool, lambda r, end: read(r, end)) for pool in pools], dtype=float)
+        numbers = np.array([_pool_column(pool, read) for pool in pools], dtype=float)
         if not np.isfinite(numbers[:, 0]).any():
             continue
         values, lows, highs = numbers[:, 0], numbers[:, 1], numbers[:, 2]

@@ -22,7 +22,13 @@ import pandas as pd
 from gecobench import columns
 from gecobench.formatting import format_number, is_finite_number
 from gecobench.gender import GAP_KEYS, gender_value
-from gecobench.pooling import across_seeds, pool_records, pooled_comparison, record_comparison_label, tie_verdict
+from gecobench.pooling import (
+    across_seeds,
+    pool_records,
+    pooled_comparison,
+    record_comparison_label,
+    tie_verdict,
+)
 from leaderboard_space.tables import (
     DEFAULT_DIRECTION,
     METRIC_LABELS,

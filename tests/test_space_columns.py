@@ -31,7 +31,7 @@ def test_every_ranking_header_is_declared_and_defined():
     numbers = ranking.model_ranking([record])
     declared = columns.definitions()
     for header in ranking.interval_columns(numbers):
-        assert header in declared and declared[header], header
+        assert declared.get(header), header
 
 
 def test_record_value_reads_the_declared_source_and_the_older_paths():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 
 import numpy as np
-import pytest
 import pandas as pd
+import pytest
 
 from leaderboard_space import ranking, tables
 from leaderboard_space.sample_records import make_explainer_record
