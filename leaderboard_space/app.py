@@ -52,12 +52,12 @@ from leaderboard_space import drilldown, gaps, plots, ranking, sources, submit_s
 from leaderboard_space import spanish_view as spanish_tab
 from leaderboard_space.data import LoadedResults, ResultsLoader
 from leaderboard_space.dataset_info import geco_statistics
-from leaderboard_space.downloads import figure_files, table_files
+from leaderboard_space.downloads import analysis_table, figure_files, table_files
 from leaderboard_space.glossary import glossary_markdown
 
 MAX_WARNINGS_SHOWN = 20
 INDICES = ["bpi", "bri"]
-RANKING_VIEW, PIVOT_VIEW = "Ranking (one row per record)", "Pivot: explainer × regime (MA)"
+RANKING_VIEW, PIVOT_VIEW = "Ranking (one row per explainer)", "Pivot: explainer × regime (MA)"
 GAPS_VIEW = "Gender gaps: every metric"
 PUBLISHED_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "spanish" / "published"
 # the example code submission, from the installed package (a checkout's submissions/examples/ or the wheel's)
@@ -451,21 +451,24 @@ def build_app(results_location: str | None = None, requests_location: str | None
         prefix = f"{state.name}-{chosen}"
         notes = [RANKING_LEGEND]
         if view == PIVOT_VIEW:
-            shown = ranking.pivot_by_regime(records, config, base_model, seed)
-            notes = [f"MA of every explainer (rows) per model regime (columns) — {config} · {base_model} · seed {seed}."]
-            files = table_files(shown, f"{prefix}-pivot-{config}-{base_model}-seed{seed}")
-            styled = shown
+            pivot = ranking.pivot_by_regime(records, config, base_model, seed, rank_by=regime)
+            shown = ranking.ranking_display(pivot)
+            notes = [f"MA [95% CI] of every explainer (rows) per model regime (columns) — {config} · {base_model} · "
+                     f"seed {seed}; {pivot.attrs.get('order', '')}."]
+            files = table_files(analysis_table(pivot), f"{prefix}-pivot-{config}-{base_model}-seed{seed}")
+            styled = shown.style.format(format_interval, subset=list(shown.select_dtypes("floating").columns))
         elif view == GAPS_VIEW:
             shown, best = gaps_view_table(cell, state.record_link)
             notes = [gaps.gaps_legend(), "**Bold green**: the best gap of each metric (its smallest largest |gap|, "
                      "non-baseline explainers only)."]
-            files = table_files(shown, f"{prefix}-gaps-{config}-{base_model}-{regime}-seed{seed}")
+            files = table_files(analysis_table(gaps.gender_gaps(cell, state.record_link)),
+                                f"{prefix}-gaps-{config}-{base_model}-{regime}-seed{seed}")
             styled = shown.style.apply(lambda _: _best_gap_styles(shown, best), axis=None).format(
                 format_interval, subset=list(shown.select_dtypes("floating").columns))
         else:
             shown = ranking.ranking_display(numbers)
             best = ranking.best_per_column(numbers)
-            files = table_files(shown, f"{prefix}-ranking-{config}-{base_model}-{regime}-seed{seed}")
+            files = table_files(analysis_table(numbers), f"{prefix}-ranking-{config}-{base_model}-{regime}-seed{seed}")
             styled = shown.style.apply(lambda _: _best_styles(shown, best), axis=None).format(
                 format_interval, subset=list(shown.select_dtypes("floating").columns))
             identical = identical_pairs_note(numbers)
@@ -515,18 +518,16 @@ def build_app(results_location: str | None = None, requests_location: str | None
         records = state.records(chosen)
         cell = ranking.cell_records(records, config, base_model, regime, seed)
         documents = [d for d in (state.side_files.get(str(r["record_id"])) for r in cell) if d is not None]
-        options = drilldown.sentence_options(documents, search or "")
+        found = drilldown.sentence_page(documents, search or "")
+        options = found.options
         if not documents and cell and state.name == sources.REFERENCE and chosen != sources.PAPER_FILTER:
             # the reference ships the side files of the paper's filter only (they are 50 kB per record)
             message = ("No per-sentence scores for this choice: the reference results ship them for the paper's "
                        "filter only. Choose it under *Sentences scored*.")
         elif not documents:
             message = "No per-sentence scores for this choice (its records were written without side files)."
-        elif not options:
-            message = f"No sentence contains {search!r}."
         else:
-            message = f"{len(options)} sentence variant(s){' containing ' + repr(search) if search else ''}" + (
-                f" (first {drilldown.MAX_OPTIONS} shown)" if len(options) >= drilldown.MAX_OPTIONS else "")
+            message = found.message(search or "")
         value = options[0][1] if options else None
         return gr.update(choices=options, value=value), message
 
@@ -536,24 +537,26 @@ def build_app(results_location: str | None = None, requests_location: str | None
         provenance = drilldown.provenance_html(cell, state.record_link, state.cards)
         if not key:
             return drilldown.heatmap_html([]) + provenance
-        return drilldown.heatmap_html(drilldown.sentence_rows(cell, state.side_files, key)) + provenance
+        return drilldown.heatmap_html(drilldown.sentence_rows(cell, state.side_files, key),
+                                      "None of this model's records has per-sentence scores for this sentence.") + provenance
 
     # ------------------------------------------------------------------ across models (the former first view)
-    def explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
-                       filter_value):
+    def explainer_summary_view(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
+                               filter_value):
         state, chosen = scope(source, filter_value)
         frame = state.frame_for(chosen)
         filters = _filters(configs, regimes, base_models, search, sort_by, descending, show_baselines)
         summary = tables.explainer_summary(frame, tables.Filters(**{**filters.__dict__, "sort_by": None}))
         sort = sort_by if sort_by in summary.columns else ("MA" if "MA" in summary.columns else None)
-        return tables.display_table(tables.sort_summary(summary, sort, bool(descending)))
+        return tables.sort_summary(summary, sort, bool(descending))
 
     def explainer_downloads(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
                             filter_value):
-        table = explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
-                               filter_value)
+        summary = explainer_summary_view(configs, regimes, base_models, search, sort_by, descending, show_baselines,
+                                         source, filter_value)
         state, chosen = scope(source, filter_value)
-        return table, table_files(table, f"{state.name}-{chosen}-across-models")
+        return (tables.display_table(summary),
+                table_files(analysis_table(summary), f"{state.name}-{chosen}-across-models"))
 
     def explainer_table_api(configs: list[str], regimes: list[str], base_models: list[str], search: str,
                             sort_by: str, descending: bool, show_baselines: bool, source: str = first_source,
@@ -566,14 +569,23 @@ def build_app(results_location: str | None = None, requests_location: str | None
         return {"headers": [str(c) for c in shown.columns], "data": shown.astype(object).values.tolist()}
 
     # ------------------------------------------------------------------ Spanish
-    # The Spanish tab reads your store only: the reference holds GECO records, and a Spanish table never mixes two.
-    def spanish_view(scheme, index, model):
-        state = user_state
+    # The Spanish tab reads the store *Results shown* names (one store at a time: a Spanish table never mixes two).
+    def spanish_state(source) -> tuple[LeaderboardState, str]:
+        """The store the Spanish tab reads and its label (the reference's or yours, as the selector says)."""
+        source = sources.chosen_source(source, reference_count(), reference_location)[0]
+        state = states[source]
+        state.ensure_read()
+        return state, "the reference results" if source == sources.REFERENCE else "your results"
+
+    def spanish_view(scheme, index, model, source=first_source):
+        state, store_label = spanish_state(source)
         records = spanish_tab.current_records(state.loaded.bias_records)  # one per unit (issue #21)
         index = index or "bpi"
+        store = spanish_tab.store_line(store_label, state.loaded.source, len(records))
         if not records or not scheme:
             source = html.escape(state.loaded.source)
-            message = ("<p>No Spanish <code>model_bias</code> records yet. Import the authors' recorded predictions "
+            message = (f"<p>No Spanish <code>model_bias</code> records in {store_label} (<code>{source}</code>). "
+                       "Import the authors' recorded predictions "
                        f"with <code>gecobench spanish recorded --store {source}</code> or score a "
                        "masked LM with <code>gecobench spanish score --model MODEL</code>.</p>")
             return (message,
@@ -589,9 +601,10 @@ def build_app(results_location: str | None = None, requests_location: str | None
         chosen = next((r for r in with_scheme if model_label(r) == model), None)
         radar = (spanish_tab.radar_plot(chosen, scheme, index) if chosen is not None
                  else plots.message_figure(f"No model scores {scheme}."))
-        legend = "\n\n".join(t for t in (spanish_tab.ORDER_TEXT, spanish_tab.legend_markdown(scheme)) if t)
-        comparison = spanish_tab.published_comparison(records, PUBLISHED_DIR, index)
-        return (heat_html, table_files(table, f"spanish-{scheme}-{index}"), gr.update(choices=models, value=model),
+        legend = "\n\n".join(t for t in (store, spanish_tab.ORDER_TEXT, spanish_tab.CATEGORY_TEXT,
+                                           spanish_tab.legend_markdown(scheme), spanish_tab.published_note(scheme)) if t)
+        comparison = spanish_tab.published_comparison(records, PUBLISHED_DIR, index, scheme)
+        return (heat_html, table_files(table, f"{state.name}-spanish-{scheme}-{index}"), gr.update(choices=models, value=model),
                 legend, comparison if not comparison.empty else None, radar)
 
     def source_banner(source: str, fallback: str, filter_value: str | None) -> tuple[str, str]:
@@ -619,7 +632,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                                                               reference_state.loaded.source)
         user_choice = sources.user_label(user_state.loaded.source, len(user_state.explainer_records))
         status, filter_text = source_banner(source, fallback, chosen)
-        schemes = sorted({s for r in user_state.loaded.bias_records for s in r.get("schemes", {})})
+        schemes = sorted({s for r in states[source].loaded.bias_records for s in r.get("schemes", {})})
         scheme = scheme if scheme in schemes else (schemes[0] if schemes else None)
         return (
             status,
@@ -658,7 +671,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
         source, chosen = source_update["value"], filter_update["value"]
         *choices, view, _ = across_models(configs, regimes, base_models, search, sort_by, descending,
                                           show_baselines, source, chosen)
-        spanish = spanish_view(scheme_update["value"], index, model)
+        spanish = spanish_view(scheme_update["value"], index, model, source)
         return (status, source_update, filter_update, filter_text, *choices, view, scheme_update, spanish[2],
                 spanish[0])
 
@@ -736,9 +749,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                 drill_message = gr.Markdown(elem_id="drill-message")
                 drill_heat = gr.HTML(elem_id="drill-heat")
             with gr.Tab("All models", id="explainers"):
-                gr.Markdown("Every explainer **averaged over the records the filters keep** (all models, regimes, "
-                            "configs and seeds when no filter is set), interval = envelope of the records' "
-                            "intervals. For a ranking that answers a question, use the Ranking tab.")
+                gr.Markdown(tables.ACROSS_MODELS_TEXT)
                 with gr.Row():
                     configs = gr.Dropdown([], multiselect=True, label="GECO config (empty = all)",
                                           elem_id="filter-config", info="All when empty")
@@ -832,7 +843,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                    api_visibility="private")
              .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private")
              .then(across_models, [*filter_inputs, *scope_inputs], across_outputs, api_visibility="private")
-             .then(spanish_view, [scheme, index, model], spanish_outputs, api_visibility="private"))
+             .then(spanish_view, [scheme, index, model, source_radio], spanish_outputs, api_visibility="private"))
 
         after_load(demo.load(open_page, page_inputs, page_outputs, api_visibility="private"))
         after_load(refresh_button.click(open_page, page_inputs, page_outputs, api_visibility="private"))
@@ -872,7 +883,8 @@ def build_app(results_location: str | None = None, requests_location: str | None
                       api_visibility="private")
         gr.api(explainer_table_api, api_name="explainer_table")
         for component in (scheme, index, model):
-            component.input(spanish_view, [scheme, index, model], spanish_outputs, api_visibility="private")
+            component.input(spanish_view, [scheme, index, model, source_radio], spanish_outputs,
+                            api_visibility="private")
         dataset_tab.select(dataset_view, None, [dataset_table, dataset_message], api_name="dataset")
         submit_tab.select(queue_view, None, [queue_table, queue_message], api_name="queue")
         queue_refresh.click(queue_view, None, [queue_table, queue_message], api_visibility="private")

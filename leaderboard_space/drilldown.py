@@ -7,8 +7,10 @@ the local store's folder, or on demand from the Hub dataset repo. No Gradio here
 from __future__ import annotations
 
 import html
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +23,11 @@ from gecobench.evaluation.sentence_scores import (
     side_file_path,
 )
 from gecobench.store import hub_repo_of
+from leaderboard_space.colours import blend, css, text_colour
 from leaderboard_space.ranking import _label
 
 LABEL_NAMES = ("female", "male", "non-binary")
-MAX_OPTIONS = 200
+MAX_OPTIONS = 1000  # one page of the sentence list (the reference has 640 variants per model; sentence_page pages)
 
 
 class SideFiles:
@@ -65,74 +68,172 @@ def _key(sentence: Mapping[str, Any]) -> str:
     return f"{sentence['sentence_id']}:{sentence['label']}"
 
 
-def sentence_options(documents: Sequence[Mapping[str, Any]], search: str = "") -> list[tuple[str, str]]:
-    """(label, key) per sentence variant found in the side documents, filtered by a word (case-insensitive)."""
-    needle = search.strip().lower()
+def _group(label: Any) -> str:
+    return LABEL_NAMES[label] if isinstance(label, int) and 0 <= label < len(LABEL_NAMES) else str(label)
+
+
+_WORD = re.compile(r"[\w'’-]+", re.UNICODE)
+
+
+def _tokens(text: str) -> list[str]:
+    """The whole words of a text, lower-cased, punctuation left out (``He,`` → ``he``)."""
+    return [t.lower() for t in _WORD.findall(text)]
+
+
+def matches(words: Sequence[Any], sentence_id: Any, search: str) -> bool:
+    """Whether a sentence variant matches a search: ``#17`` (or ``17``) its sentence id; otherwise every word of
+    the search is a *whole* word of the sentence, case-insensitive (``he`` finds "He" but not "she" or "the")."""
+    needle = search.strip()
+    if not needle:
+        return True
+    if re.fullmatch(r"#?\d+", needle):
+        return str(sentence_id) == needle.lstrip("#")
+    wanted = _tokens(needle)
+    present = {t for w in words for t in _tokens(str(w))}
+    return bool(wanted) and all(w in present for w in wanted)
+
+
+@dataclass
+class SentencePage:
+    """One page of the sentence variants a search finds: ``options`` (label, key), ``total`` found, ``page``
+    (1-based) of ``pages``."""
+
+    options: list[tuple[str, str]]
+    total: int
+    page: int
+    pages: int
+
+    def message(self, search: str = "") -> str:
+        """What the list holds, truthfully: how many variants the search found and which page is shown."""
+        where = f" with the whole word(s) {search.strip()!r}" if search.strip() and not re.fullmatch(
+            r"#?\d+", search.strip()) else (f" of sentence {search.strip()}" if search.strip() else "")
+        if not self.total:
+            return f"No sentence variant{where} in this model's per-sentence scores."
+        text = f"{self.total} sentence variant(s){where}"
+        if self.pages > 1:
+            text += (f" — page {self.page} of {self.pages} ({len(self.options)} shown); choose another page, or "
+                     "search by a word or by #sentence id to reach any of them")
+        return text + "."
+
+
+def sentence_page(documents: Sequence[Mapping[str, Any]], search: str = "", page: int = 1,
+                  page_size: int = MAX_OPTIONS) -> SentencePage:
+    """Every sentence variant of the side documents that :func:`matches` the search, in sentence order, one page
+    of ``page_size`` at a time (a page past the end shows the last): every sentence is reachable."""
     seen: dict[str, str] = {}
     for document in documents:
         for sentence in document["sentences"]:
             key = _key(sentence)
-            if key in seen:
+            if key in seen or not matches(sentence["words"], sentence["sentence_id"], search):
                 continue
-            words = [str(w) for w in sentence["words"]]
-            if needle and not any(needle in w.lower() for w in words):
-                continue
-            group = LABEL_NAMES[sentence["label"]] if 0 <= sentence["label"] < len(LABEL_NAMES) else sentence["label"]
-            text = " ".join(words)
-            seen[key] = f"#{sentence['sentence_id']} ({group}): {text[:90]}{'…' if len(text) > 90 else ''}"
-    options = sorted(seen.items(), key=lambda item: tuple(int(p) for p in item[0].split(":")))
-    return [(label, key) for key, label in options[:MAX_OPTIONS]]
+            text = " ".join(str(w) for w in sentence["words"])
+            seen[key] = f"#{sentence['sentence_id']} ({_group(sentence['label'])}): {text[:90]}{'…' if len(text) > 90 else ''}"
+    ordered = sorted(seen.items(), key=lambda item: tuple(int(p) if p.lstrip("-").isdigit() else 0
+                                                          for p in item[0].split(":")))
+    pages = max(1, -(-len(ordered) // page_size))
+    page = min(max(1, int(page or 1)), pages)
+    chosen = ordered[(page - 1) * page_size: page * page_size]
+    return SentencePage([(label, key) for key, label in chosen], len(ordered), page, pages)
+
+
+def sentence_options(documents: Sequence[Mapping[str, Any]], search: str = "", page: int = 1) -> list[tuple[str, str]]:
+    """(label, key) of one page of the sentence variants matching ``search`` (:func:`sentence_page`)."""
+    return sentence_page(documents, search, page).options
+
+
+def _shares(attributions: Sequence[Any]) -> list[float | None]:
+    """Each word's share of the sentence's absolute attribution mass (Σ = 1 over the defined words); None for an
+    undefined score, all None when the sentence has no mass (nothing to share out)."""
+    magnitudes = [abs(float(a)) if isinstance(a, (int, float)) and np.isfinite(a) else None for a in attributions]
+    total = sum(m for m in magnitudes if m is not None)
+    if not total > 0:
+        return [None] * len(magnitudes)
+    return [None if m is None else m / total for m in magnitudes]
 
 
 def sentence_rows(records: Sequence[Mapping[str, Any]], side: SideFiles, key: str) -> list[dict[str, Any]]:
-    """One row per record of the cell that has a side file holding sentence ``key``: explainer label, words,
-    ground truth, attributions and the per-sentence MA; best MA first."""
+    """One row per record of the cell and gender variant of the sentence of ``key`` (``sentence_id:label``) that a
+    side file holds: explainer label, variant, words, ground truth, raw attributions, each word's share of the
+    attribution mass, and the per-sentence MA. Explainers ordered by the MA of the chosen variant (best first),
+    each explainer's variants side by side (female, male, non-binary), seeds named when a cell has several."""
+    sentence_id, _, label = key.partition(":")
+    several_seeds = len({str(r["model"].get("seed")) for r in records}) > 1
     rows = []
     for record in records:
         document = side.get(str(record["record_id"]))
         if document is None:
             continue
-        found = next((s for s in document["sentences"] if _key(s) == key), None)
-        if found is None:
-            continue
-        rows.append({"explainer": _label(record), "words": found["words"], "ground_truth": found["ground_truth"],
-                     "attributions": found["attributions"], "mass_accuracy": found.get("mass_accuracy")})
-    rows.sort(key=lambda r: -(r["mass_accuracy"] if isinstance(r["mass_accuracy"], (int, float)) else -1))
-    return rows
+        name = _label(record) + (f" · seed {record['model'].get('seed')}" if several_seeds else "")
+        for found in document["sentences"]:
+            if str(found["sentence_id"]) != sentence_id:
+                continue
+            ma = found.get("mass_accuracy")
+            rows.append({"explainer": name, "variant": _group(found["label"]), "chosen": str(found["label"]) == label,
+                         "words": found["words"], "ground_truth": found["ground_truth"],
+                         "attributions": found["attributions"], "shares": _shares(found["attributions"]),
+                         "mass_accuracy": ma if isinstance(ma, (int, float)) else None})
+    chosen_ma = {r["explainer"]: r["mass_accuracy"] for r in rows if r["chosen"]}
+    rows = [r for r in rows if r["explainer"] in chosen_ma]  # explainers that scored the chosen variant
+    order = lambda r: (-(chosen_ma[r["explainer"]] if chosen_ma[r["explainer"]] is not None else -1), r["explainer"],
+                       LABEL_NAMES.index(r["variant"]) if r["variant"] in LABEL_NAMES else len(LABEL_NAMES))
+    return sorted(rows, key=order)
 
 
-def heatmap_html(rows: Sequence[Mapping[str, Any]]) -> str:
-    """An HTML table: words as columns (ground-truth words marked), one row per explainer shaded by the share
-    of its largest absolute attribution, and the sentence's MA; scrolls sideways for long sentences."""
+# the colour scale of the shares: white (no mass) to a dark red (the largest share on the page)
+_SCALE_LOW, _SCALE_HIGH = (255, 255, 255), (165, 15, 21)
+
+
+def share_colours(fraction: float) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """(background, text) of a cell at ``fraction`` (0 … 1) of the colour scale; the text is black or white,
+    whichever contrasts more (at least 4.5:1 on every background of the scale)."""
+    background = blend(_SCALE_HIGH, fraction, _SCALE_LOW)
+    return background, text_colour(background)
+
+
+def heatmap_html(rows: Sequence[Mapping[str, Any]], empty_text: str = "No sentence variant chosen (see the note "
+                 "above the list).") -> str:
+    """An HTML table, one row per explainer and gender variant (the variants of an explainer side by side, in
+    adjacent rows): the explainer, the variant, the sentence's MA first, then each word with its share of the
+    sentence's attribution mass, shaded on one colour scale for the whole table (legend below); ground-truth words
+    underlined and framed (not by colour alone). Scrolls sideways for long sentences, the name cells stay."""
     if not rows:
-        return "<p>No per-sentence scores for this choice (records written before version 0.3 have none).</p>"
-    words, truth = rows[0]["words"], rows[0]["ground_truth"]
-    head = "".join(
-        f'<th class="{"gt" if t else ""}" title="{"ground truth" if t else ""}">{html.escape(str(w))}</th>'
-        for w, t in zip(words, truth))
+        return f"<p>{html.escape(empty_text)}</p>"
+    top = max((s for r in rows for s in r["shares"] if s is not None), default=0.0) or 1.0
+    width = max(len(r["words"]) for r in rows)
     body = []
     for row in rows:
-        magnitudes = np.abs(np.array([a if a is not None else np.nan for a in row["attributions"]], dtype=float))
-        top = np.nanmax(magnitudes) if np.isfinite(magnitudes).any() else np.nan
-        cells = []
-        for value, magnitude in zip(row["attributions"], magnitudes):
-            share = magnitude / top if np.isfinite(top) and top > 0 and np.isfinite(magnitude) else 0.0
-            text = "–" if value is None else f"{value:.2g}"
-            cells.append(f'<td style="background: rgba(214, 96, 77, {share:.2f})" title="{text}">{text}</td>')
         ma = row["mass_accuracy"]
-        ma_text = f"{ma:.3f}" if isinstance(ma, (int, float)) else "–"
-        body.append(f'<tr><th class="explainer">{html.escape(row["explainer"])}</th>{"".join(cells)}'
-                    f'<td class="ma">{ma_text}</td></tr>')
+        cells = []
+        for word, truth, share, raw in zip(row["words"], row["ground_truth"], row["shares"], row["attributions"]):
+            background, text = share_colours(share / top if share is not None else 0.0)
+            share_text = "–" if share is None else f"{100 * share:.0f}%"
+            raw_text = "–" if not isinstance(raw, (int, float)) else f"{raw:.3g}"
+            cells.append(
+                f'<td class="{"gt" if truth else "w"}" style="background: {css(background)}; color: {css(text)}" '
+                f'title="share {share_text}, raw score {raw_text}{", ground truth" if truth else ""}">'
+                f'{html.escape(str(word))}<br><small>{share_text}</small></td>')
+        cells += ["<td></td>"] * (width - len(row["words"]))
+        chosen = " chosen" if row["chosen"] else ""
+        body.append(f'<tr class="variant{chosen}"><th class="explainer">{html.escape(row["explainer"])}</th>'
+                    f'<th class="group">{html.escape(row["variant"])}</th>'
+                    f'<td class="ma">{f"{ma:.3f}" if ma is not None else "–"}</td>{"".join(cells)}</tr>')
+    stops = ", ".join(f"{css(share_colours(f)[0])} {100 * f:.0f}%" for f in (0.0, 0.5, 1.0))
     return (
         '<div class="drill-scroll" style="overflow-x: auto; max-width: 100%">'
         '<style>.drill td, .drill th {padding: 4px 6px; border: 1px solid #ddd; font-size: 14px; text-align: center;'
-        ' white-space: nowrap} .drill th.gt {background: #ffe08a; text-decoration: underline}'
-        ' .drill th.explainer {text-align: left; position: sticky; left: 0; background: var(--background-fill-primary, #fff)}'
-        ' .drill td.ma {font-weight: bold}</style>'
-        f'<table class="drill"><thead><tr><th class="explainer">Explainer</th>{head}<th>MA</th></tr></thead>'
+        ' white-space: nowrap} .drill td.gt {text-decoration: underline; font-weight: bold; outline: 2px solid #000;'
+        ' outline-offset: -3px}'
+        ' .drill th.explainer {text-align: left; position: sticky; left: 0; z-index: 1;'
+        ' background: var(--background-fill-primary, #fff)} .drill td.ma {font-weight: bold}'
+        ' .drill tr.chosen th.group {text-decoration: underline}</style>'
+        '<table class="drill"><thead><tr><th class="explainer">Explainer</th><th>Variant</th><th>MA</th>'
+        f'<th colspan="{width}">Words: share of the sentence\'s attribution mass</th></tr></thead>'
         f'<tbody>{"".join(body)}</tbody></table></div>'
-        '<p>Highlighted words: ground truth (the gendered words). Shading: |attribution| relative to the row\'s '
-        'largest; MA: the share of this sentence\'s attribution mass on the ground-truth words.</p>'
+        f'<p><span style="display: inline-block; width: 160px; height: 12px; border: 1px solid #888; '
+        f'background: linear-gradient(to right, {stops})"></span> 0% … {100 * top:.0f}% of a sentence\'s '
+        'attribution mass (one scale for the table). Framed, underlined words: the ground truth (the gendered '
+        'words). MA: the share of the sentence\'s attribution mass on the ground-truth words. Each explainer\'s '
+        'female, male (and non-binary) variants are in adjacent rows; hover a word for its raw score.</p>'
     )
 
 

@@ -28,6 +28,7 @@ from gecobench.gender import (
     gender_sentences_text,
     gender_value,
 )
+from gecobench.pooling import across_seeds, pool_records
 from leaderboard_space.tables import METRIC_LABELS
 
 LARGEST = "Largest |gap|"
@@ -42,6 +43,8 @@ GAP_VIEW_COLUMNS: tuple[tuple[str, str], ...] = (
     ("Direction", "which way the metric is better"),
     ("Sentences", "the sentences the metric was computed on: all scored, or the first N source sentences "
                   "(the properties and faithfulness subsamples)"),
+    ("Seeds", ("how many seeds the row pools: with several, each value is the mean over the seeds and its "
+               "interval the 95 % t-interval across them; with one, the record's own interval")),
     *((f"{group}", f"the metric on the {group} variants, with its 95% bootstrap interval") for group in GENDER_GROUPS),
     *((GAP_LABELS[gap_key(a, b)], f"metric({a}) − metric({b}) on the same source sentences, with its paired "
                                   "bootstrap interval over source sentences (0 inside: no detectable gap)")
@@ -75,43 +78,56 @@ def _metrics_of(record: Mapping[str, Any]) -> list[str]:
     return [k for k in METRIC_LABELS if k in held] + sorted(set(held) - set(METRIC_LABELS))
 
 
+def _pooled(blocks: Sequence[Mapping[str, Any] | None]) -> tuple[float, float, float]:
+    """A value of a pool's records: the record's own value and interval with one seed, else the mean over the seeds
+    and the 95 % t-interval across them (:func:`gecobench.pooling.across_seeds`)."""
+    blocks = [b or {} for b in blocks]
+    own = (blocks[0].get("ci_low"), blocks[0].get("ci_high")) if len(blocks) == 1 else (None, None)
+    value, low, high, _ = across_seeds([b.get("value") for b in blocks], own)
+    as_float = lambda v: float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan
+    return as_float(value), as_float(low), as_float(high)
+
+
 def gender_gaps(records: Sequence[Mapping[str, Any]], record_link: Any = None) -> pd.DataFrame:
-    """One numeric row per record × metric: group values, every gap (``lo``/``hi`` bounds beside each), the
+    """One numeric row per explainer × metric — records that differ only in their seeds pooled (``Seeds``; mean
+    and across-seed interval, as on the Ranking) — group values, every gap (``lo``/``hi`` bounds beside each), the
     largest |gap| and its groups. Explainers in MA order (as the ranking), metrics in the Space's order."""
     columns = [c for c, _ in GAP_VIEW_COLUMNS]
     full = [c for column in columns for c in ([column, f"{column} lo", f"{column} hi"] if column in VALUE_COLUMNS
                                              else [column])]
     if not records:
         return pd.DataFrame(columns=full)
-    ordered = sorted(records, key=lambda r: (-np.nan_to_num(_number((r.get("metrics") or {}).get("mass_accuracy"),
-                                                                    "value"), nan=-np.inf), r["explainer"]["name"]))
+    pools = pool_records(records)
+    ma = [_pooled([(r.get("metrics") or {}).get("mass_accuracy") for r in pool])[0] for pool in pools]
+    ordered = [pools[i] for i in sorted(range(len(pools)), key=lambda i: (-np.nan_to_num(ma[i], nan=-np.inf),
+                                                                          pools[i][0]["explainer"]["name"]))]
     rows = []
-    for record in ordered:
-        for metric in _metrics_of(record):
+    for pool in ordered:
+        record = pool[0]
+        held = list(dict.fromkeys(m for r in pool for m in _metrics_of(r)))
+        for metric in held:
             entry = gender_metrics(record).get(metric) or {}
             direction = entry.get("direction") or ((record.get("metrics") or {}).get(metric) or {}).get("direction")
             row: dict[str, Any] = {
                 "Explainer": _label(record), "Metric": METRIC_LABELS.get(metric, metric),
                 "Direction": _DIRECTIONS.get(str(direction), "higher is better" if metric == "mass_accuracy" else "–"),
-                "Sentences": gender_sentences_text(entry),
+                "Sentences": gender_sentences_text(entry), "Seeds": len(pool),
             }
             for group in GENDER_GROUPS:
-                block = gender_value(record, metric, "groups", group)
-                row.update({group: _number(block, "value"), f"{group} lo": _number(block, "ci_low"),
-                            f"{group} hi": _number(block, "ci_high")})
+                value, low, high = _pooled([gender_value(r, metric, "groups", group) for r in pool])
+                row.update({group: value, f"{group} lo": low, f"{group} hi": high})
             largest, largest_pair = np.nan, ""
             for minuend, subtrahend in GAP_PAIRS:
                 label = GAP_LABELS[gap_key(minuend, subtrahend)]
-                block = gender_value(record, metric, "gaps", gap_key(minuend, subtrahend))
-                value = _number(block, "value")
-                row.update({label: value, f"{label} lo": _number(block, "ci_low"),
-                            f"{label} hi": _number(block, "ci_high")})
+                value, low, high = _pooled([gender_value(r, metric, "gaps", gap_key(minuend, subtrahend)) for r in pool])
+                row.update({label: value, f"{label} lo": low, f"{label} hi": high})
                 if np.isfinite(value) and not abs(value) <= largest:  # NaN-safe: the first finite gap wins
                     largest, largest_pair = abs(value), gap_label(minuend, subtrahend)
             row.update({LARGEST: largest, LARGEST_PAIR: largest_pair,
-                        "Record": record_link(record) if record_link else str(record["record_id"])})
+                        "Record": " ; ".join(record_link(r) if record_link else str(r["record_id"]) for r in pool),
+                        "record_id": ";".join(str(r["record_id"]) for r in pool)})
             rows.append(row)
-    frame = pd.DataFrame(rows, columns=full)
+    frame = pd.DataFrame(rows, columns=[*full, "record_id"])
     # a gap column no record of the cell defines (the non-binary gaps on a binary config) is left out
     empty = [c for c in VALUE_COLUMNS if frame[c].isna().all()]
     return frame.drop(columns=[f"{c}{end}" for c in empty for end in ("", " lo", " hi")])

@@ -13,19 +13,41 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from gecobench.columns import GROUP_COLUMNS
 from gecobench.formatting import format_interval
+from gecobench.pooling import pool_records
 from leaderboard_space.ranking import (
+    ALL_SEEDS,
     REGIME_ORDER,
     _label,
     _ordered,
+    _pool_column,
     _value,
     chance_level,
+    seed_matches,
 )
 from leaderboard_space.tables import METRIC_LABELS, PROPERTY_KEYS, property_scores
 
 FONT_SIZE = 14
 HEIGHT = 480
 GROUP_COLOURS = {"female": "#c0392b", "male": "#2166ac", "non-binary": "#7b3294"}
+# A second encoding beside colour (colour-blind readers, greyscale prints): every radar trace gets its own marker
+# symbol and line dash, every bar series its own fill pattern; the palette has no repeated colour within 10.
+PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666", "#1f78b4",
+           "#b2df8a", "#fb9a99", "#cab2d6")
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "star", "cross", "triangle-down", "pentagon",
+           "hexagon", "hourglass", "bowtie")
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+PATTERNS = ("", "/", "\\", "x", ".", "+", "-", "|")
+GROUP_PATTERNS = {"female": "", "male": "/", "non-binary": "x"}
+
+
+def trace_style(position: int) -> dict[str, Any]:
+    """Colour, marker symbol and line dash of the ``position``-th trace: no two of the first
+    ``len(SYMBOLS) * len(DASHES)`` traces share symbol and dash."""
+    # the dash steps one further every len(SYMBOLS) traces, so trace p and p + 12k (same symbol) differ in dash
+    dash = DASHES[(position + position // len(SYMBOLS)) % len(DASHES)]
+    return {"colour": PALETTE[position % len(PALETTE)], "symbol": SYMBOLS[position % len(SYMBOLS)], "dash": dash}
 
 
 def _layout(figure: go.Figure, title: str, y_title: str = "Mass accuracy (MA)") -> go.Figure:
@@ -53,8 +75,14 @@ def warm_up() -> None:
 
     Plotly loads its trace validators and the ``plotly_white`` template on first use (≈ 0.3 s); paid here, before
     the server answers, it is not paid by the first visitor's page."""
-    figure = go.Figure(go.Scatterpolar(r=[0.0, 1.0, 0.0], theta=["a", "b", "a"], fill="toself"))
-    figure.add_trace(go.Bar(x=["a"], y=[0.5], error_y={"type": "data", "array": [0.1]}))
+    style = trace_style(0)  # the properties the figures set (markers, dashes, patterns): their validators load here
+    figure = go.Figure(go.Scatterpolar(r=[0.0, 1.0, 0.0], theta=["a", "b", "a"], fill="toself", mode="lines+markers",
+                                       text=["a", "b", "a"], hovertemplate="%{text}", fillcolor="rgba(0,0,0,0.03)",
+                                       line={"color": style["colour"], "dash": style["dash"], "width": 2},
+                                       marker={"symbol": style["symbol"], "size": 9, "color": style["colour"]}))
+    figure.add_trace(go.Bar(x=["a"], y=[0.5], error_y={"type": "data", "array": [0.1]}, text=["a"],
+                            textposition="inside", insidetextanchor="start", textangle=-90,
+                            marker={"color": style["colour"], "pattern": {"shape": "/", "solidity": 0.35}}))
     _layout(figure, "warm-up")
     figure.to_json()
 
@@ -73,20 +101,29 @@ def ma_by_regime_plot(records: Sequence[Mapping[str, Any]], config: str, base_mo
     """MA of every explainer grouped by model regime for one config and base model (the paper's Figure 2 view),
     with 95% intervals as error bars and the chance level."""
     chosen = [r for r in records if r["dataset"]["config"] == config and r["model"]["base_model"] == base_model
-              and (not seed or str(r["model"].get("seed")) == seed)]
+              and seed_matches(r, seed)]
     if not chosen:
         return message_figure("No explainer records for this choice.")
     explainers = sorted({_label(r) for r in chosen})
     figure = go.Figure()
-    for regime in _ordered({r["model"]["regime"] for r in chosen}, REGIME_ORDER):
-        by_name = {_label(r): r for r in chosen if r["model"]["regime"] == regime}
-        values = np.array([_value(by_name[e], "mass_accuracy") if e in by_name else np.nan for e in explainers])
-        lows = np.array([_value(by_name[e], "mass_accuracy", "ci_low") if e in by_name else np.nan for e in explainers])
-        highs = np.array([_value(by_name[e], "mass_accuracy", "ci_high") if e in by_name else np.nan
-                          for e in explainers])
-        figure.add_bar(x=explainers, y=values, name=regime, error_y=_error(values, lows, highs))
+    newest = lambda pool: max(str((r.get("provenance") or {}).get("created_at")) for r in pool)
+    by_cell: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for record in chosen:  # one pass (a store of 10,000 records puts over a thousand here)
+        by_cell.setdefault((record["model"]["regime"], _label(record)), []).append(record)
+    for position, regime in enumerate(_ordered({r["model"]["regime"] for r in chosen}, REGIME_ORDER)):
+        cells = [sorted(pool_records(by_cell.get((regime, e), [])), key=newest) for e in explainers]
+        # one seed: the record's value and interval; several (mean over seeds): mean and across-seed interval
+        numbers = np.array([_pool_column(pools[-1], lambda r, end: _value(r, "mass_accuracy", end)) if pools
+                            else (np.nan, np.nan, np.nan) for pools in cells], dtype=float).reshape(-1, 3)
+        values, lows, highs = numbers[:, 0], numbers[:, 1], numbers[:, 2]
+        # colour and a fill pattern per regime, and the regime's name on its bars: not colour alone
+        figure.add_bar(x=explainers, y=values.tolist(), name=regime, error_y=_error(values, lows, highs),
+                       marker={"color": PALETTE[position % len(PALETTE)],
+                               "pattern": {"shape": PATTERNS[position % len(PATTERNS)], "solidity": 0.35}},
+                       text=[regime] * len(explainers), textposition="inside", insidetextanchor="start",
+                       textangle=-90, hovertemplate="%{x} · " + regime + ": MA %{y:.3f}<extra></extra>")
     _chance_line(figure, chosen)
-    seed_text = f" · seed {seed}" if seed else ""
+    seed_text = f" · {seed}" if seed == ALL_SEEDS else (f" · seed {seed}" if seed else "")
     return _layout(figure, f"MA by model regime — {config} · {base_model}{seed_text} (the Ranking tab's choice)")
 
 
@@ -94,18 +131,24 @@ def ma_by_group_plot(records: Sequence[Mapping[str, Any]], title_choice: str) ->
     """MA per gender group for every explainer of one cell (config, base model, regime), with intervals."""
     if not records:
         return message_figure("No explainer records for this choice.")
-    ordered = sorted(records, key=lambda r: -np.nan_to_num(_value(r, "mass_accuracy"), nan=-1))
-    explainers = [_label(r) for r in ordered]
+    # one bar per explainer: the records of several seeds pooled (mean, across-seed interval), as on the Ranking
+    pools = pool_records(records)
+    means = [_pool_column(pool, lambda r, end: _value(r, "mass_accuracy", end))[0] for pool in pools]
+    order = sorted(range(len(pools)), key=lambda i: -np.nan_to_num(means[i], nan=-1))
+    pools = [pools[i] for i in order]
+    explainers = [_label(pool[0]) for pool in pools]
     figure = go.Figure()
     for group in ("female", "male", "non-binary"):
-        blocks = [(r.get("groups") or {}).get(group) or {} for r in ordered]
-        if not any(b.get("mass_accuracy") is not None for b in blocks):
+        read = GROUP_COLUMNS[group].record_value
+        numbers = np.array([_pool_column(pool, read) for pool in pools], dtype=float)
+        if not np.isfinite(numbers[:, 0]).any():
             continue
-        number = lambda b, k: float(b[k]) if isinstance(b.get(k), (int, float)) else np.nan
-        values = np.array([number(b, "mass_accuracy") for b in blocks])
-        lows, highs = np.array([number(b, "ci_low") for b in blocks]), np.array([number(b, "ci_high") for b in blocks])
-        figure.add_bar(x=explainers, y=values, name=group, marker_color=GROUP_COLOURS[group],
-                       error_y=_error(values, lows, highs))
+        values, lows, highs = numbers[:, 0], numbers[:, 1], numbers[:, 2]
+        figure.add_bar(x=explainers, y=values.tolist(), name=group, error_y=_error(values, lows, highs),
+                       marker={"color": GROUP_COLOURS[group],
+                               "pattern": {"shape": GROUP_PATTERNS[group], "solidity": 0.35}},
+                       text=[group] * len(explainers), textposition="inside", insidetextanchor="start",
+                       textangle=-90)
     if not figure.data:
         return message_figure("The records of this choice have no per-group MA.")
     _chance_line(figure, records)
@@ -133,9 +176,13 @@ def properties_radar(ranking: pd.DataFrame, title_choice: str) -> go.Figure:
         hover = [_value_with_interval(ranking, position, axis) for axis in axes]
         # a list, not an array: plotly hands arrays to narwhals, whose first call scans every installed package's
         # entry points (about 1 s, on the first page of a just-started Space)
+        style = trace_style(position)  # colour, marker symbol and line dash: the trace is told apart without colour
         figure.add_trace(go.Scatterpolar(r=closed.tolist(), theta=[*axes, axes[0]], name=str(name),
                                          text=[*hover, hover[0]], hovertemplate="%{theta}: %{text}<extra>%{fullData.name}</extra>",
-                                         fill="toself", opacity=0.55))
+                                         mode="lines+markers", fill="toself", opacity=0.7,
+                                         line={"color": style["colour"], "dash": style["dash"], "width": 2},
+                                         marker={"symbol": style["symbol"], "size": 9, "color": style["colour"]},
+                                         fillcolor="rgba(0,0,0,0.03)"))
     figure.update_layout(title={"text": f"Co-12 properties — {title_choice} (rescaled; outward = better)",
                                 "font": {"size": FONT_SIZE + 2}},
                          polar={"radialaxis": {"range": [0, 1]}}, height=HEIGHT + 60, font={"size": FONT_SIZE},

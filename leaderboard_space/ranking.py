@@ -19,8 +19,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gecobench.formatting import format_number
+from gecobench import columns
+from gecobench.formatting import format_number, is_finite_number
 from gecobench.gender import GAP_KEYS, gender_value
+from gecobench.pooling import (
+    across_seeds,
+    pool_records,
+    pooled_comparison,
+    record_comparison_label,
+    tie_verdict,
+)
 from leaderboard_space.tables import (
     DEFAULT_DIRECTION,
     METRIC_LABELS,
@@ -30,11 +38,11 @@ from leaderboard_space.tables import (
 
 CONFIG_ORDER = ("binary_all", "binary_subject", "nonbinary_all", "nonbinary_subject")
 REGIME_ORDER = ("OLA", "ZS", "C", "CE", "CEf", "CEfAf")  # from scratch, then MiniLM from frozen to fully fine-tuned
-GAP = "Gap m−f"
+GAP = columns.METRICS["mass_accuracy_gap"].label
 #: the MA gaps to non-binary (non-binary configs only; left out of a ranking whose records have none)
-NONBINARY_GAPS = {GAP_KEYS[1]: "Gap m−nb", GAP_KEYS[2]: "Gap f−nb"}
+NONBINARY_GAPS = {key: columns.METRICS[f"mass_accuracy_gap_{key}"].label for key in GAP_KEYS[1:]}
 #: the largest |MA gap| over every gap of the config: the "best gap" is the smallest
-LARGEST_GAP = "Largest |MA gap|"
+LARGEST_GAP = columns.LARGEST_GAP.label
 NOT_SEPARATED_MARK = "≈ next"
 RANK_COLUMNS_METRICS = ["relative_mass_accuracy", *PROPERTY_KEYS, *RANKING_KEYS]
 
@@ -78,14 +86,20 @@ def cell_choices(records: Sequence[Mapping[str, Any]], config: str | None = None
     in_base = [r for r in in_config if r["model"]["base_model"] == base_model]
     regimes = _ordered({r["model"]["regime"] for r in in_base}, REGIME_ORDER)
     seeds = sorted({str(r["model"].get("seed")) for r in in_base})
-    return CellChoices(configs, base_models, regimes, seeds)
+    # several seeds: their mean (with the across-seed interval) first, as the paper reports; each seed after it
+    return CellChoices(configs, base_models, regimes, [ALL_SEEDS, *seeds] if len(seeds) > 1 else seeds)
+
+
+def seed_matches(record: Mapping[str, Any], seed: str | None) -> bool:
+    """Whether ``record`` belongs to the seed choice ``seed`` (None, "" and :data:`ALL_SEEDS`: every seed)."""
+    return not seed or seed == ALL_SEEDS or str(record["model"].get("seed")) == seed
 
 
 def cell_records(records: Sequence[Mapping[str, Any]], config: str | None, base_model: str | None,
                  regime: str | None, seed: str | None = None) -> list[Mapping[str, Any]]:
-    """The records of one (config, base model, regime[, seed]) cell."""
+    """The records of one (config, base model, regime[, seed]) cell (every seed for :data:`ALL_SEEDS`)."""
     return [r for r in records if r["dataset"]["config"] == config and r["model"]["base_model"] == base_model
-            and r["model"]["regime"] == regime and (not seed or str(r["model"].get("seed")) == seed)]
+            and r["model"]["regime"] == regime and seed_matches(r, seed)]
 
 
 # ------------------------------------------------------------------------------------------------ the adapters
@@ -110,8 +124,6 @@ def separated_from_next(better: Mapping[str, Any], worse: Mapping[str, Any]) -> 
     different runs were not compared; then two 95% intervals that do not overlap count as separated and
     overlapping ones do not (a conservative check, not a paired test).
     """
-    from gecobench.pooling import record_comparison_label
-
     paired = (better.get("comparisons") or {}).get(record_comparison_label(worse))
     same_run = better.get("protocol") == worse.get("protocol") and (
         (better.get("model") or {}).get("checkpoint_sha256") == (worse.get("model") or {}).get("checkpoint_sha256"))
@@ -163,66 +175,128 @@ def _dataset_text(dataset: Mapping[str, Any]) -> str:
     return f"{dataset.get('name', 'geco')}/{dataset.get('config')}/{dataset.get('split')} ({fingerprint})"
 
 
+#: the Ranking's seed choice that pools every seed of a cell (shown first when a cell has several seeds)
+ALL_SEEDS = "mean over seeds"
+#: how a row's interval was computed (the ``Interval`` column)
+BOOTSTRAP_INTERVAL, ACROSS_SEEDS_INTERVAL = "95% bootstrap over sentences (1 seed)", "95% t-interval across {n} seeds"
+KIND_EXPLAINER, KIND_BASELINE = "explainer", "baseline"
+
+
+def _pooled(values: Sequence[float | None], own: tuple[Any, Any]) -> tuple[float, float, float]:
+    """Mean and interval over a pool's seeds (:func:`gecobench.pooling.across_seeds`: the record's own interval
+    with one seed, the 95 % t-interval across seeds with several), NaN where undefined."""
+    value, low, high, _ = across_seeds(values, own)
+    as_float = lambda v: float(v) if is_finite_number(v) else np.nan
+    return as_float(value), as_float(low), as_float(high)
+
+
+def _pool_column(pool: Sequence[Mapping[str, Any]], read: Callable[[Mapping[str, Any], str], Any]
+                 ) -> tuple[float, float, float]:
+    own = (read(pool[0], "ci_low"), read(pool[0], "ci_high")) if len(pool) == 1 else (None, None)
+    return _pooled([read(record, "value") for record in pool], own)
+
+
+def _signed_gap_part(record: Mapping[str, Any], end: str) -> float:
+    value, low, high, _ = signed_gender_gap(record)
+    return {"value": value, "ci_low": low, "ci_high": high}[end]
+
+
+def _pools_separated(better: Sequence[Mapping[str, Any]], worse: Sequence[Mapping[str, Any]],
+                     better_ma: tuple[float, float, float], worse_ma: tuple[float, float, float]) -> bool | None:
+    """:func:`separated_from_next` for pools: one record each as there; over seeds the paired comparisons pooled
+    across seeds (:func:`gecobench.pooling.pooled_comparison`), else non-overlapping across-seed intervals."""
+    if len(better) == 1 and len(worse) == 1:
+        return separated_from_next(better[0], worse[0])
+    _, low, high, n = pooled_comparison(better, record_comparison_label(worse[0]))
+    verdict = tie_verdict(low, high) if n else None
+    if verdict is not None:
+        return verdict != "tie"
+    if not (np.isfinite(better_ma[1]) and np.isfinite(worse_ma[2])):
+        return None
+    return bool(better_ma[1] > worse_ma[2])
+
+
 def model_ranking(records: Sequence[Mapping[str, Any]], record_link: Callable[[Mapping[str, Any]], str] | None = None,
                   cards: Callable[[Mapping[str, Any]], tuple[str, str]] | None = None) -> pd.DataFrame:
-    """One numeric row per record of a cell, best MA first, with provenance.
+    """One numeric row per explainer of a cell — the records of one explainer that differ only in their seeds
+    pooled (:func:`gecobench.pooling.pool_records`) — real explainers ranked by MA, baselines below them, ranked
+    apart (``Rank`` is empty for a baseline: it is not a result to be ranked among explainers).
 
-    ``record_link(record) -> str`` names where the record file lives (default: its id); ``cards(record) ->
-    (model card, dataset card)`` where the cards are ("" when unknown; default: both columns empty).
+    With one seed a row shows that record's values and bootstrap intervals; with ``n`` seeds the mean over the
+    seeds and the 95 % t-interval across them (``Seeds`` = n, ``Interval`` says which). Every gap of the config
+    (male − female; on the non-binary configs each binary group − non-binary) and the largest |gap| over them.
+    ``record_link(record) -> str`` names where a record file lives (default: its id); ``cards(record) -> (model
+    card, dataset card)`` where the cards are ("" when unknown; default: both columns empty). ``record_id`` lists
+    the pooled records' ids (``;``-separated), for the downloads.
     """
-    columns = ["Rank", "Explainer", "MA", "MA lo", "MA hi", "vs next", GAP, f"{GAP} lo", f"{GAP} hi",
+    columns = ["Rank", "Explainer", "MA", "MA lo", "MA hi", "Seeds", "vs next", GAP, f"{GAP} lo", f"{GAP} hi",
                *[f"{label}{end}" for label in NONBINARY_GAPS.values() for end in ("", " lo", " hi")], LARGEST_GAP,
                *[f"{METRIC_LABELS[k]}{end}" for k in RANK_COLUMNS_METRICS for end in ("", " lo", " hi")],
-               "Version", "Parameters", "Seed",
+               "Kind", "Interval", "Version", "Parameters", "Seed",
                "Sentences scored", "Model accuracy", "Model", "Model card", "Dataset", "Dataset card", "Protocol",
-               "Record"]
+               "Record", "record_id"]
     if not records:
         return pd.DataFrame(columns=columns)
-    ordered = sorted(records, key=lambda r: (-np.nan_to_num(_value(r, "mass_accuracy"), nan=-np.inf),
-                                             r["explainer"]["name"]))
+    pools = pool_records(records)
+    ma = [_pool_column(pool, lambda r, end: _value(r, "mass_accuracy", end)) for pool in pools]
+    is_baseline = [bool(pool[0]["explainer"].get("is_baseline")) for pool in pools]
+    # real explainers first, then the baselines; each by MA (undefined last), then by name
+    order = sorted(range(len(pools)), key=lambda i: (is_baseline[i], -np.nan_to_num(ma[i][0], nan=-np.inf),
+                                                     pools[i][0]["explainer"]["name"]))
     rows = []
-    for position, record in enumerate(ordered):
-        gap, gap_low, gap_high, _ = signed_gender_gap(record)
-        following = ordered[position + 1] if position + 1 < len(ordered) else None
-        separated = separated_from_next(record, following) if following is not None else True
+    rank = 0
+    for position, i in enumerate(order):
+        pool, first = pools[i], pools[i][0]
+        following = order[position + 1] if position + 1 < len(order) else None
+        separated = True
+        if following is not None and is_baseline[following] == is_baseline[i]:  # compared within its own list
+            separated = _pools_separated(pool, pools[following], ma[i], ma[following])
+        if not is_baseline[i]:
+            rank += 1
+        gap = _pool_column(pool, _signed_gap_part)
         row = {
-            "Rank": position + 1, "Explainer": _label(record),
-            "MA": _value(record, "mass_accuracy"), "MA lo": _value(record, "mass_accuracy", "ci_low"),
-            "MA hi": _value(record, "mass_accuracy", "ci_high"),
+            "Rank": None if is_baseline[i] else rank, "Explainer": _label(first),
+            "MA": ma[i][0], "MA lo": ma[i][1], "MA hi": ma[i][2], "Seeds": len(pool),
             "vs next": NOT_SEPARATED_MARK if separated is False else "",
-            GAP: gap, f"{GAP} lo": gap_low, f"{GAP} hi": gap_high,
+            GAP: gap[0], f"{GAP} lo": gap[1], f"{GAP} hi": gap[2],
         }
-        gaps = [gap]
+        gaps = [gap[0]]
         for key, label in NONBINARY_GAPS.items():  # from by_gender, or the older mass_accuracy_gap_* blocks
-            block = gender_value(record, "mass_accuracy", "gaps", key) or {}
-            values = [block.get(f) for f in ("value", "ci_low", "ci_high")]
-            values = [float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan for v in values]
+            values = _pool_column(pool, lambda r, end, key=key: (gender_value(r, "mass_accuracy", "gaps", key)
+                                                                 or {}).get(end))
             row.update({label: values[0], f"{label} lo": values[1], f"{label} hi": values[2]})
             gaps.append(values[0])
         finite = [abs(g) for g in gaps if np.isfinite(g)]
         row[LARGEST_GAP] = max(finite) if finite else np.nan
-        for key in RANK_COLUMNS_METRICS:  # every number with the interval its record carries
+        for key in RANK_COLUMNS_METRICS:  # every number with its interval (the record's, or across seeds)
             label = METRIC_LABELS[key]
-            row.update({label: _value(record, key), f"{label} lo": _value(record, key, "ci_low"),
-                        f"{label} hi": _value(record, key, "ci_high")})
-        model = record["model"]
-        model_card, dataset_card = cards(record) if cards else ("", "")
-        accuracy = model.get("accuracy_on_evaluated")
+            values = _pool_column(pool, lambda r, end, key=key: _value(r, key, end))
+            row.update({label: values[0], f"{label} lo": values[1], f"{label} hi": values[2]})
+        model = first["model"]
+        model_card, dataset_card = cards(first) if cards else ("", "")
+        accuracies = [r["model"].get("accuracy_on_evaluated") for r in pool]
+        accuracy = across_seeds([a for a in accuracies if is_finite_number(a)])[0]
+        scored = sorted({int((r.get("counts") or {}).get("n_scored") or 0) for r in pool})
         row.update({
-            "Version": str(record["explainer"]["version"]),
-            "Parameters": json.dumps(record["explainer"].get("params") or {}, sort_keys=True),
-            "Seed": str(model.get("seed")),
-            "Sentences scored": int((record.get("counts") or {}).get("n_scored") or 0),
-            "Model accuracy": float(accuracy) if isinstance(accuracy, (int, float)) else np.nan,
-            "Model": _model_text(model),
+            "Kind": KIND_BASELINE if is_baseline[i] else KIND_EXPLAINER,
+            "Interval": BOOTSTRAP_INTERVAL if len(pool) == 1 else ACROSS_SEEDS_INTERVAL.format(n=len(pool)),
+            "Version": str(first["explainer"]["version"]),
+            "Parameters": json.dumps(first["explainer"].get("params") or {}, sort_keys=True),
+            "Seed": ", ".join(str(r["model"].get("seed")) for r in pool),
+            "Sentences scored": scored[0] if len(scored) == 1 else f"{scored[0]}–{scored[-1]}",
+            "Model accuracy": float(accuracy) if accuracy is not None else np.nan,
+            "Model": _model_text(model) if len(pool) == 1 else f"{len(pool)} checkpoints: " + "; ".join(
+                _model_text(r["model"]) for r in pool),
             "Model card": model_card,
-            "Dataset": _dataset_text(record.get("dataset") or {}),
+            "Dataset": _dataset_text(first.get("dataset") or {}),
             "Dataset card": dataset_card,
-            "Protocol": _protocol_text(record.get("protocol") or {}),
-            "Record": record_link(record) if record_link else str(record["record_id"]),
+            "Protocol": _protocol_text(first.get("protocol") or {}),
+            "Record": " ; ".join(record_link(r) if record_link else str(r["record_id"]) for r in pool),
+            "record_id": ";".join(str(r["record_id"]) for r in pool),
         })
         rows.append(row)
     table = pd.DataFrame(rows, columns=columns)
+    table["Rank"] = table["Rank"].astype("Int64")
     # on a binary config there is one gap: no non-binary columns, and the largest |gap| would repeat it
     if table[list(NONBINARY_GAPS.values())].isna().all().all():
         table = table.drop(columns=[f"{label}{end}" for label in NONBINARY_GAPS.values() for end in ("", " lo", " hi")]
@@ -266,44 +340,63 @@ def ranking_display(ranking: pd.DataFrame) -> pd.DataFrame:
     text column (``<column> 95% CI``), the value itself kept numeric so that the column sorts."""
     valued = interval_columns(ranking)
     bounds = [f"{c} {end}" for c in valued for end in ("lo", "hi")]
+    hidden = bounds + [c for c in ("record_id",) if c in ranking.columns]  # the ids are the downloads' (Record: links)
     if ranking.empty:
-        return ranking.drop(columns=bounds)
+        return ranking.drop(columns=hidden)
     shown = ranking.copy()
+    if "Rank" in shown.columns:  # a baseline has no rank: a dash, not <NA>
+        shown["Rank"] = [int(r) if pd.notna(r) else "–" for r in shown["Rank"]]
     for column in valued:
         shown.insert(shown.columns.get_loc(column) + 1, f"{column} 95% CI",
                      [_interval(lo, hi) for lo, hi in zip(ranking[f"{column} lo"], ranking[f"{column} hi"])])
-    shown = shown.drop(columns=bounds)
+    shown = shown.drop(columns=hidden)
     numeric = [c for c in shown.columns if shown[c].dtype.kind == "f"]
     shown[numeric] = shown[numeric].round(3)
     return shown
 
 
 def pivot_by_regime(records: Sequence[Mapping[str, Any]], config: str | None, base_model: str | None,
-                    seed: str | None = None) -> pd.DataFrame:
-    """Explainer × regime MA for one config and base model (one seed). A cell with several records (two
-    versions of an explainer) shows the newest one's value and is listed in the ``Note`` column."""
+                    seed: str | None = None, rank_by: str | None = None) -> pd.DataFrame:
+    """Explainer × regime MA for one config and base model (one seed, or :data:`ALL_SEEDS`: the mean over the
+    seeds of each cell, with the across-seed interval), numeric: ``<regime>``, ``<regime> lo``, ``<regime> hi``.
+
+    Rows are *ranked*: real explainers by their MA in ``rank_by`` (the Ranking tab's regime; default: the mean of
+    their MAs over the regimes), best first, then the baselines the same way (:attr:`pandas.DataFrame.attrs`
+    ``["order"]`` says which). A cell with records of several protocols (two versions of an explainer) shows the
+    newest one's value and is listed in the ``Note`` column."""
     chosen = [r for r in records if r["dataset"]["config"] == config and r["model"]["base_model"] == base_model
-              and (not seed or str(r["model"].get("seed")) == seed)]
+              and seed_matches(r, seed)]
     if not chosen:
         return pd.DataFrame(columns=["Explainer"])
     regimes = _ordered({r["model"]["regime"] for r in chosen}, REGIME_ORDER)
     cells: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    baselines: set[str] = set()
     for record in chosen:
         cells.setdefault((_label(record), record["model"]["regime"]), []).append(record)
-    explainers = sorted({name for name, _ in cells})
+        if record["explainer"].get("is_baseline"):
+            baselines.add(_label(record))
+    newest = lambda pool: max(str((r.get("provenance") or {}).get("created_at")) for r in pool)
     rows = []
-    for name in explainers:
+    for name in sorted({name for name, _ in cells}):
         row: dict[str, Any] = {"Explainer": name}
         doubled = []
         for regime in regimes:
-            found = sorted(cells.get((name, regime), []),
-                           key=lambda r: str((r.get("provenance") or {}).get("created_at")))
-            row[regime] = round(_value(found[-1], "mass_accuracy"), 3) if found else np.nan
-            if len(found) > 1:
-                doubled.append(f"{regime}: {len(found)} records, newest shown")
+            pools = sorted(pool_records(cells.get((name, regime), [])), key=newest)
+            value, low, high = (_pool_column(pools[-1], lambda r, end: _value(r, "mass_accuracy", end)) if pools
+                                else (np.nan, np.nan, np.nan))
+            row.update({regime: value, f"{regime} lo": low, f"{regime} hi": high})
+            if len(pools) > 1:
+                doubled.append(f"{regime}: {sum(map(len, pools))} records of {len(pools)} protocols, newest shown")
         row["Note"] = "; ".join(doubled)
         rows.append(row)
     table = pd.DataFrame(rows)
+    key = rank_by if rank_by in regimes else None
+    score = table[key] if key else table[regimes].mean(axis=1, skipna=True)
+    table = table.assign(_baseline=table["Explainer"].isin(baselines), _score=-score.fillna(-np.inf))
+    table = table.sort_values(["_baseline", "_score", "Explainer"], kind="stable").drop(columns=["_baseline", "_score"])
     if not table["Note"].astype(bool).any():
         table = table.drop(columns="Note")
+    table = table.reset_index(drop=True)
+    table.attrs["order"] = (f"ranked by MA in {key}" if key else "ranked by the mean MA over the regimes") + (
+        ", best first; baselines below the real explainers")
     return table

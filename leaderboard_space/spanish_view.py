@@ -25,6 +25,7 @@ from gecobench.spanish.plots import (
     group_shares,
     model_label,
 )
+from leaderboard_space.colours import GREY, blend, cell_style
 
 #: The top-29 lexicon names its supersenses in Spanish (and one in English); the top-10 lexicon in English
 #: capitals. The tab shows the English names for both, with this legend.
@@ -33,6 +34,17 @@ TOP29_ENGLISH = {
     "Sustancia": "SUBSTANCE", "Clima": "WEATHER", "Cuerpo": "BODY", "Feeling": "FEELING", "Mente": "MIND",
     "Comportamiento": "BEHAVIOR", "Social/Politico": "SOCIAL", "Cantidad": "QUANTITY",
 }
+#: what the lexicons call their catch-all column (headed "Misc", "Otros" or "Otros Copia", coded ``[???]``): words
+#: the lexicon lists but puts in none of its named categories. Counted in the overall bias, unlike ``unknown``.
+OTHER = "???"
+OTHER_LABEL = "Other (lexicon's ???)"
+UNKNOWN = "unknown"
+UNKNOWN_LABEL = "unknown (not counted)"
+CATEGORY_TEXT = (f"**{OTHER_LABEL}**: the lexicon's own catch-all column (headed *Misc* or *Otros* in the lexicon "
+                 "file, coded `[???]`): words it lists under none of its named categories — counted in the overall "
+                 f"bias. **{UNKNOWN_LABEL}**: predicted words the lexicon does not list at all; shown in grey and "
+                 "left out of the overall bias and of the colour scale.")
+PUBLISHED_SCHEME = "supersenses_top10"
 PUBLISHED_FILE = "supersenses_top10_bpi_bri_MF.csv"
 PUBLISHED_COLUMN = {"bpi": "score_prop_overall", "bri": "rsv_prop_overall"}
 ORDER_TEXT = ("Rows: models ordered by overall bias — the sum of |male − female| over the lexicon's categories "
@@ -43,8 +55,24 @@ CI_LOW, CI_HIGH = " CI low", " CI high"
 
 
 def category_label(category: str) -> str:
-    """The English name of a category (top-29 Spanish names translated; others unchanged)."""
-    return TOP29_ENGLISH.get(category, category)
+    """The English name of a category (top-29 Spanish names translated), the catch-all ``???`` and ``unknown``
+    named for what they are (:data:`CATEGORY_TEXT`); others unchanged."""
+    return {OTHER: OTHER_LABEL, UNKNOWN: UNKNOWN_LABEL}.get(category, TOP29_ENGLISH.get(category, category))
+
+
+def store_line(label: str, location: str, n_records: int) -> str:
+    """Which store the tab reads, in words (the *Results shown* choice)."""
+    return f"Spanish records of **{label}** (`{location}`): {n_records} masked LM record(s)."
+
+
+def published_note(scheme: str | None) -> str:
+    """What the published comparison covers for ``scheme``: the authors published their male − female values for
+    the top-10 supersenses only, so every other scheme has no published counterpart (said, not left blank)."""
+    if scheme == PUBLISHED_SCHEME:
+        return (f"Garrido-Muñoz et al.'s published male − female values ({PUBLISHED_SCHEME}, top-10 predictions) "
+                "beside the same index recomputed here from their recorded predictions.")
+    return (f"No published values for `{scheme}`: Garrido-Muñoz et al. published male − female values for "
+            f"`{PUBLISHED_SCHEME}` only (top-10 predictions); choose that scheme to compare.")
 
 
 def legend_markdown(scheme: str) -> str:
@@ -163,10 +191,12 @@ def value_columns(table: pd.DataFrame) -> list[str]:
 
 
 def _css(value: float, scale: float) -> str:
+    """A solid shade of blue (towards male) or red (towards female) by |value| / scale, with black or white text
+    (≥ 4.5:1 on every shade, light and dark mode alike: :mod:`leaderboard_space.colours`)."""
     if not np.isfinite(value) or scale <= 0:
         return ""
     rgb = MALE_RGB if value > 0 else FEMALE_RGB
-    return f"background-color: rgba({rgb[0]}, {rgb[1]}, {rgb[2]}, {min(1.0, abs(value) / scale):.2f})"
+    return cell_style(blend(rgb, abs(value) / scale))
 
 
 def _interval_cell(row: pd.Series, column: str, signed: bool) -> str:
@@ -182,15 +212,27 @@ def _spread_title(values: Sequence[float | None] | None) -> str:
     return f' title="{html.escape(f"each template alone: {shown}")}"'
 
 
+def _header_title(column: str) -> str:
+    if column == OTHER_LABEL:
+        return "the lexicon's catch-all column [???]: listed words in none of its named categories (counted)"
+    if column == UNKNOWN_LABEL:
+        return "predicted words the lexicon does not list (not counted in the overall bias)"
+    if column == OVERALL:
+        return "sum of |male − female| over the lexicon's categories, unknown left out"
+    return f"male − female share of the index in {column}"
+
+
 def scheme_table_html(table: pd.DataFrame, scheme: str, index: str) -> str:
     """The table as HTML in a sideways-scrolling box (every column reachable), blue = male, red = female; each
     value with its interval in brackets where the record has one."""
     if table.empty:
         return f"<p>No record scores the scheme {html.escape(str(scheme))}.</p>"
     categories = [c for c in value_columns(table) if c != OVERALL]
-    values = table[categories].to_numpy(dtype=float)
+    counted = [c for c in categories if c != UNKNOWN_LABEL]  # the colour scale: counted categories only
+    values = table[counted].to_numpy(dtype=float) if counted else np.full((len(table), 0), np.nan)
     scale = float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 0.0
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in ["Model", OVERALL, *categories])
+    head = "".join(f'<th title="{html.escape(_header_title(c), quote=True)}">{html.escape(c)}</th>'
+                   for c in ["Model", OVERALL, *categories])
     spread = table.attrs.get("per_template", {})
     body = []
     for _, row in table.iterrows():
@@ -200,7 +242,8 @@ def scheme_table_html(table: pd.DataFrame, scheme: str, index: str) -> str:
         cells = [f'<th style="text-align: left">{html.escape(str(row["Model"]))}</th>', overall_cell]
         for category in categories:
             value = float(row[category])
-            cells.append(f'<td style="{_css(value, scale)}; text-align: right"'
+            shade = cell_style(GREY) if category == UNKNOWN_LABEL else _css(value, scale)
+            cells.append(f'<td style="{shade}; text-align: right"'
                          f"{_spread_title(per_template.get(category))}>"
                          f"{_interval_cell(row, category, signed=True)}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
@@ -234,12 +277,14 @@ def radar_plot(record: Mapping[str, Any], scheme: str, index: str) -> go.Figure:
     return figure
 
 
-def published_comparison(records: Sequence[Mapping[str, Any]], published_dir: str | Path, index: str) -> pd.DataFrame:
+def published_comparison(records: Sequence[Mapping[str, Any]], published_dir: str | Path, index: str,
+                         scheme: str = PUBLISHED_SCHEME) -> pd.DataFrame:
     """The authors' published male − female values (top-10 supersenses) beside this package's recomputation from
     the recorded predictions, per model and category, with the difference and the recomputation's interval over
-    templates (NaN for records without one). Empty when the file is missing."""
+    templates (NaN for records without one). Empty when the file is missing or ``scheme`` has no published values
+    (:func:`published_note` says so)."""
     path = Path(published_dir) / PUBLISHED_FILE
-    if not path.is_file():
+    if scheme != PUBLISHED_SCHEME or not path.is_file():
         return pd.DataFrame()
     with path.open(encoding="utf-8", newline="") as handle:
         published = {row["model_name"]: row for row in csv.DictReader(handle)}

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gecobench import columns
 from gecobench.formatting import format_interval
 from gecobench.pooling import (
     across_seeds,
@@ -37,25 +38,8 @@ from gecobench.pooling import (
 )
 
 MA = "mass_accuracy"
-METRIC_LABELS: dict[str, str] = {
-    "mass_accuracy": "MA",
-    "relative_mass_accuracy": "log RMA",
-    "mass_accuracy_gap": "MA gap male−female",
-    "mass_accuracy_gap_male_minus_nonbinary": "MA gap male−non-binary",
-    "mass_accuracy_gap_female_minus_nonbinary": "MA gap female−non-binary",
-    "model_randomisation_check": "MRC",
-    "small_noise_check": "SNC",
-    "label_difference": "LD",
-    "methods_agreement": "DMA",
-    "sparsity": "SP",
-    "covariate_complexity": "CVR",
-    "relevance_rank_accuracy": "Rank acc.",
-    "auprc": "AUPRC",
-    # faithfulness to the model (gecobench.evaluation.faithfulness; absent from records run with --no-faithfulness)
-    "comprehensiveness": "Compr.",
-    "sufficiency": "Suff.",
-    "leave_one_out_tau": "LOO tau",
-}
+#: metric key → header label, from the one column model (:mod:`gecobench.columns`)
+METRIC_LABELS: dict[str, str] = dict(columns.METRIC_LABELS)
 PROPERTY_KEYS = [
     "model_randomisation_check", "small_noise_check", "label_difference", "methods_agreement", "sparsity",
     "covariate_complexity",
@@ -83,6 +67,17 @@ DEFAULT_DIRECTION: dict[str, int] = _registry_directions()
 GROUPS = ["female", "male", "non-binary"]
 SOURCE_LABELS = {"builtin": "built-in", "plugin": "plug-in", "submission": "submission", "self-reported": "self-reported ⚠"}
 RUNTIME = "s / sentence"
+
+
+#: what the All models tab shows, in words that match :func:`explainer_summary` (shown above its table)
+ACROSS_MODELS_TEXT = (
+    "**One row per explainer and model** (config × regime × base model) for the models the filters keep — never "
+    "averaged across models, regimes or configs. Records that differ only in their seeds are pooled into one row: "
+    "*Seeds* says how many; with several, the value is the mean over the seeds and the interval the 95 % "
+    "t-interval across seeds; with one, the record's own 95 % bootstrap interval over sentences. Rows of one "
+    "explainer and model that differ otherwise stay apart, and *Differs by* names the difference. *vs best* "
+    "compares with the best **real explainer** of the model (baselines are never the best). For one model at a "
+    "time, ranked, use the Ranking tab.")
 
 
 @dataclass
@@ -290,6 +285,8 @@ def explainer_summary(data: RecordsFrame | Iterable[Mapping[str, Any]], filters:
         "Seeds": pools.size().astype(int).to_numpy(),
         "Records": pools.size().astype(int).to_numpy(),
         "Differs by": distinguishing_fields(list(pools["identity"].first())),
+        # the records behind each row, for the downloads (display_table leaves them out)
+        "record_id": pools["record_id"].agg(lambda ids: ";".join(map(str, ids))).to_numpy(),
     })
     blocks = [summary]
     columns = [(METRIC_LABELS[k], k) for k in metric_keys] + [(f"MA {g}", f"group:{g}") for g in group_keys]
@@ -326,7 +323,8 @@ def _aggregate(pools: Any, key: str, label: str) -> pd.DataFrame:
 
 
 def _vs_best(summary: pd.DataFrame, labels: list[str], comparisons: list[list[dict[str, Any]]]) -> list[str]:
-    """``best`` for the highest MA of each model (config × regime × base), else ``tie``/``lower`` from the best
+    """``best`` for the highest MA of each model (config × regime × base) among the real explainers (baselines are
+    never the best), else ``tie``/``lower`` from the best
     row's paired comparisons with this explainer (interval of MA(best) − MA(this) includes 0 or not, pooled over
     seeds like the values); ``–`` when the two were not compared in one run."""
     marks = ["–"] * len(summary)
@@ -334,7 +332,8 @@ def _vs_best(summary: pd.DataFrame, labels: list[str], comparisons: list[list[di
     if ma_label not in summary.columns:
         return marks
     for _, cell in summary.groupby(MODEL_COLUMNS, sort=False):
-        ranked = cell[ma_label].dropna()
+        # the best is a real explainer: Pattern Variant is an oracle and Uniform Random chance, neither a result
+        ranked = cell.loc[~cell["Kind"].str.startswith("baseline"), ma_label].dropna()
         if ranked.empty:
             continue
         best = int(ranked.idxmax())
@@ -355,7 +354,7 @@ def _vs_best(summary: pd.DataFrame, labels: list[str], comparisons: list[list[di
 def sort_keys(summary: pd.DataFrame) -> list[str]:
     """Columns the table can be sorted by (value columns, not their CI bounds)."""
     return [c for c in summary.columns
-            if not c.endswith((" lo", " hi")) and c not in ("Kind", "Versions", "Differs by", "vs best")]
+            if not c.endswith((" lo", " hi")) and c not in ("Kind", "Versions", "Differs by", "vs best", "record_id")]
 
 
 def sort_summary(summary: pd.DataFrame, sort_by: str | None, descending: bool = True) -> pd.DataFrame:
@@ -367,7 +366,8 @@ def sort_summary(summary: pd.DataFrame, sort_by: str | None, descending: bool = 
     key = summary[sort_by]
     # rows stay grouped by model (config × regime × base): the default view is per model, never across them
     by_model = [c for c in MODEL_COLUMNS if c in summary.columns and c != sort_by]
-    if sort_by.startswith("MA gap"):  # the gap is signed; the best explainer is the one closest to zero
+    declared = columns.by_label(sort_by)
+    if declared is not None and declared.direction == columns.ZERO:  # signed gap: the best is closest to zero
         ordered = summary.assign(_k=key.abs()).sort_values([*by_model, "_k"], ascending=[True] * len(by_model) + [descending],
                                                            na_position="last", kind="stable")
         return ordered.drop(columns="_k").reset_index(drop=True)
@@ -381,7 +381,7 @@ def display_table(summary: pd.DataFrame) -> pd.DataFrame:
         return summary
     columns: dict[str, Any] = {}
     for column in summary.columns:
-        if column.endswith((" lo", " hi")):
+        if column.endswith((" lo", " hi")) or column == "record_id":
             continue
         if f"{column} lo" in summary.columns:
             columns[column] = [

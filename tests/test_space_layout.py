@@ -44,14 +44,18 @@ def cell_records() -> list[dict]:
 
 def test_ranking_orders_by_ma_and_marks_overlapping_neighbours(cell_records):
     table = ranking.model_ranking(cell_records)
-    assert table["Explainer"].tolist() == ["uniform_random [baseline]", "integrated_gradients", "deeplift", "saliency"]
-    assert table["Rank"].tolist() == [1, 2, 3, 4]
-    assert table["MA"].tolist() == [0.95, 0.80, 0.78, 0.40]
+    # real explainers ranked by MA; the baseline (here with the highest MA) below them, ranked apart, no rank
+    assert table["Explainer"].tolist() == ["integrated_gradients", "deeplift", "saliency", "uniform_random [baseline]"]
+    assert table["Rank"].tolist()[:3] == [1, 2, 3] and table["Rank"].isna().tolist() == [False] * 3 + [True]
+    assert table["Kind"].tolist() == ["explainer"] * 3 + ["baseline"]
+    assert table["MA"].tolist() == [0.80, 0.78, 0.40, 0.95]
+    assert table["Seeds"].tolist() == [1, 1, 1, 1]
     marks = dict(zip(table["Explainer"], table["vs next"]))
     # IG [0.70, 0.90] overlaps DeepLift [0.72, 0.84]; DeepLift does not overlap Saliency [0.35, 0.45]
     assert marks["integrated_gradients"] == ranking.NOT_SEPARATED_MARK
     assert marks["deeplift"] == "" and marks["saliency"] == ""
-    assert marks["uniform_random [baseline]"] == ""  # [0.91, 0.99] vs IG [0.70, 0.90]: separated
+    assert marks["uniform_random [baseline]"] == ""  # last of its own list
+    assert ranking.ranking_display(table)["Rank"].tolist() == [1, 2, 3, "–"]
 
 
 def test_a_paired_result_of_the_same_run_wins_over_the_interval_check(cell_records):
@@ -79,16 +83,52 @@ def test_best_per_column_skips_baselines_and_respects_direction(cell_records):
     assert table.loc[best["SNC"], "Explainer"] == "integrated_gradients"  # lower is better; baseline's 0.0 skipped
 
 
-def test_one_row_per_record_no_pooling_across_seeds_or_regimes():
+def test_one_seed_chosen_gives_its_record_no_pooling_across_regimes():
     rng = random.Random(2)
     records = [make_explainer_record("saliency", regime, "binary_all", "base-a", seed=seed, rng=rng)
                for regime in ("CE", "OLA") for seed in (0, 1)]
     choices = ranking.cell_choices(records)
-    assert choices.regimes == ["OLA", "CE"] and choices.seeds == ["0", "1"]
+    # several seeds: their mean comes first, then each seed
+    assert choices.regimes == ["OLA", "CE"] and choices.seeds == [ranking.ALL_SEEDS, "0", "1"]
     cell = ranking.cell_records(records, "binary_all", "base-a", "CE", "1")
     assert len(cell) == 1 and cell[0]["model"]["seed"] == 1
     table = ranking.model_ranking(cell)
     assert table["MA"].tolist() == [cell[0]["metrics"]["mass_accuracy"]["value"]]
+    ma = cell[0]["metrics"]["mass_accuracy"]  # one seed: that record's bootstrap interval, n = 1
+    assert (table["MA lo"].iloc[0], table["MA hi"].iloc[0], table["Seeds"].iloc[0]) == (ma["ci_low"], ma["ci_high"], 1)
+    assert table["Interval"].iloc[0] == ranking.BOOTSTRAP_INTERVAL
+    single = [r for r in records if r["model"]["seed"] == 0]
+    assert ranking.cell_choices(single).seeds == ["0"]  # one seed: no mean offered
+
+
+def test_three_seeds_give_their_mean_and_the_t_interval_across_seeds():
+    from gecobench.pooling import across_seeds_t
+
+    rng = random.Random(4)
+    records = [make_explainer_record(name, "CE", "nonbinary_all", "base-a", seed=seed, rng=rng, with_gender=True,
+                                     is_baseline=name == "pattern_variant")
+               for name in ("saliency", "lime", "pattern_variant") for seed in (0, 1, 2)]
+    cell = ranking.cell_records(records, "nonbinary_all", "base-a", "CE", ranking.ALL_SEEDS)
+    assert len(cell) == 9
+    table = ranking.model_ranking(cell).set_index("Explainer")
+    assert len(table) == 3 and set(table["Seeds"]) == {3}
+    for name in ("saliency", "lime"):
+        mine = [r for r in records if r["explainer"]["name"] == name]
+        values = np.array([r["metrics"]["mass_accuracy"]["value"] for r in mine])
+        half = across_seeds_t(3) * values.std(ddof=1) / np.sqrt(3)
+        tolerance = 1e-12 * max(1.0, float(np.abs(values).max()))
+        assert table.loc[name, "MA"] == pytest.approx(values.mean(), abs=tolerance)
+        assert table.loc[name, "MA lo"] == pytest.approx(values.mean() - half, abs=tolerance)
+        assert table.loc[name, "MA hi"] == pytest.approx(values.mean() + half, abs=tolerance)
+        gaps = np.array([r["by_gender"]["metrics"]["mass_accuracy"]["gaps"]["female_minus_nonbinary"]["value"]
+                         for r in mine])
+        assert table.loc[name, "Gap f−nb"] == pytest.approx(gaps.mean(), abs=tolerance)
+        assert table.loc[name, "Interval"] == "95% t-interval across 3 seeds"
+        assert table.loc[name, "Seed"] == "0, 1, 2"
+        assert set(table.loc[name, "record_id"].split(";")) == {r["record_id"] for r in mine}
+    # the baseline below the real explainers, without a rank, whatever its MA
+    assert table.index[-1] == "pattern_variant [baseline]" and pd.isna(table["Rank"].iloc[-1])
+    assert table["Rank"].iloc[:2].tolist() == [1, 2]
 
 
 def test_signed_gap_is_oriented_male_minus_female():
@@ -102,17 +142,44 @@ def test_signed_gap_is_oriented_male_minus_female():
     assert "no gap" in ranking.signed_gender_gap(record)[3]
 
 
-def test_display_has_intervals_and_downloads_match_it(cell_records, tmp_path):
+def test_display_has_intervals(cell_records):
     shown = ranking.ranking_display(ranking.model_ranking(cell_records))
-    assert shown.loc[1, "MA 95% CI"] == "[0.700, 0.900]"
-    assert "MA lo" not in shown.columns
-    csv_path, json_path = table_files(shown, "ranking: binary_all/CE", folder=tmp_path)
-    assert Path(csv_path).name == "ranking_binary_all_CE.csv"
-    from_csv = pd.read_csv(csv_path, keep_default_na=False, dtype=str)
-    assert from_csv["Explainer"].tolist() == shown["Explainer"].tolist()
-    assert [float(v) for v in from_csv["MA"]] == shown["MA"].tolist()
+    assert shown.loc[0, "MA 95% CI"] == "[0.700, 0.900]"
+    assert "MA lo" not in shown.columns and "record_id" not in shown.columns
+
+
+def test_the_downloaded_csv_parses_to_the_records_numbers(tmp_path):
+    """The ranking download is analysis-ready: value, ci_low, ci_high per metric at full precision, the record id."""
+    from gecobench import columns
+    from leaderboard_space.downloads import analysis_table
+
+    rng = random.Random(5)
+    records = [make_explainer_record(name, "CE", "nonbinary_all", "base-a", rng=rng, with_gender=True)
+               for name in ("saliency", "lime", "deeplift")]
+    for record in records:  # numbers that three decimals (the screen) would not carry
+        record["metrics"]["mass_accuracy"].update(value=rng.random() / 3 + 0.3, ci_low=0.1 + rng.random() / 10,
+                                                  ci_high=0.9 - rng.random() / 10)
+    numbers = ranking.model_ranking(records)
+    csv_path, json_path = table_files(analysis_table(numbers), "ranking: nonbinary_all/CE", folder=tmp_path)
+    assert Path(csv_path).name == "ranking_nonbinary_all_CE.csv"
+    from_csv = pd.read_csv(csv_path)
+    assert from_csv.columns[0] == "record_id"
+    by_id = {r["record_id"]: r for r in records}
+    assert set(from_csv["record_id"]) == set(by_id)
+    checked = 0
+    for _, row in from_csv.iterrows():
+        record = by_id[row["record_id"]]
+        for key in ("mass_accuracy", "relative_mass_accuracy", "mass_accuracy_gap_male_minus_nonbinary",
+                    "mass_accuracy_gap_female_minus_nonbinary", *ranking.RANK_COLUMNS_METRICS):
+            col = columns.METRICS[key]
+            for suffix, end in (("", "value"), ("_ci_low", "ci_low"), ("_ci_high", "ci_high")):
+                expected = col.record_value(record, end)
+                got = row[col.name + suffix]
+                assert (np.isnan(got) if expected is None else got == expected), (key, end)  # exact: full precision
+                checked += 1
+    assert checked >= 3 * 3 * 12
     rows = json.loads(Path(json_path).read_text(encoding="utf-8"))
-    assert [r["MA 95% CI"] for r in rows] == shown["MA 95% CI"].tolist()
+    assert [r["mass_accuracy"] for r in rows] == from_csv["mass_accuracy"].tolist()
 
 
 def test_every_metric_of_the_ranking_shows_its_interval_in_the_table_and_on_the_radar(cell_records):
@@ -152,9 +219,29 @@ def test_pivot_has_one_column_per_regime_and_names_doubled_cells():
     newer = make_explainer_record("saliency", "CE", "binary_all", "base-a", version="2.0.0", rng=rng)
     newer["provenance"]["created_at"] = "2999-01-01T00:00:00Z"
     pivot = ranking.pivot_by_regime([*records, newer], "binary_all", "base-a")
-    assert list(pivot.columns) == ["Explainer", "OLA", "CE", "Note"]
-    assert pivot.loc[0, "CE"] == round(newer["metrics"]["mass_accuracy"]["value"], 3)
+    assert [c for c in pivot.columns if not c.endswith((" lo", " hi"))] == ["Explainer", "OLA", "CE", "Note"]
+    assert pivot.loc[0, "CE"] == newer["metrics"]["mass_accuracy"]["value"]
+    assert pivot.loc[0, "CE hi"] == newer["metrics"]["mass_accuracy"]["ci_high"]  # every value with its interval
     assert "CE: 2 records" in pivot.loc[0, "Note"]
+    shown = ranking.ranking_display(pivot)  # one number of decimals, the interval beside each value
+    assert "CE 95% CI" in shown.columns and shown.loc[0, "CE"] == round(pivot.loc[0, "CE"], 3)
+
+
+def test_pivot_is_ranked_not_alphabetical():
+    rng = random.Random(6)
+    records = []
+    for name, ma in (("a_worst", 0.2), ("b_best", 0.9), ("c_middle", 0.5), ("pattern_variant", 0.99)):
+        for regime in ("CE", "C"):
+            record = make_explainer_record(name, regime, "binary_all", "base-a", rng=rng,
+                                           is_baseline=name == "pattern_variant")
+            value = ma if regime == "CE" else 1 - ma  # C ranks them the other way round
+            record["metrics"]["mass_accuracy"].update(value=value, ci_low=value - 0.01, ci_high=value + 0.01)
+            records.append(record)
+    by_ce = ranking.pivot_by_regime(records, "binary_all", "base-a", rank_by="CE")
+    assert by_ce["Explainer"].tolist() == ["b_best", "c_middle", "a_worst", "pattern_variant [baseline]"]
+    assert "CE" in by_ce.attrs["order"]
+    by_c = ranking.pivot_by_regime(records, "binary_all", "base-a", rank_by="C")
+    assert by_c["Explainer"].tolist() == ["a_worst", "c_middle", "b_best", "pattern_variant [baseline]"]
 
 
 def test_chance_level_is_uniform_random(cell_records):
@@ -183,9 +270,10 @@ def test_drilldown_searches_words_and_shows_every_explainer(cell_records, tmp_pa
     assert options == [("#4 (female): She sings", "4:0")]
     rows = drilldown.sentence_rows(cell_records, side, "3:1")
     assert [r["explainer"] for r in rows] == ["integrated_gradients", "saliency"]  # best per-sentence MA first
+    assert [r["variant"] for r in rows] == ["male", "male"]  # sentence 3 has one variant in these files
     html = drilldown.heatmap_html(rows)
-    assert html.count('class="gt"') == 1 and ">He</th>" in html
-    assert "0.900" in html and "0.200" in html
+    assert html.count('class="gt"') == 2 and ">He<br>" in html  # one ground-truth word per row
+    assert "0.900" in html and "0.200" in html  # the sentence's MA
     assert side.get("no_such_record") is None
 
 
@@ -264,7 +352,8 @@ def test_every_ranking_row_carries_its_provenance(cell_records):
     record = cell_records[1]
     record["model"].update(name="CE-binary_all-s0", checkpoint_sha256="ab" * 32, hub_id="owner/gecobench-ce")
     record["explainer"]["params"] = {"n_steps": 16}
-    row = ranking.model_ranking(cell_records, lambda r: f"explainer_score/{r['record_id']}.json").iloc[1]
+    # IG ranks first (the baseline is ranked apart, below)
+    row = ranking.model_ranking(cell_records, lambda r: f"explainer_score/{r['record_id']}.json").iloc[0]
     assert row["Explainer"] == "integrated_gradients"
     assert row["Parameters"] == '{"n_steps": 16}' and row["Version"] == record["explainer"]["version"]
     assert row["Seed"] == "0" and row["Sentences scored"] == record["counts"]["n_scored"]

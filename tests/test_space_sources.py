@@ -131,7 +131,7 @@ def test_filters_are_never_mixed_in_one_ranking(app):
 
     pivot, _, files, _ = app["ranking_view"]("binary_all", REFERENCE_BASE, "CE", "0", PIVOT_VIEW, sources.REFERENCE,
                                              sources.UNFILTERED)
-    assert sorted(pivot["CE"]) == [0.48, 0.52]
+    assert sorted(pivot.data["CE"]) == [0.48, 0.52]  # a Styler now (intervals formatted beside the values)
     assert all(Path(f).name.startswith(f"reference-{sources.UNFILTERED}-pivot") for f in files)
     # a filter the source does not have falls back to the paper's
     assert app["ranking_api"]("binary_all", REFERENCE_BASE, "CE", "0", sources.REFERENCE, "other")["data"] == \

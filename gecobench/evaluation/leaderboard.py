@@ -13,6 +13,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gecobench.columns import DIFFERS_BY, METRICS, SEEDS, VS_BEST
 from gecobench.formatting import format_number
 from gecobench.gender import (
     GAP_PAIRS,
@@ -36,11 +37,14 @@ from gecobench.pooling import (
 )
 from gecobench.store import HubStore, LocalStore
 
+MA = "mass_accuracy"
+#: the metric columns after MA, each shown as ``value [95% CI]`` (labels, digits and signs from gecobench.columns)
+_INTERVAL_METRICS = ("relative_mass_accuracy", "mass_accuracy_gap", "model_randomisation_check", "small_noise_check")
 _COLUMNS = (
-    ("config", 14), ("model", 6), ("base", 14), ("explainer", 22), ("seeds", 5), ("MA", 6), ("MA 95% CI", 13),
-    ("vs best", 7), ("log RMA [95% CI]", 20), ("MA gap male−female [95% CI]", 27), ("MRC [95% CI]", 17),
-    ("SNC [95% CI]", 17), ("scored", 7),
-    ("s/sent", 7), ("differs by", 60),
+    ("config", 14), ("model", 6), ("base", 14), ("explainer", 22), (SEEDS.label.lower(), 5), (METRICS[MA].label, 6),
+    (f"{METRICS[MA].label} 95% CI", 13), (VS_BEST.label, 7),
+    *((f"{METRICS[key].label} [95% CI]", 22) for key in _INTERVAL_METRICS), ("scored", 7),
+    ("s/sent", 7), (DIFFERS_BY.label.lower(), 60),
 )
 
 
@@ -61,12 +65,14 @@ def _interval(low: Any, high: Any, digits: int = 3, signed: bool = False) -> str
     return f"[{format_number(low, digits, signed)},{format_number(high, digits, signed)}]"
 
 
-def _with_interval(pool: list[dict[str, Any]], name: str, digits: int, signed: bool = False) -> str:
-    """A pooled metric and its interval (across seeds, or the record's bootstrap interval with one seed)."""
+def _with_interval(pool: list[dict[str, Any]], name: str) -> str:
+    """A pooled metric and its interval (across seeds, or the record's bootstrap interval with one seed), written
+    with the digits and sign of its column (:data:`gecobench.columns.METRICS`)."""
     value, low, high, _ = pooled_metric(pool, name)
     if value is None:
         return "—"
-    return f"{format_number(value, digits, signed)} {_interval(low, high, digits, signed)}"
+    col = METRICS[name]
+    return f"{format_number(value, col.digits, col.signed)} {_interval(low, high, col.digits, col.signed)}"
 
 
 def _metric(record: dict[str, Any], name: str) -> Any:
@@ -74,10 +80,11 @@ def _metric(record: dict[str, Any], name: str) -> Any:
 
 
 def _vs_best(pools: list[list[dict[str, Any]]], means: list[float | None]) -> list[str]:
-    """Per pool of one model cell: ``best`` for the highest MA, else ``tie``/``lower`` from the best pool's paired
-    comparison with it (interval of MA(best) − MA(this) includes 0 or not), ``—`` when they were not compared
-    in one run."""
-    ranked = [i for i in range(len(pools)) if means[i] is not None]
+    """Per pool of one model cell: ``best`` for the highest MA among the real explainers (a baseline — the Pattern
+    Variant oracle, Uniform Random — is never the best, as on the Space), else ``tie``/``lower`` from the best
+    pool's paired comparison with it (interval of MA(best) − MA(this) includes 0 or not), ``—`` when they were not
+    compared in one run."""
+    ranked = [i for i in range(len(pools)) if means[i] is not None and not pools[i][0]["explainer"].get("is_baseline")]
     if not ranked:
         return ["—"] * len(pools)
     best = max(ranked, key=lambda i: means[i])
@@ -130,10 +137,7 @@ def explainer_rows(records: list[dict[str, Any]]) -> list[list[str]]:
             base = "—" if regime == "OLA" else base_model.split("/")[-1].split("==")[0]
             rows.append([
                 config, regime, base, label, str(len(pool)), _fmt(ma), _interval(ma_low, ma_high), marks[i],
-                _with_interval(pool, "relative_mass_accuracy", 2, signed=True),
-                _with_interval(pool, "mass_accuracy_gap", 3, signed=True),
-                _with_interval(pool, "model_randomisation_check", 2),
-                _with_interval(pool, "small_noise_check", 2),
+                *(_with_interval(pool, key) for key in _INTERVAL_METRICS),
                 f"{scored[0]}–{scored[-1]}" if len(scored) > 1 else str(scored[0]),
                 _fmt(runtime, 3), differences[id(pool)] or "",
             ])
