@@ -69,7 +69,7 @@ def identity_fields(record: Mapping[str, Any]) -> dict[str, str]:
 
     blank = _without_seeds(record)
     explainer, model, dataset = blank.get("explainer", {}), blank.get("model", {}), blank.get("dataset", {})
-    for name in ("name", "version", "params", "source", "submission_id"):
+    for name in ("name", "version", "params", "source", "submission_id", "source_sha256"):
         walk(f"explainer.{name}", explainer.get(name))
     for name in ("regime", "base_model", "base_revision", "training_fingerprint"):
         walk(f"model.{name}", model.get(name))
