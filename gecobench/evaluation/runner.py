@@ -322,6 +322,14 @@ def find_zero_shot_reference(model: LoadedModel, candidates: list[str]) -> tuple
     parent = Path(model.path).parent
     if parent.is_dir():
         pool += [str(p) for p in sorted(parent.iterdir()) if (p / "gecobench_model.json").is_file()]
+    # The zoo layout (<config>/<regime>/seed<N>, the reference's): the zero-shot model is <config>/ZS/seed*, the
+    # same seed's first. Without this a model set without its ZS checkpoint (the queue's, a user's run on one
+    # reference model) got no RMA although the reference zoo holds it.
+    zoo_zero_shot = parent.parent / ZERO_SHOT_REGIME
+    if zoo_zero_shot.is_dir() and zoo_zero_shot != parent:
+        same_seed = zoo_zero_shot / Path(model.path).name
+        pool += [str(p) for p in [same_seed, *sorted(zoo_zero_shot.iterdir())]
+                 if (p / "gecobench_model.json").is_file()]
     for path in pool:
         info_file = Path(path) / "gecobench_model.json"
         if not info_file.is_file() or Path(path).resolve() == Path(model.path).resolve():
