@@ -154,7 +154,8 @@ def tie_verdict(low: float | None, high: float | None) -> str | None:
 
 def comparison_label(name: str, version: Any, params: Mapping[str, Any] | None) -> str:
     """How an explainer is named in another's paired comparisons (``record["comparisons"]``) and in
-    ``protocol.compared_explainers``: ``name version`` plus its parameters, if any."""
+    ``agreement.compared_explainers`` (``protocol.compared_explainers`` before schema 2.2): ``name version`` plus its
+    parameters, if any."""
     label = f"{name} {version}"
     return label + (f" {json.dumps(dict(params), sort_keys=True, default=str)}" if params else "")
 

@@ -291,3 +291,31 @@ def test_per_group_mass_accuracy_and_gaps_are_the_per_gender_numbers() -> None:
     with pytest.raises(ValueError, match="bootstrap and seed"):
         score_correctness(scores, truth, labels, None, "none", 30, 5, source_sentences=sources,
                           by_gender=GenderBreakdown(30, 4).on(ScoredSentences.of(labels, sources)))
+
+
+def test_source_fingerprint_covers_user_classes_and_what_a_package_wrapper_wraps(tmp_path) -> None:
+    from gecobench.evaluation.origin import explainer_source, source_fingerprint
+    from gecobench.explainers.base import Explainer
+
+    assert source_fingerprint(get_explainer("saliency")) is None
+    assert explainer_source(get_explainer("saliency")) == "builtin"
+
+    class Wrapper(Explainer):  # stands for a class of the package that wraps a user's function
+        name = "wrapper_for_test"
+        source = "user"
+
+        def __init__(self, function) -> None:
+            super().__init__()
+            self.__wrapped__ = function
+
+        def explain(self, model, tokenizer, words, targets):
+            return [self.__wrapped__(w) for w in words]
+
+    Wrapper.__module__ = "gecobench.some_wrapper"  # as if defined in gecobench: only what it wraps counts
+    first, second = tmp_path / "first_fn.py", tmp_path / "second_fn.py"
+    first.write_text("def scores(words):\n    return [1.0] * len(words)\n")
+    second.write_text("def scores(words):\n    return [2.0] * len(words)\n")
+    functions = [evaluate_cli.import_user_module(str(path)).scores for path in (first, second)]
+    prints = [source_fingerprint(Wrapper(f)) for f in functions]
+    assert all(p is not None and len(p) == 64 for p in prints) and prints[0] != prints[1]
+    assert source_fingerprint(Wrapper(functions[0])) == prints[0]  # stable for the same code

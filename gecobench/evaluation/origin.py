@@ -59,39 +59,53 @@ def explainer_source(explainer: Any) -> str:
     return BUILTIN if _in_package(type(explainer).__module__) else USER
 
 
-def _class_source_bytes(cls: type) -> bytes | None:
-    """The bytes of the file defining ``cls`` (the whole module: helpers beside the class count), else the class's
-    source text, else None."""
-    module = sys.modules.get(cls.__module__)
+def _source_bytes(obj: Any) -> bytes | None:
+    """The bytes of the file defining ``obj`` (a class or function; the whole module: helpers beside it count),
+    else its source text, else None."""
+    module = sys.modules.get(getattr(obj, "__module__", None) or "")
     try:
-        filename = inspect.getsourcefile(cls) or (getattr(module, "__file__", None) if module else None)
-    except TypeError:  # a built-in class or one without a module file
+        filename = inspect.getsourcefile(obj) or (getattr(module, "__file__", None) if module else None)
+    except TypeError:  # a built-in or an object without a module file
         filename = None
     if filename and Path(filename).is_file():
         return Path(filename).read_bytes()
     try:
-        return inspect.getsource(cls).encode("utf-8")
+        return inspect.getsource(obj).encode("utf-8")
     except (OSError, TypeError):
         return None
 
 
+def _code_objects(explainer: Any) -> list[Any]:
+    """What a non-built-in explainer's scores are computed by: every class of its MRO defined outside gecobench,
+    and what a wrapper class in gecobench (the Python front door's function or captum adapters) holds in
+    ``__wrapped__`` (a function, a class, or an instance, for which its class counts)."""
+    objects = [klass for klass in type(explainer).__mro__
+               if klass is not object and not _in_package(klass.__module__) and klass.__module__ not in ("builtins", "abc")]
+    wrapped = getattr(explainer, "__wrapped__", None)
+    if wrapped is not None:
+        objects.append(wrapped if inspect.isfunction(wrapped) or inspect.isclass(wrapped) or inspect.ismethod(wrapped)
+                       else type(wrapped))
+    return objects
+
+
 @cache
-def _code_fingerprint(cls: type) -> tuple[str, bool]:
-    """SHA-256 over the source of every class in ``cls``'s MRO defined outside gecobench, and whether every such
-    source could be read. Cached per class: a file edited while the process runs is a new run's business."""
-    digest = hashlib.sha256()
-    complete = True
-    for klass in cls.__mro__:
-        if klass is object or _in_package(klass.__module__) or klass.__module__ in ("builtins", "abc"):
-            continue
-        source = _class_source_bytes(klass)
-        digest.update(f"{klass.__module__}.{klass.__qualname__}\0".encode())
-        if source is None:
-            complete = False
-            digest.update(_PROCESS_TOKEN.encode())
-        else:
-            digest.update(hashlib.sha256(source).digest())
-    return digest.hexdigest(), complete
+def _object_fingerprint(obj: Any) -> tuple[str, bool]:
+    """SHA-256 of one code object's name and source, and whether the source could be read. Cached per object: a
+    file edited while the process runs is a new run's business (and a re-imported module makes new objects)."""
+    source = _source_bytes(obj)
+    name = f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}\0"
+    body = _PROCESS_TOKEN.encode() if source is None else hashlib.sha256(source).digest()
+    return hashlib.sha256(name.encode() + body).hexdigest(), source is not None
+
+
+def _code_fingerprint(explainer: Any) -> tuple[str, bool]:
+    """SHA-256 over the sources of :func:`_code_objects`, and whether every one could be read (nothing to read,
+    e.g. a wrapper that does not say what it wraps, counts as unreadable)."""
+    objects = _code_objects(explainer)
+    if not objects:
+        return hashlib.sha256(_PROCESS_TOKEN.encode()).hexdigest(), False
+    parts = [_object_fingerprint(obj) for obj in objects]
+    return hashlib.sha256("".join(h for h, _ in parts).encode()).hexdigest(), all(ok for _, ok in parts)
 
 
 def source_fingerprint(explainer: Any) -> str | None:
@@ -99,7 +113,7 @@ def source_fingerprint(explainer: Any) -> str | None:
     built-ins (their version is the key) and for the queue's explainers (their submission's SHA-256 is)."""
     if explainer_source(explainer) != USER:
         return None
-    code, complete = _code_fingerprint(type(explainer))
+    code, complete = _code_fingerprint(explainer)
     if not complete:
         log.warning("explainer %s: its source cannot be read (defined interactively?); its checkpoints are not "
                     "reused by later runs", getattr(explainer, "name", type(explainer).__qualname__))

@@ -483,6 +483,11 @@ def _explain_chunk(explainer: Explainer, spec: ExplainerSpec, lm: LoadedModel, p
     return scores, main_seconds
 
 
+class _InputError(Exception):
+    """A run input (a checkpoint, a published bundle) that does not fit, met while computing an explainer's chunk:
+    it stops the run (its ``__cause__`` is re-raised), where an explainer's own error is reported and skipped."""
+
+
 def _compute_chunk(explainer: Explainer, spec: ExplainerSpec, lm: LoadedModel, perturbed: _Perturbed,
                    split: GecoSplit, chunk: list[list[int]], chunk_id: int, kept: list[int],
                    settings: EvaluationSettings, reference: LoadedModel | None, checkpoints: CheckpointStore,
@@ -573,15 +578,18 @@ def _reference_scores(explainer: Explainer, spec: ExplainerSpec, reference: Load
     rows = _scorable_rows(split, chunk)
     unit = _reference_unit(reference, split, reference_protocol)
     key = checkpoint_key(spec, explainer)
-    cached = checkpoints.load(unit, key, chunk_id, rows)
-    if cached is not None:
-        return dict(zip(rows, cached["scores"]["reference"])), COMPUTED
-    bundle, truncated = published.covering(
-        unit, _reference_unit(reference, split, {**reference_protocol, "max_sentence_groups": None}))
-    if bundle is not None:
-        scores = bundle.chunk_scores(key, chunk_id, rows, [split.rows[i].words for i in rows], truncated)
-        if scores is not None:
-            return dict(zip(rows, scores)), bundle.source
+    try:  # an unreadable checkpoint or a bundle that does not fit is the run's input, not the explainer, failing
+        cached = checkpoints.load(unit, key, chunk_id, rows)
+        if cached is not None:
+            return dict(zip(rows, cached["scores"]["reference"])), COMPUTED
+        bundle, truncated = published.covering(
+            unit, _reference_unit(reference, split, {**reference_protocol, "max_sentence_groups": None}))
+        scores = (bundle.chunk_scores(key, chunk_id, rows, [split.rows[i].words for i in rows], truncated)
+                  if bundle is not None else None)
+    except ValueError as err:
+        raise _InputError(err) from err
+    if bundle is not None and scores is not None:
+        return dict(zip(rows, scores)), bundle.source
     scores = reference_chunk_attributions(explainer, spec, reference, split, rows, chunk_id, settings)
     checkpoints.save(unit, key, chunk_id, rows, {"reference": scores}, 0.0)
     return dict(zip(rows, scores)), COMPUTED
@@ -850,6 +858,8 @@ def run_evaluation(
                             cached = _compute_chunk(explainer, spec, lm, perturbed, split, chunk, chunk_id, kept,
                                                     settings, reference, checkpoints, reference_protocol,
                                                     published, chunk_probe)
+                        except _InputError as wrapped:
+                            raise wrapped.__cause__ from None
                         except Exception as err:  # noqa: BLE001 - fail-soft: any explainer error is reported
                             failure = _failure(explainer, spec, lm, split, config, chunk_id, kept, settings, err)
                             log.error("%s; its records for this model are not written", failure.describe())
