@@ -319,3 +319,36 @@ def test_source_fingerprint_covers_user_classes_and_what_a_package_wrapper_wraps
     prints = [source_fingerprint(Wrapper(f)) for f in functions]
     assert all(p is not None and len(p) == 64 for p in prints) and prints[0] != prints[1]
     assert source_fingerprint(Wrapper(functions[0])) == prints[0]  # stable for the same code
+
+
+@pytest.mark.slow  # two sandbox runs per model, each starting Python and torch: about 40 s to 100 s
+def test_a_code_submission_gets_log_rma_from_the_zero_shot_model_of_a_zoo_layout(tmp_path, geco_dir,
+                                                                                   bert_tokenizer) -> None:
+    """The queue's model set holds one zoo-layout model (<config>/<regime>/seed0); the zero-shot model of its base
+    sits at <config>/ZS/seed0 in the zoo, not in the set. The submission is run on it too, so its record has log
+    RMA (before, the worker looked among the set and next to the model only, and the record had none)."""
+    from submissions import RequestStore, submit_file
+    from submissions.sandbox import SandboxLimits, sandbox_status
+    from submissions.worker import WorkerConfig, process_queue
+    from tests.test_submissions_sandbox import EXAMPLE
+
+    zoo = tmp_path / "zoo" / "binary_all"
+    for regime, folder in write_tiny_zoo(tmp_path / "flat", bert_tokenizer).items():
+        (zoo / regime).mkdir(parents=True)
+        Path(folder).rename(zoo / regime / "seed0")
+    requests = RequestStore(tmp_path / "requests")
+    meta = {"authors": "Ada", "description": "d", "license": "MIT", "contact": "ada@example.org",
+            "name": "gradient_norm", "version": "1.0.0"}
+    request = submit_file(requests, "code", meta, EXAMPLE)
+    config = WorkerConfig(model_paths=[str(zoo / "CE" / "seed0")], configs=["binary_all"],
+                          results_location=str(tmp_path / "results"), data_dir=str(geco_dir),
+                          settings=EvaluationSettings(max_groups=2, bootstrap=10, filter="none", properties=False,
+                                                      faithfulness=False, data_dir=str(geco_dir)),
+                          checkpoint_dir=str(tmp_path / "ckpt"), unsafe_no_sandbox=not sandbox_status()[0],
+                          limits=SandboxLimits(memory_bytes=3 << 30, cpu_seconds=120, wall_seconds=180))
+    assert process_queue(requests, config) == {request.request_id: "FINISHED"}
+    (record,) = _explainer_records(tmp_path / "results")
+    assert record["explainer"]["source"] == "submission"
+    assert record["model"]["zero_shot_reference"] is not None
+    assert record["model"]["zero_shot_reference_source"] == "submission"
+    assert record["metrics"]["relative_mass_accuracy"]["value"] is not None
