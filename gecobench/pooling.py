@@ -69,7 +69,7 @@ def identity_fields(record: Mapping[str, Any]) -> dict[str, str]:
 
     blank = _without_seeds(record)
     explainer, model, dataset = blank.get("explainer", {}), blank.get("model", {}), blank.get("dataset", {})
-    for name in ("name", "version", "params", "source", "submission_id"):
+    for name in ("name", "version", "params", "source", "submission_id", "source_sha256"):
         walk(f"explainer.{name}", explainer.get(name))
     for name in ("regime", "base_model", "base_revision", "training_fingerprint"):
         walk(f"model.{name}", model.get(name))
@@ -154,7 +154,8 @@ def tie_verdict(low: float | None, high: float | None) -> str | None:
 
 def comparison_label(name: str, version: Any, params: Mapping[str, Any] | None) -> str:
     """How an explainer is named in another's paired comparisons (``record["comparisons"]``) and in
-    ``protocol.compared_explainers``: ``name version`` plus its parameters, if any."""
+    ``agreement.compared_explainers`` (``protocol.compared_explainers`` before schema 2.2): ``name version`` plus its
+    parameters, if any."""
     label = f"{name} {version}"
     return label + (f" {json.dumps(dict(params), sort_keys=True, default=str)}" if params else "")
 

@@ -29,7 +29,12 @@ import jsonschema
 # correctness filters (protocol.filter paper | per_model | none; 2.0 records say all_gender_variants_correct for
 # per_model) and the optional ``filter`` block (sentence set scored, the paper's shared subset and the models that
 # defined it). 2.0 records, which lack both blocks, stay valid.
-SCHEMA_VERSION = "2.1"
+# 2.2: the explainers a record's cross-explainer numbers (DMA, the paired comparisons) were computed against move
+# from ``protocol.compared_explainers`` (part of the identity: a rerun beside other explainers wrote a duplicate of
+# every record) to the optional ``agreement`` block, outside the identity; ``explainer.source`` ``user`` (an
+# explainer loaded from a user's module) with ``explainer.source_sha256``, the fingerprint of its code, part of
+# its identity. 2.1 and 2.0 records stay valid and keep their ids (their identity reads their protocol as stored).
+SCHEMA_VERSION = "2.2"
 RECORD_TYPES = ("explainer_score", "model_bias")
 
 _METRIC_VALUE = {
@@ -116,7 +121,13 @@ EXPLAINER_SCORE_SCHEMA: dict[str, Any] = {
                 },
                 "model_independent": {"type": "boolean"},
                 "is_baseline": {"type": "boolean"},
-                "source": {"enum": ["builtin", "submission", "self-reported", "plugin"]},
+                "source": {"enum": ["builtin", "user", "submission", "self-reported", "plugin"],
+                           "description": "builtin: defined in gecobench; user: a user's module or class "
+                                          "(plugin: the same, records before 2.2); submission / self-reported: "
+                                          "the queue"},
+                "source_sha256": {"type": ["string", "null"],
+                                  "description": "a user explainer's fingerprint of its source, version and "
+                                                 "parameters (gecobench.evaluation.origin.source_fingerprint)"},
                 "submission_id": {"type": ["string", "null"]},
                 "submission_sha256": {"type": ["string", "null"]},
             },
@@ -188,6 +199,17 @@ EXPLAINER_SCORE_SCHEMA: dict[str, Any] = {
                 "interval": {"type": "string"},
                 "gap": {"type": "string"},
                 "metrics": {"type": "object"},  # one entry per metric: _gender_metric_schema, set below
+            },
+        },
+        "agreement": {
+            "type": "object",
+            "description": "the explainers this record's cross-explainer numbers (the fields in covers) were "
+                           "computed against; outside the identity (schema 2.2)",
+            "required": ["compared_explainers", "compared_set_sha256"],
+            "properties": {
+                "compared_explainers": {"type": "array", "items": {"type": "string"}},
+                "compared_set_sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                "covers": {"type": "array", "items": {"type": "string"}},
             },
         },
         "comparisons": {
@@ -726,12 +748,15 @@ def explainer_score_identity(record: dict[str, Any]) -> dict[str, Any]:
       (``model.training_fingerprint``) and the checkpoint's content hash;
     * the data: GECO config, split and data fingerprint;
     * the protocol block as a whole: run seed, filter, sentences scored (``max_sentence_groups``), properties
-      on/off and their parameters, bootstrap, the RMA reference checkpoint, the random-stream rule and, for the
-      agreement metric (DMA) and the paired comparisons, the set of compared explainers
-      (``protocol.compared_explainers``);
+      on/off and their parameters, bootstrap, the RMA reference checkpoint and the random-stream rule (records
+      before schema 2.2 also hold the set of compared explainers there, ``protocol.compared_explainers``; from
+      2.2 it is in the ``agreement`` block, outside the identity, so an explainer's record does not depend on
+      the explainers it ran beside);
     * for a submission (``explainer.source`` ``submission`` or ``self-reported``, issue #16): its origin — source,
       submission id and the SHA-256 of the submitted file — so a submission named like a built-in cannot take
-      over the built-in's record, and two submitters with one name and version do not collapse into one.
+      over the built-in's record, and two submitters with one name and version do not collapse into one;
+    * for a user's explainer (``explainer.source`` ``user``): the fingerprint of its code, version and parameters
+      (``explainer.source_sha256``), so an edited explainer with an unchanged version gets a new record.
 
     Two records with equal identities were computed from the same inputs; anything else gets a new id.
     """
@@ -748,6 +773,8 @@ def explainer_score_identity(record: dict[str, Any]) -> dict[str, Any]:
     source = explainer.get("source") or "builtin"
     if source in ("submission", "self-reported"):
         identity["explainer_origin"] = [source, explainer.get("submission_id"), explainer.get("submission_sha256")]
+    elif source == "user":
+        identity["explainer_origin"] = [source, explainer.get("source_sha256")]
     return identity
 
 

@@ -65,7 +65,7 @@ def _registry_directions() -> dict[str, int]:
 
 DEFAULT_DIRECTION: dict[str, int] = _registry_directions()
 GROUPS = ["female", "male", "non-binary"]
-SOURCE_LABELS = {"builtin": "built-in", "plugin": "plug-in", "submission": "submission", "self-reported": "self-reported ⚠"}
+SOURCE_LABELS = {"builtin": "built-in", "user": "user", "plugin": "plug-in", "submission": "submission", "self-reported": "self-reported ⚠"}
 RUNTIME = "s / sentence"
 
 

@@ -209,6 +209,7 @@ def _legacy(record: dict) -> dict:
     """A record as 0.6 wrote it: schema 2.0, the per-model filter under its old name, no filter block."""
     old = json.loads(json.dumps(record))
     old.pop("filter")
+    old.pop("agreement", None)  # 2.2's; 2.0 held the compared set in the protocol
     old["schema_version"] = "2.0"
     old["protocol"] = {k: v for k, v in old["protocol"].items() if k != "filter_subset_sha256"}
     old["protocol"]["filter"] = "all_gender_variants_correct"
@@ -226,7 +227,7 @@ def test_old_records_still_read_everywhere_filters_are_read(zoo, scripted_predic
                    EvaluationSettings(data_dir=str(geco_dir), **FAST), store_location=str(tmp_path / "new"),
                    checkpoint_dir=tmp_path / "ck", progress=False, filters=("paper", "none"))
     new = _records(tmp_path / "new")
-    assert SCHEMA_VERSION == "2.1" and {r["schema_version"] for r in new} == {"2.1"}
+    assert SCHEMA_VERSION == "2.2" and {r["schema_version"] for r in new} == {"2.2"}
     paper = next(r for r in new if r["filter"]["name"] == "paper")
     old = _legacy(paper)
     validate_stored_record(old)

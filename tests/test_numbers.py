@@ -273,7 +273,8 @@ def test_model_independent_explainers_get_rma_exactly_zero_and_signed_gaps(zoo, 
         male, female = record["groups"]["male"]["mass_accuracy"], record["groups"]["female"]["mass_accuracy"]
         assert gap["value"] == pytest.approx(male - female, abs=1e3 * EPS)  # every variant is defined here
         assert gap["ci_low"] <= gap["value"] <= gap["ci_high"]
-        compared = record["protocol"]["compared_explainers"]
+        assert "compared_explainers" not in record["protocol"]  # schema 2.2: outside the identity
+        compared = record["agreement"]["compared_explainers"]
         assert [label.split()[0] for label in compared] == ["pattern_variant", "saliency", "uniform_random"]
         assert len(record["comparisons"]) == 2
     text = leaderboard_text(LocalStore(tmp_path / "r"))

@@ -189,5 +189,14 @@ def main(argv: list[str] | None = None) -> int:
             print(leaderboard_text(open_results_store(args.results)))
         if args.show_gaps:
             print(leaderboard_text(open_results_store(args.results), gaps=True))
+        if summary.failures:
+            # fail-soft: the other explainers' records are written; the exit status says that some are missing
+            for failure in summary.failures:
+                print(f"error: {failure.describe()}; its records for that model were not written",
+                      file=sys.stderr)
+            failed = sorted({f.explainer for f in summary.failures})
+            print(f"error: {len(failed)} explainer(s) failed: {', '.join(failed)} (set GECOBENCH_TRACEBACK=1 "
+                  "and rerun one alone for the traceback; the chunks computed are checkpointed)", file=sys.stderr)
+            return 1
     return 0
 

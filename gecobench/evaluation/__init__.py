@@ -7,9 +7,10 @@ Entry point: :func:`run_evaluation` (``gecobench evaluate`` is its command line)
 from gecobench.evaluation.leaderboard import leaderboard_text
 from gecobench.evaluation.runner import (
     EvaluationSettings,
+    ExplainerFailure,
     ExplainerSpec,
     RunSummary,
     run_evaluation,
 )
 
-__all__ = ["EvaluationSettings", "ExplainerSpec", "RunSummary", "leaderboard_text", "run_evaluation"]
+__all__ = ["EvaluationSettings", "ExplainerFailure", "ExplainerSpec", "RunSummary", "leaderboard_text", "run_evaluation"]

@@ -98,6 +98,9 @@ class GenderBreakdown:
     def __init__(self, bootstrap: int, seed: int) -> None:
         self.bootstrap, self.seed = int(bootstrap), int(seed)
         self._entries: dict[str, dict[str, Any]] = {}
+        #: per metric, the untrimmed group and gap blocks (the record's ``groups`` and ``mass_accuracy_gap*``
+        #: are read from them: one computation for the per-group numbers, wherever they are shown)
+        self._full: dict[str, dict[str, dict[str, Any]]] = {}
 
     def on(self, sentences: ScoredSentences) -> GenderView:
         return GenderView(self, sentences)
@@ -111,17 +114,22 @@ class GenderBreakdown:
         # A record holds 13 metrics × up to 3 groups and 3 gaps: each block keeps what cannot be derived (the
         # groups and the sign are in the gap's key, the interval's method in the block's header).
         groups: dict[str, Any] = {}
+        full_groups: dict[str, Any] = {}
         for label, group in enumerate(GENDER_GROUPS):
             mask = sentences.labels == label
             if mask.any():
                 block = statistic_block(name, values[mask], statistic, self.bootstrap, self.seed)
+                full_groups[group] = {**block, "n_sentences": int(mask.sum())}
                 groups[group] = {k: block[k] for k in GROUP_FIELDS if k in block}
         gaps: dict[str, Any] = {}
+        full_gaps: dict[tuple[str, str], Any] = {}
         for minuend, subtrahend in GAP_PAIRS:
             if minuend in groups and subtrahend in groups:
                 block = gap_block(values, sentences.labels, sentences.sources, minuend, subtrahend, self.bootstrap,
                                   self.seed + 1, metric=METRIC_SYMBOLS.get(name, name), statistic=statistic)
+                full_gaps[(minuend, subtrahend)] = block
                 gaps[gap_key(minuend, subtrahend)] = {k: block[k] for k in GAP_FIELDS if k in block}
+        self._full[name] = {"groups": full_groups, "gaps": full_gaps}
         self._entries[name] = {
             "statistic": statistic,
             "direction": METRICS_META.get(name, {}).get("direction"),
@@ -131,6 +139,14 @@ class GenderBreakdown:
             "groups": groups,
             "gaps": gaps,
         }
+
+    def group_blocks(self, name: str) -> dict[str, dict[str, Any]]:
+        """Metric ``name``'s full block per gender group present (the summary's fields and ``n_sentences``)."""
+        return dict(self._full[name]["groups"])
+
+    def gap_blocks(self, name: str) -> dict[tuple[str, str], dict[str, Any]]:
+        """Metric ``name``'s full :func:`~gecobench.evaluation.scoring.gap_block` per (minuend, subtrahend)."""
+        return dict(self._full[name]["gaps"])
 
     def block(self) -> dict[str, Any]:
         """The record's ``by_gender`` block (metrics in the order they were added)."""

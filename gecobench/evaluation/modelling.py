@@ -1,6 +1,7 @@
 """Models as the evaluation sees them: loading, predictions, and the perturbed copies the property metrics need.
 
-* :func:`load_model` — a zoo checkpoint folder through ``gecobench.models.load_zoo_model``, plus its content hash.
+* :func:`load_model` — a zoo checkpoint folder through ``gecobench.models.load_zoo_model``, plus its content hash,
+  with eager attention (:func:`use_eager_attention`), so attention-based explainers get attentions.
 * :func:`randomised_copy` — model randomisation check (MRC): a deep copy whose every ``nn.Linear`` and
   ``nn.Embedding`` is re-initialised with PyTorch's default initialisation (``reset_parameters``) under a fixed
   seed. LayerNorms keep their weights: they carry no learned knowledge about the task worth randomising and
@@ -76,14 +77,43 @@ def training_fingerprint(info: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
 
+#: the attention implementation every explained model runs with (see :func:`use_eager_attention`)
+EXPLAINED_ATTENTION = "eager"
+
+
+def use_eager_attention(model: Any) -> Any:
+    """Switch ``model`` (and its sub-models: the zero-shot wrapper's encoder) to transformers' eager attention and
+    return it.
+
+    Why always, not only for explainers that ask for attentions: transformers loads BERT with ``sdpa``, whose
+    kernels compute no attention weights, so ``output_attentions=True`` gives none (or falls back with a warning,
+    depending on the version) and an attention-based explainer silently gets nothing. Eager for every explainer
+    keeps one attention computation for all of them (a gradient explainer's scores do not depend on which explainer
+    ran before it), and it costs nothing measurable on the benchmark's sentences: forward + backward of a batch of
+    8 sentences of 16 tokens on one CPU thread took 2.49 ms eager against 2.25 ms sdpa on the tests' 2-layer tiny
+    BERT and 91.5 ms against 101.3 ms on a MiniLM-L6-sized one (median of 20; the difference is within the shared
+    machine's noise). Models without a switchable attention (OLA computes its own) are returned unchanged.
+    """
+    # Every (sub-)model that can switch, not only the top one: the zero-shot wrapper's own config may already say
+    # eager while the encoder inside it runs sdpa.
+    for module in model.modules() if isinstance(model, torch.nn.Module) else ():
+        setter = getattr(module, "set_attn_implementation", None)
+        config = getattr(module, "config", None)
+        if callable(setter) and getattr(config, "_attn_implementation", EXPLAINED_ATTENTION) != EXPLAINED_ATTENTION:
+            setter(EXPLAINED_ATTENTION)
+    return model
+
+
 def load_model(path: str | Path) -> LoadedModel:
-    """Load a zoo checkpoint folder for evaluation (``gecobench.models.load_zoo_model``; eval mode, CPU)."""
+    """Load a zoo checkpoint folder for evaluation (``gecobench.models.load_zoo_model``; eval mode, CPU, eager
+    attention: :func:`use_eager_attention`)."""
     from gecobench.models import load_zoo_model
 
     folder = Path(path)
     if not folder.is_dir():
         raise FileNotFoundError(f"model folder not found: {folder}")
     model, tokenizer, info = load_zoo_model(str(folder))
+    use_eager_attention(model)
     model.eval()
     checkpoint_sha256, function_sha256 = checkpoint_fingerprints(folder)
     return LoadedModel(model, tokenizer, dict(info), str(folder), checkpoint_sha256, model_name(folder),
@@ -239,9 +269,12 @@ def loaded_from_objects(model: Any, tokenizer: Any, info: dict[str, Any] | None 
     ``checkpoint_sha256`` and ``function_sha256``) and described by ``info`` (the fields of a zoo checkpoint's
     ``gecobench_model.json``; by default regime ``user``, the config's ``_name_or_path`` as base model, no seed).
 
-    The model is used as it is (device, dtype); the evaluation switches it to eval mode while it runs."""
+    The model is used as it is (device, dtype); the evaluation switches it to eval mode while it runs, and to eager
+    attention (:func:`use_eager_attention`, the same math as ``sdpa``) so attention-based explainers get attentions.
+    """
     num_labels = check_sequence_classifier(model, tokenizer)
-    fingerprint = model_object_fingerprint(model, tokenizer)
+    fingerprint = model_object_fingerprint(model, tokenizer)  # of the object as given, before the switch below
+    use_eager_attention(model)
     config = getattr(model, "config", None)
     base = getattr(config, "_name_or_path", None) or type(model).__name__
     facts: dict[str, Any] = {"regime": "user", "base_model": str(base), "base_revision": None, "seed": None,

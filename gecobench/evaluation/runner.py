@@ -15,8 +15,13 @@ Flow for one (GECO config, model):
 3. the per-chunk results are gathered on the main process (``gather_object``), which scores them, computes the
    cross-explainer metric (DMA) and the paired MA comparisons between the run's explainers, and appends one
    record per explainer to the store. A record that already exists (same identity: explainer and parameters,
-   checkpoint, data, protocol and compared explainers) is not written again, so reruns and resumed runs never
-   duplicate.
+   checkpoint, data and protocol, not the companions it ran beside) is not written again, so reruns, resumed
+   runs and reruns with another set of explainers never duplicate. The numbers that do depend on the companions
+   (DMA, the paired comparisons) say which set they were computed against in the record's ``agreement`` block.
+
+Fail-soft: an explainer that raises on a chunk is reported (:class:`ExplainerFailure`: explainer, model, config,
+the sentence it failed on, the error) and left out of that model's records; the other explainers' records are
+written as if it had not run, and the chunks already computed (its own included) stay checkpointed.
 """
 
 from __future__ import annotations
@@ -73,6 +78,7 @@ from gecobench.evaluation.modelling import (
     randomised_copy,
     training_fingerprint,
 )
+from gecobench.evaluation.origin import USER, explainer_source, source_fingerprint
 from gecobench.evaluation.precomputed import PrecomputedExplainer
 from gecobench.evaluation.properties import score_agreement, score_properties
 from gecobench.evaluation.published_reference import (
@@ -137,11 +143,18 @@ class ExplainerSpec:
 def checkpoint_key(spec: ExplainerSpec, explainer: Explainer) -> str:
     """The folder of an explainer's chunk checkpoints (and its entry in a published reference bundle): its spec
     key and its version, so that after an upgrade that changes an explainer's scores its old checkpoints are never
-    resumed as the new version's."""
+    resumed as the new version's.
+
+    A non-built-in explainer's key also holds the fingerprint of its source, version and parameters
+    (:func:`gecobench.evaluation.origin.source_fingerprint`): its author edits the code without bumping the
+    version, and the edited code must not be served the old code's scores. Built-ins keep the version key (their
+    version is bumped in review whenever their scores change, and published bundles are keyed by it; see
+    :mod:`gecobench.evaluation.origin`)."""
     version = str(explainer.version)
     if not re.fullmatch(r"[A-Za-z0-9._+-]{1,40}", version) or version.startswith("."):  # it becomes a path part
         version = "h" + hashlib.sha256(version.encode()).hexdigest()[:12]
-    return f"{spec.key()}-v{version}"
+    fingerprint = source_fingerprint(explainer)
+    return f"{spec.key()}-v{version}" + (f"-src{fingerprint[:16]}" if fingerprint else "")
 
 
 def spec_checkpoint_key(spec: ExplainerSpec | str) -> str:
@@ -234,6 +247,31 @@ class EvaluationSettings:
 
 
 @dataclass
+class ExplainerFailure:
+    """An explainer that raised: where (model, config, chunk, the sentence it failed on when one could be singled
+    out, else the chunk's sentences) and what (the exception's type and message)."""
+
+    explainer: str
+    model: str
+    config: str
+    chunk: int
+    sentence_ids: list[Any]
+    error_type: str
+    message: str
+    #: whether ``sentence_ids`` is the one sentence the explainer fails on alone (else: the chunk's sentences)
+    sentence_found: bool = False
+
+    def describe(self) -> str:
+        if self.sentence_found:
+            where = f"sentence {self.sentence_ids[0]}"
+        else:
+            shown = ", ".join(map(str, self.sentence_ids[:6])) + (" …" if len(self.sentence_ids) > 6 else "")
+            where = f"chunk {self.chunk} (sentences {shown})"
+        return (f"explainer {self.explainer} failed on model {self.model}, config {self.config}, {where}: "
+                f"{self.error_type}: {self.message}")
+
+
+@dataclass
 class RunSummary:
     """What a run did: record ids written, ids skipped because they already existed, and warnings."""
 
@@ -247,6 +285,8 @@ class RunSummary:
     resumed_cpu_seconds: float | None = 0.0
     #: per config, the shared subset the ``paper`` filter scored (computed by the run or given to it)
     filter_subsets: dict[str, FilterSubset] = field(default_factory=dict)
+    #: explainers that raised (their records for that model and config were not written; the others' were)
+    failures: list[ExplainerFailure] = field(default_factory=list)
 
 
 def _stable_seed(*parts: Any) -> int:
@@ -286,6 +326,14 @@ def find_zero_shot_reference(model: LoadedModel, candidates: Sequence[str | Load
     parent = Path(model.path).parent
     if in_folder and parent.is_dir():
         pool += [str(p) for p in sorted(parent.iterdir()) if (p / "gecobench_model.json").is_file()]
+    # The zoo layout (<config>/<regime>/seed<N>, the reference's): the zero-shot model is <config>/ZS/seed*, the
+    # same seed's first. Without this a model set without its ZS checkpoint (the queue's, a user's run on one
+    # reference model) got no RMA although the reference zoo holds it.
+    zoo_zero_shot = parent.parent / ZERO_SHOT_REGIME
+    if in_folder and zoo_zero_shot.is_dir() and zoo_zero_shot != parent:
+        same_seed = zoo_zero_shot / Path(model.path).name
+        pool += [str(p) for p in [same_seed, *sorted(zoo_zero_shot.iterdir())]
+                 if (p / "gecobench_model.json").is_file()]
     for path in pool:
         if isinstance(path, LoadedModel):
             if (path.path != model.path and path.regime == ZERO_SHOT_REGIME
@@ -448,6 +496,58 @@ def _explain_chunk(explainer: Explainer, spec: ExplainerSpec, lm: LoadedModel, p
     return scores, main_seconds
 
 
+class _InputError(Exception):
+    """A run input (a checkpoint, a published bundle) that does not fit, met while computing an explainer's chunk:
+    it stops the run (its ``__cause__`` is re-raised), where an explainer's own error is reported and skipped."""
+
+
+def _compute_chunk(explainer: Explainer, spec: ExplainerSpec, lm: LoadedModel, perturbed: _Perturbed,
+                   split: GecoSplit, chunk: list[list[int]], chunk_id: int, kept: list[int],
+                   settings: EvaluationSettings, reference: LoadedModel | None, checkpoints: CheckpointStore,
+                   reference_protocol: dict[str, Any], published: PublishedReferences,
+                   probe: FaithfulnessProbe | None) -> dict[str, Any]:
+    """One explainer's scores of every kind on one chunk (the model's, the property copies', the zero-shot
+    reference's, faithfulness), with the seconds they took and where the reference came from: what the chunk's
+    checkpoint holds."""
+    start, cpu_start = time.perf_counter(), time.process_time()
+    scores, main_seconds = _explain_chunk(explainer, spec, lm, perturbed, split, kept, chunk_id, settings)
+    reference_source = None
+    if reference is not None and not kept:
+        scores["reference"] = []
+    elif reference is not None:
+        by_row, reference_source = _reference_scores(explainer, spec, reference, split, chunk, chunk_id, settings,
+                                                     checkpoints, reference_protocol, published)
+        scores["reference"] = [by_row[i] for i in kept]
+    faithfulness_start = time.perf_counter()
+    _add_faithfulness(scores, probe, split, kept)
+    # wall seconds (what a record's runtime reports) and the process's CPU seconds for the chunk (what it cost
+    # when other work shared the cores; a resumed run adds them up)
+    seconds = {"total": time.perf_counter() - start, "main": main_seconds,
+               "faithfulness": time.perf_counter() - faithfulness_start, "cpu": time.process_time() - cpu_start}
+    return {"scores": scores, "seconds": seconds, "reference_source": reference_source}
+
+
+def _failure(explainer: Explainer, spec: ExplainerSpec, lm: LoadedModel, split: GecoSplit, config: str,
+             chunk_id: int, kept: list[int], settings: EvaluationSettings, err: BaseException) -> ExplainerFailure:
+    """What the report of a raising explainer says. The sentence is singled out by explaining the chunk's
+    sentences one at a time on the model until one raises (only after a failure, so it costs nothing otherwise);
+    when none raises alone (the error came from a batch, a perturbed copy or the reference), the chunk's
+    sentences are named."""
+    found = None
+    for row in kept:
+        try:
+            attribute_words(explainer, lm.model, lm.tokenizer, [list(split.rows[row].words)], [split.rows[row].label],
+                            batch_size=1, seed=_attribution_seed(settings, spec, chunk_id))
+        except Exception:  # noqa: BLE001 - looking for the sentence it fails on
+            found = row
+            break
+    sentence_ids = ([split.rows[found].sentence_id] if found is not None
+                    else list(dict.fromkeys(split.rows[i].sentence_id for i in kept)))
+    return ExplainerFailure(explainer=comparison_label(spec, explainer), model=lm.name, config=config,
+                            chunk=chunk_id, sentence_ids=sentence_ids, error_type=type(err).__name__,
+                            message=str(err)[:500], sentence_found=found is not None)
+
+
 def _reference_unit(reference: LoadedModel, split: GecoSplit, reference_protocol: dict[str, Any]) -> str:
     """Checkpoint unit of a zero-shot reference's scores (every scorable row, so no filter in the key; the model by
     what it computes, so a zero-shot model rebuilt from the same base, on any CPU, shares it)."""
@@ -491,15 +591,18 @@ def _reference_scores(explainer: Explainer, spec: ExplainerSpec, reference: Load
     rows = _scorable_rows(split, chunk)
     unit = _reference_unit(reference, split, reference_protocol)
     key = checkpoint_key(spec, explainer)
-    cached = checkpoints.load(unit, key, chunk_id, rows)
-    if cached is not None:
-        return dict(zip(rows, cached["scores"]["reference"])), COMPUTED
-    bundle, truncated = published.covering(
-        unit, _reference_unit(reference, split, {**reference_protocol, "max_sentence_groups": None}))
-    if bundle is not None:
-        scores = bundle.chunk_scores(key, chunk_id, rows, [split.rows[i].words for i in rows], truncated)
-        if scores is not None:
-            return dict(zip(rows, scores)), bundle.source
+    try:  # an unreadable checkpoint or a bundle that does not fit is the run's input, not the explainer, failing
+        cached = checkpoints.load(unit, key, chunk_id, rows)
+        if cached is not None:
+            return dict(zip(rows, cached["scores"]["reference"])), COMPUTED
+        bundle, truncated = published.covering(
+            unit, _reference_unit(reference, split, {**reference_protocol, "max_sentence_groups": None}))
+        scores = (bundle.chunk_scores(key, chunk_id, rows, [split.rows[i].words for i in rows], truncated)
+                  if bundle is not None else None)
+    except ValueError as err:
+        raise _InputError(err) from err
+    if bundle is not None and scores is not None:
+        return dict(zip(rows, scores)), bundle.source
     scores = reference_chunk_attributions(explainer, spec, reference, split, rows, chunk_id, settings)
     checkpoints.save(unit, key, chunk_id, rows, {"reference": scores}, 0.0)
     return dict(zip(rows, scores)), COMPUTED
@@ -561,12 +664,15 @@ def _identity_record(spec: ExplainerSpec, explainer: Explainer, lm: LoadedModel,
     score is computed (so a rerun can skip a unit whose records already exist)."""
     explainer_block = {"name": spec.name, "version": str(explainer.version), "params": explainer.params()}
     # Where a non-built-in explainer comes from is part of its identity (issue #16): a submission named like a
-    # built-in, or two submissions with one name and version, never share a record. Built-ins and plugins add
-    # nothing, so their record ids depend only on what they compute.
-    source = getattr(explainer, "source", "builtin")
+    # built-in, or two submissions with one name and version, never share a record; a user's explainer edited
+    # without a new version gets a new record (its source fingerprint). Built-ins add nothing, so their record
+    # ids depend only on what they compute.
+    source = explainer_source(explainer)
     if source in ("submission", "self-reported"):
         explainer_block.update(source=source, submission_id=getattr(explainer, "submission_id", None),
                                submission_sha256=getattr(explainer, "submission_sha256", None))
+    elif source == USER:
+        explainer_block.update(source=source, source_sha256=source_fingerprint(explainer))
     return {
         "explainer": explainer_block,
         "model": {"regime": lm.regime, "base_model": lm.base_model, "base_revision": lm.info.get("base_revision"),
@@ -584,8 +690,22 @@ def comparison_label(spec: ExplainerSpec, explainer: Explainer) -> str:
 
 def compared_explainers(specs: list[ExplainerSpec], instances: list[Explainer]) -> list[str]:
     """The explainers of a run (:func:`comparison_label`), sorted: the set agreement metrics and paired
-    comparisons are computed against, recorded in the protocol."""
+    comparisons are computed against, recorded in each record's ``agreement`` block (outside the identity)."""
     return sorted(comparison_label(spec, explainer) for spec, explainer in zip(specs, instances))
+
+
+def agreement_block(compared: Sequence[str]) -> dict[str, Any]:
+    """The record's ``agreement`` block: the set of explainers its cross-explainer numbers (DMA, its per-gender
+    entry, the paired comparisons) were computed against, and that set's key. Not part of the identity, so an
+    explainer's record does not depend on its companions; schema 2.2 (2.1 held the set in the protocol)."""
+    labels = sorted(compared)
+    return {"compared_explainers": labels,
+            "compared_set_sha256": hashlib.sha256(json.dumps(labels).encode("utf-8")).hexdigest(),
+            "covers": list(AGREEMENT_FIELDS)}
+
+
+#: the record fields whose values depend on the run's other explainers (see :func:`agreement_block`)
+AGREEMENT_FIELDS = ("metrics.methods_agreement", "by_gender.metrics.methods_agreement", "comparisons")
 
 
 def run_evaluation(
@@ -685,10 +805,10 @@ def run_evaluation(
             if ref_path is not None:
                 reference = reference_cache.get(model_key(ref_path)) or as_loaded_model(ref_path)
                 reference_cache[model_key(ref_path)] = reference
-            # The RMA reference and the explainers compared with (DMA, paired MA differences) change a record's
-            # numbers, so they are part of the protocol (and of the identity).
-            extra_protocol = {"rma_reference_sha256": reference.checkpoint_sha256 if reference else None,
-                              "compared_explainers": compared_explainers(specs, explainers_now)}
+            # The RMA reference changes a record's numbers, so it is part of the protocol (and of the identity).
+            # The explainers compared with (DMA, paired MA differences) are not: they are named in the record's
+            # agreement block, so a rerun beside other explainers finds the records it wrote and writes none twice.
+            extra_protocol = {"rma_reference_sha256": reference.checkpoint_sha256 if reference else None}
             units: dict[str, tuple[dict[str, Any], list[dict[str, Any]], list[str]]] = {}
             for flag, variant in variants.items():
                 unit_protocol = {**variant.protocol(), **extra_protocol, **_subset_protocol(flag, subset)}
@@ -719,6 +839,7 @@ def run_evaluation(
                                 n_classes=lm.num_labels)
                      for c, chunk in enumerate(chunks)]
             my_chunks = assign_chunks(costs, accelerator.num_processes)[accelerator.process_index]
+            failed_here: dict[str, ExplainerFailure] = {}  # spec key → its first failure on this model
             bar = tqdm(total=len(my_chunks) * len(specs), desc=f"{lm.name} · {config}", unit="chunk×explainer",
                        disable=not (progress and accelerator.is_main_process))
             for chunk_id in my_chunks:
@@ -733,6 +854,9 @@ def run_evaluation(
                 per_explainer = {}
                 resumed_seconds, resumed_cpu = 0.0, 0.0
                 for spec, explainer in zip(specs, explainers_now):
+                    if spec.key() in failed_here:
+                        bar.update(1)  # it raised on an earlier chunk of this model: its records are not written
+                        continue
                     if isinstance(explainer, PrecomputedExplainer):
                         cached = _precomputed_chunk(explainer, split, kept, settings, reference is not None,
                                                     chunk_id)
@@ -748,27 +872,21 @@ def run_evaluation(
                         resumed_cpu = (resumed_cpu + float(cached["seconds"]["cpu"])
                                        if resumed_cpu is not None and "cpu" in cached["seconds"] else None)
                     if cached is None:
-                        start, cpu_start = time.perf_counter(), time.process_time()
-                        scores, main_seconds = _explain_chunk(explainer, spec, lm, perturbed, split, kept,
-                                                              chunk_id, settings)
-                        reference_source = None
-                        if reference is not None and not kept:
-                            scores["reference"] = []
-                        elif reference is not None:
-                            by_row, reference_source = _reference_scores(
-                                explainer, spec, reference, split, chunk, chunk_id, settings, checkpoints,
-                                reference_protocol, published)
-                            scores["reference"] = [by_row[i] for i in kept]
-                        faithfulness_start = time.perf_counter()
-                        _add_faithfulness(scores, chunk_probe, split, kept)
-                        # wall seconds (what a record's runtime reports) and the process's CPU seconds for the
-                        # chunk (what it cost when other work shared the cores; a resumed run adds them up)
-                        seconds = {"total": time.perf_counter() - start, "main": main_seconds,
-                                   "faithfulness": time.perf_counter() - faithfulness_start,
-                                   "cpu": time.process_time() - cpu_start}
-                        extra = {"reference_source": reference_source} if reference_source else None
-                        checkpoints.save(unit, ck_key, chunk_id, kept, scores, seconds, extra)
-                        cached = {"scores": scores, "seconds": seconds, **(extra or {})}
+                        try:
+                            cached = _compute_chunk(explainer, spec, lm, perturbed, split, chunk, chunk_id, kept,
+                                                    settings, reference, checkpoints, reference_protocol,
+                                                    published, chunk_probe)
+                        except _InputError as wrapped:
+                            raise wrapped.__cause__ from None
+                        except Exception as err:  # noqa: BLE001 - fail-soft: any explainer error is reported
+                            failure = _failure(explainer, spec, lm, split, config, chunk_id, kept, settings, err)
+                            log.error("%s; its records for this model are not written", failure.describe())
+                            failed_here[spec.key()] = failure
+                            bar.update(1)
+                            continue
+                        checkpoints.save(unit, ck_key, chunk_id, kept, cached["scores"], cached["seconds"],
+                                         {"reference_source": cached["reference_source"]}
+                                         if cached.get("reference_source") else None)
                     if own_reference_unit is not None and kept and checkpoints.load(
                             own_reference_unit, ck_key, chunk_id, kept) is None:
                         checkpoints.save(own_reference_unit, ck_key, chunk_id, kept,
@@ -779,7 +897,9 @@ def run_evaluation(
                 local_results.append({"chunk": chunk_id, "groups": chunk, "rows": chunk_rows,
                                       "predictions": predictions, "kept": kept, "malformed": malformed,
                                       "explainers": per_explainer, "resumed_seconds": resumed_seconds,
-                                      "resumed_cpu_seconds": resumed_cpu})
+                                      "resumed_cpu_seconds": resumed_cpu,
+                                      "failed": {k: dataclasses.asdict(f) for k, f in failed_here.items()
+                                                 if f.chunk == chunk_id}})
             bar.close()
             gathered = gather_object(local_results)
             if accelerator.is_main_process:
@@ -787,19 +907,29 @@ def run_evaluation(
                 if sorted(by_chunk) != list(range(len(chunks))):
                     raise RuntimeError(f"gathered chunks {sorted(by_chunk)} do not cover 0..{len(chunks) - 1}")
                 ordered = [by_chunk[c] for c in range(len(chunks))]
+                failures = {key: ExplainerFailure(**f) for r in ordered for key, f in r["failed"].items()}
+                summary.failures.extend(failures.values())
+                # the explainers that completed every chunk (on every process) are scored; the others are not
+                alive = [i for i, spec in enumerate(specs) if spec.key() not in failures]
+                alive_specs = [specs[i] for i in alive]
+                alive_instances = [explainers_now[i] for i in alive]
                 summary.resumed_seconds += sum(r["resumed_seconds"] for r in ordered)
                 cpu = [r["resumed_cpu_seconds"] for r in ordered]
                 summary.resumed_cpu_seconds = (None if summary.resumed_cpu_seconds is None or None in cpu
                                                else summary.resumed_cpu_seconds + sum(cpu))
                 for flag, (unit_protocol, identities, record_ids) in units.items():
+                    identities = [identities[i] for i in alive]
+                    record_ids = [record_ids[i] for i in alive]
+                    if not record_ids:
+                        continue
                     if all(store.exists("explainer_score", rid) for rid in record_ids):
                         summary.existing.extend(record_ids)
                         continue
                     scored = (ordered if flag == compute_filter
                               else [_filtered_chunk(split, c, flag, subset) for c in ordered])
                     side_documents: dict[str, dict[str, Any]] = {}
-                    records = _build_records(specs, explainers_now, identities, record_ids, lm, split, scored,
-                                             variants[flag], unit_protocol, reference, ref_reason,
+                    records = _build_records(alive_specs, alive_instances, identities, record_ids, lm, split,
+                                             scored, variants[flag], unit_protocol, reference, ref_reason,
                                              accelerator.num_processes, side_documents)
                     records = _with_filter_blocks(records, flag, split, scored, subset, subset_source, lm)
                     for record in records:
@@ -962,7 +1092,7 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
             "record_id": record_id,
             "explainer": {**identity["explainer"], "model_independent": bool(explainer.model_independent),
                           "is_baseline": bool(explainer.is_baseline),
-                          "source": getattr(explainer, "source", "builtin"),
+                          "source": explainer_source(explainer),
                           "submission_id": getattr(explainer, "submission_id", None),
                           "diagnostics": _explainer_diagnostics(chunks, key)},
             "model": {**identity["model"], "base_revision": lm.info.get("base_revision"),
@@ -978,6 +1108,7 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
             "metrics": metrics,
             "groups": groups,
             **({BY_GENDER: breakdown.block()} if kept else {}),
+            "agreement": agreement_block(list(compared.values())),
             "counts": {"n_sentences": len(evaluated_rows), "n_scored": len(kept),
                        "n_undefined": int(metrics["mass_accuracy"].get("n_undefined", 0)),
                        "n_filtered_out": len(evaluated_rows) - len(kept),

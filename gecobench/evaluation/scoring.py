@@ -116,33 +116,35 @@ def score_correctness(
     :class:`~gecobench.evaluation.by_gender.GenderView` of these sentences) receives the per-sentence MA and
     log RMA. Returns ``(metrics, groups, per_sentence_ma)``.
     """
+    from gecobench.evaluation.by_gender import GenderBreakdown, ScoredSentences  # it imports this module
+
     if len(source_sentences) != len(attributions):
         raise ValueError(f"source_sentences has {len(source_sentences)} entries for {len(attributions)} sentences")
+    if len(labels) != len(attributions):
+        raise ValueError(f"labels has {len(labels)} entries for {len(attributions)} sentences")
     ma_block, per_sentence = headline_mass_accuracy(attributions, ground_truth, bootstrap, seed)
     metrics: dict[str, Any] = {"mass_accuracy": ma_block}
 
     metrics["relative_mass_accuracy"], log_rma = _rma_block(per_sentence, reference_attributions, ground_truth,
                                                             reference_reason, bootstrap, seed)
-    if by_gender is not None:
-        by_gender.add("mass_accuracy", per_sentence)
-        if log_rma is not None:
-            by_gender.add("relative_mass_accuracy", log_rma, statistic="median")
+    # One computation of the per-group MA and the gaps: the per-gender breakdown's (the caller's, or one of these
+    # sentences made here); the record's ``groups`` and ``mass_accuracy_gap*`` are read from it, so they are the
+    # by_gender block's numbers by construction. Its seeds are the run's (groups) and seed + 1 (gaps), as before.
+    view = by_gender if by_gender is not None else GenderBreakdown(bootstrap, seed).on(
+        ScoredSentences.of(labels, list(source_sentences)))
+    if (view.breakdown.bootstrap, view.breakdown.seed) != (int(bootstrap), int(seed)):
+        raise ValueError("by_gender must use the scorer's bootstrap and seed (one computation per number)")
+    view.add("mass_accuracy", per_sentence)
+    if log_rma is not None:
+        view.add("relative_mass_accuracy", log_rma, statistic="median")
 
-    labels_arr = np.asarray(labels)
     groups: dict[str, Any] = {}
-    for label, name in enumerate(LABEL_NAMES):
-        mask = labels_arr == label
-        if not mask.any():
-            continue
-        block = mass_accuracy_block(per_sentence[mask], bootstrap, seed)
+    for name, block in view.breakdown.group_blocks("mass_accuracy").items():
         groups[name] = {"mass_accuracy": block["value"], "median": block["median"], "ci_low": block["ci_low"],
                         "ci_high": block["ci_high"], "n_scored": block["n_scored"],
-                        "n_undefined": block["n_undefined"], "n_sentences": int(mask.sum())}
-    sources = list(source_sentences)
-    for minuend, subtrahend in GAP_PAIRS:
-        if minuend in groups and subtrahend in groups:
-            metrics[gap_metric_key(minuend, subtrahend)] = gap_block(
-                per_sentence, labels_arr, sources, minuend, subtrahend, bootstrap, seed + 1)
+                        "n_undefined": block["n_undefined"], "n_sentences": block["n_sentences"]}
+    for (minuend, subtrahend), block in view.breakdown.gap_blocks("mass_accuracy").items():
+        metrics[gap_metric_key(minuend, subtrahend)] = block
     if "mass_accuracy_gap" not in metrics:
         metrics["mass_accuracy_gap"] = {
             "value": None, "ci_low": None, "ci_high": None, "definition": gap_definition(*GAP_PAIRS[0]),

@@ -107,6 +107,7 @@ class ResidualOLAForSequenceClassification(PreTrainedModel):
         inputs_embeds: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         return_dict: bool | None = None,
+        output_attentions: bool | None = None,
         **unused,
     ) -> SequenceClassifierOutput:
         if (input_ids is None) == (inputs_embeds is None):
@@ -137,7 +138,10 @@ class ResidualOLAForSequenceClassification(PreTrainedModel):
         pooled = torch.tanh(self.pooler(pooled))
         logits = self.classifier(self.dropout(pooled))
         loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
-        return SequenceClassifierOutput(loss=loss, logits=logits)
+        want_attentions = output_attentions if output_attentions is not None else self.config.output_attentions
+        # transformers' layout: one (batch, heads, length, length) tensor per layer (passed through, not dropped)
+        return SequenceClassifierOutput(loss=loss, logits=logits, attentions=(weights[:, None],) if want_attentions
+                                        else None)
 
 
 #: Fields only the residual model's config has: a pre-1.0 ``gecobench_ola`` checkpoint is recognised by them.

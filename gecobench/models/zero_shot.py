@@ -135,6 +135,7 @@ class ZeroShotClassifier(PreTrainedModel):
         token_type_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
         **unused,
     ) -> SequenceClassifierOutput:
         if (input_ids is None) == (inputs_embeds is None):
@@ -143,20 +144,36 @@ class ZeroShotClassifier(PreTrainedModel):
             inputs_embeds = self.get_input_embeddings()(input_ids)
         if attention_mask is None:
             attention_mask = torch.ones(inputs_embeds.shape[:2], dtype=torch.long, device=inputs_embeds.device)
+        # Passed through (it used to be dropped silently): an attention-based explainer needs the encoder's weights.
+        want = {"output_attentions": True} if output_attentions else {}
         if self.config.method == "mlm":
             embeds, mask, types = self._insert_prompt(inputs_embeds, attention_mask, token_type_ids)
-            scores = self.backbone(inputs_embeds=embeds, attention_mask=mask, token_type_ids=types).logits
-            at_mask = scores[:, 1 + self.config.mask_offset]
+            out = self.backbone(inputs_embeds=embeds, attention_mask=mask, token_type_ids=types, **want)
+            at_mask = out.logits[:, 1 + self.config.mask_offset]
             logits = at_mask[:, torch.tensor(self.config.label_token_ids, device=at_mask.device)]
         else:
-            hidden = self.backbone(
-                inputs_embeds=inputs_embeds, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
-            sentence = nn.functional.normalize(_mean_pool(hidden, attention_mask), dim=-1)
+            out = self.backbone(
+                inputs_embeds=inputs_embeds, attention_mask=attention_mask, token_type_ids=token_type_ids, **want
+            )
+            sentence = nn.functional.normalize(_mean_pool(out.last_hidden_state, attention_mask), dim=-1)
             labels_unit = nn.functional.normalize(self.label_embeddings, dim=-1)
             logits = self.config.cosine_scale * sentence @ labels_unit.T
         loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
-        return SequenceClassifierOutput(loss=loss, logits=logits)
+        return SequenceClassifierOutput(loss=loss, logits=logits,
+                                        attentions=self._sentence_attentions(out, inputs_embeds.shape[1])
+                                        if output_attentions else None)
+
+    def _sentence_attentions(self, out: Any, n_tokens: int) -> tuple[torch.Tensor, ...]:
+        """The encoder's attention weights between the input's own positions: one ``(batch, heads, n_tokens,
+        n_tokens)`` tensor per layer, as a transformers classifier returns them for its input. The ``mlm`` method's
+        prompt positions are left out (:meth:`sentence_positions`), so the weights of a row no longer sum to 1
+        there: the rest went to the prompt."""
+        attentions = getattr(out, "attentions", None)
+        if not attentions:
+            raise ValueError("the zero-shot encoder returned no attentions; load it with eager attention "
+                             "(gecobench.evaluation.modelling.use_eager_attention)")
+        keep = self.sentence_positions(n_tokens).to(attentions[0].device)
+        return tuple(a.index_select(-2, keep).index_select(-1, keep) for a in attentions)
 
 
 def has_mlm_head(base_model: str) -> bool:
