@@ -54,6 +54,7 @@ from leaderboard_space.data import LoadedResults, ResultsLoader
 from leaderboard_space.dataset_info import geco_statistics
 from leaderboard_space.downloads import figure_files, table_files
 from leaderboard_space.glossary import glossary_markdown
+from leaderboard_space.page_assets import URL_JS, launch_options
 from leaderboard_space.texts import (
     EMPTY_MESSAGE,
     IDENTICAL_PAIRS,
@@ -96,6 +97,31 @@ def status_markdown(loaded: LoadedResults, frame_warnings: list[str], label: str
         more = f"\n- … and {len(warnings) - MAX_WARNINGS_SHOWN} more" if len(warnings) > MAX_WARNINGS_SHOWN else ""
         text += f"\n\n⚠️ **{len(warnings)} record(s) skipped** (malformed or partial):\n{shown}{more}"
     return text
+
+
+def provenance_line(state: "LeaderboardState", source: str, filter_value: str | None, fallback: str = "") -> str:
+    """The one line under the title: which results, which sentences, how many records, and a warning mark when
+    records were skipped (the details — store location, versions, each skipped file — are in the accordion)."""
+    records = state.explainer_records
+    if not state.loaded.documents:
+        return f"**No results yet** in `{state.loaded.source}` — open *Results shown* below for how to add some."
+    if source == sources.REFERENCE:
+        versions = ", ".join(sources.package_versions_of(records)) or "version unknown"
+        bases = sources.base_models_of(records)
+        what = f"**Reference results** · gecobench-hub {versions} · base {', '.join(bases) or 'unknown'}"
+        if bases and bases != [sources.PAPER_BASE_MODEL]:
+            what += f" (not the paper's {sources.PAPER_BASE_MODEL}: not the paper's numbers)"
+    else:
+        what = "**Your results**"
+    shown = len(state.records(filter_value)) if filter_value is not None else 0
+    filter_label = sources.FILTER_LABELS.get(filter_value, f"Filter: {filter_value}").split(":")[0]
+    line = f"{what} · {filter_label} · {shown} records"
+    skipped = len(state.loaded.warnings) + len(state.frame_warnings)
+    if skipped:
+        line += f" · ⚠️ {skipped} skipped"
+    if fallback:
+        line = f"ℹ️ {line}"
+    return line
 
 
 class LeaderboardState:
@@ -501,6 +527,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                                                               reference_state.loaded.source)
         user_choice = sources.user_label(user_state.loaded.source, len(user_state.explainer_records))
         status, filter_text = source_banner(source, fallback, chosen)
+        line = provenance_line(state, source, chosen, fallback)
         schemes = sorted({s for r in user_state.loaded.bias_records for s in r.get("schemes", {})})
         scheme = scheme if scheme in schemes else (schemes[0] if schemes else None)
         return (
@@ -509,6 +536,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
             gr.update(choices=sources.filter_choices(state.explainer_records), value=chosen),
             filter_text,
             gr.update(choices=schemes, value=scheme),
+            line,
         )
 
     def across_models(configs, regimes, base_models, search, sort_by, descending, show_baselines,
@@ -536,7 +564,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                 source=first_source, filter_value=sources.PAPER_FILTER):
         """Everything a page shows, in one call (the ``/refresh`` API): the page itself loads it in steps
         (:func:`open_page`, the ranking, …, :func:`across_models`, the Spanish tab)."""
-        status, source_update, filter_update, filter_text, scheme_update = open_page(scheme, source, filter_value)
+        status, source_update, filter_update, filter_text, scheme_update, _ = open_page(scheme, source, filter_value)
         source, chosen = source_update["value"], filter_update["value"]
         *choices, view, _ = across_models(configs, regimes, base_models, search, sort_by, descending,
                                           show_baselines, source, chosen)
@@ -562,44 +590,55 @@ def build_app(results_location: str | None = None, requests_location: str | None
         return (message, *queue_view())
 
     with gr.Blocks(title="GECOBench leaderboard") as demo:
-        gr.Markdown("# GECOBench leaderboard\nAre explanations of language models correct — and does gender bias "
-                    "distort them? Pick a model on the **Ranking** tab; every number has its 95% interval.")
-        with gr.Row():
-            status = gr.Markdown("Loading results…", elem_id="status")
-            refresh_button = gr.Button("Refresh results", scale=0, elem_id="refresh")
-        with gr.Row():
-            # every GECO view (ranking, pivot, plots, drill-down, All models, downloads) reads the chosen source
-            # and filter only: two stores, or two filters, are never ranked together
-            initial_sources = [("Reference results", sources.REFERENCE)] if reference_state is not None else []
-            source_radio = gr.Radio([*initial_sources, ("Your results", sources.USER)], value=first_source,
-                                    label="Results shown", elem_id="source",
-                                    info="The reference results are the package's own evaluation, read-only; "
-                                         "yours are the store the Space was started on")
-            filter_radio = gr.Radio(sources.filter_choices([]), value=sources.PAPER_FILTER, label="Sentences scored",
-                                    elem_id="correctness-filter",
-                                    info="The paper scores only sentences whose gender variants the model all "
-                                         "classifies correctly; unfiltered records are shown on their own")
-        filter_text = gr.Markdown(elem_id="filter-note")
-        with gr.Tabs():
-            with gr.Tab("Ranking", id="ranking"):
-                with gr.Row():
+        # The first screen answers "which explainer is best?": one title line, one provenance line, and every
+        # detail (where the results come from, the two selectors, the filter's meaning) in an accordion, so that
+        # the ranking's first ten rows show at 1024×768.
+        with gr.Row(elem_id="masthead", equal_height=True):
+            gr.HTML("<h1 id='page-title'>GECOBench leaderboard</h1>", elem_id="page-title-block", container=False,
+                    padding=False)
+            provenance = gr.Markdown("Loading results…", elem_id="provenance", container=False)
+        with gr.Accordion("Results shown, sentences scored, where they come from", open=False,
+                          elem_id="details") as details:
+            gr.Markdown("Are explanations of language models correct — and does gender bias distort them? Pick a "
+                        "model on the **Ranking** tab; every number has its 95% interval.")
+            with gr.Row():
+                status = gr.Markdown("Loading results…", elem_id="status")
+                refresh_button = gr.Button("Refresh results", scale=0, elem_id="refresh")
+            with gr.Row():
+                # every GECO view (ranking, pivot, plots, drill-down, All models, downloads) reads the chosen source
+                # and filter only: two stores, or two filters, are never ranked together
+                initial_sources = [("Reference results", sources.REFERENCE)] if reference_state is not None else []
+                source_radio = gr.Radio([*initial_sources, ("Your results", sources.USER)], value=first_source,
+                                        label="Results shown", elem_id="source",
+                                        info="The reference results are the package's own evaluation, read-only; "
+                                             "yours are the store the Space was started on")
+                filter_radio = gr.Radio(sources.filter_choices([]), value=sources.PAPER_FILTER,
+                                        label="Sentences scored", elem_id="correctness-filter",
+                                        info="The paper scores only sentences whose gender variants the model all "
+                                             "classifies correctly; unfiltered records are shown on their own")
+            filter_text = gr.Markdown(elem_id="filter-note")
+        with gr.Tabs(elem_id="tabs") as tabs:
+            with gr.Tab("Ranking", id="ranking", elem_id="tab-ranking"):
+                with gr.Row(elem_id="rank-controls"):
                     cell_config = gr.Dropdown([], label="GECO config", elem_id="rank-config", allow_custom_value=True)
                     cell_base = gr.Dropdown([], label="Base model", elem_id="rank-base", allow_custom_value=True)
-                    cell_regime = gr.Dropdown([], label="Model regime", elem_id="rank-regime", allow_custom_value=True)
+                    cell_regime = gr.Dropdown([], label="Model regime", elem_id="rank-regime", allow_custom_value=True,
+                                              info=None)
                     cell_seed = gr.Dropdown([], label="Model seed", elem_id="rank-seed", allow_custom_value=True)
-                view_choice = gr.Radio([RANKING_VIEW, GAPS_VIEW, PIVOT_VIEW], value=RANKING_VIEW, label="View",
-                                       elem_id="rank-view")
+                    view_choice = gr.Dropdown([RANKING_VIEW, GAPS_VIEW, PIVOT_VIEW], value=RANKING_VIEW, label="View",
+                                              elem_id="rank-view")
                 ranking_table = gr.Dataframe(interactive=False, wrap=False, pinned_columns=2, max_height=620,
                                              show_search="filter",
                                              label="Explainers ranked by MA for the chosen model",
-                                             elem_id="ranking-table", buttons=["fullscreen", "copy"])
+                                             elem_id="ranking-table", elem_classes=["pin-names"],
+                                             buttons=["fullscreen", "copy"])
                 ranking_notes = gr.Markdown(elem_id="ranking-notes")
                 ranking_files = gr.File(label="Download this table (CSV, JSON)", file_count="multiple",
                                         interactive=False, elem_id="ranking-downloads")
                 rank_radar = gr.Plot(label="Co-12 properties", elem_id="rank-radar")
                 with gr.Accordion("Glossary: what each column means", open=False):
                     gr.Markdown(glossary_markdown())
-            with gr.Tab("Plots", id="plots"):
+            with gr.Tab("Plots", id="plots", elem_id="tab-plots"):
                 gr.Markdown("The plots follow the **Ranking** tab's choice (config, base model, regime, seed); the "
                             "dashed line is the chance level (Uniform Random's MA). Hover for values; the camera "
                             "icon saves a PNG; the files below hold each figure as a page that saves SVG.")
@@ -607,7 +646,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                 group_plot = gr.Plot(label="MA per gender group", elem_id="group-plot")
                 plot_files = gr.File(label="Both figures as HTML pages whose camera button saves SVG",
                                      file_count="multiple", interactive=False, elem_id="plot-downloads")
-            with gr.Tab("Sentence drill-down", id="drilldown"):
+            with gr.Tab("Sentence drill-down", id="drilldown", elem_id="tab-drilldown"):
                 gr.Markdown("One GECO test sentence for the **Ranking** tab's model: its ground-truth words "
                             "highlighted, and every explainer's word attributions as a heat map with the "
                             "sentence's MA.")
@@ -617,7 +656,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                     drill_sentence = gr.Dropdown([], label="Sentence", elem_id="drill-sentence", scale=3)
                 drill_message = gr.Markdown(elem_id="drill-message")
                 drill_heat = gr.HTML(elem_id="drill-heat")
-            with gr.Tab("All models", id="explainers"):
+            with gr.Tab("All models", id="explainers", elem_id="tab-explainers"):
                 gr.Markdown("Every explainer **averaged over the records the filters keep** (all models, regimes, "
                             "configs and seeds when no filter is set), interval = envelope of the records' "
                             "intervals. For a ranking that answers a question, use the Ranking tab.")
@@ -641,10 +680,10 @@ def build_app(results_location: str | None = None, requests_location: str | None
                             "paired interval over source sentences · log RMA = median ln(MA / MA zero-shot).")
                 explainer_files = gr.File(label="Download this table (CSV, JSON)", file_count="multiple",
                                           interactive=False, elem_id="explainer-downloads")
-            with gr.Tab("Dataset", id="dataset") as dataset_tab:
+            with gr.Tab("Dataset", id="dataset", elem_id="tab-dataset") as dataset_tab:
                 dataset_message = gr.Markdown("Open this tab to compute the GECO statistics (once; then cached).")
                 dataset_table = gr.Dataframe(interactive=False, label="GECO configs", elem_id="dataset-table")
-            with gr.Tab("Spanish model bias", id="spanish"):
+            with gr.Tab("Spanish model bias", id="spanish", elem_id="tab-spanish"):
                 with gr.Row():
                     scheme = gr.Dropdown([], label="Lexicon scheme", elem_id="scheme", allow_custom_value=True)
                     index = gr.Radio(INDICES, value="bpi", label="Index")
@@ -659,7 +698,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                             "published male − female values (top-10 supersenses) and the same index recomputed here "
                             "from their recorded predictions.")
                 published = gr.Dataframe(interactive=False, max_height=400, elem_id="bias-published")
-            with gr.Tab("Submit", id="submit") as submit_tab:
+            with gr.Tab("Submit", id="submit", elem_id="tab-submit") as submit_tab:
                 gr.Markdown(SUBMIT_GUIDE.format(limits=sandbox_limits_text()))
                 if SUBMIT_TEMPLATE.is_file():
                     gr.DownloadButton("Download the explainer template (.py)", value=str(SUBMIT_TEMPLATE),
@@ -688,7 +727,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                                            column_widths=["110px", "140px", "150px", "70px", "90px", "160px", "160px",
                                                           "260px", "360px", "200px"])
                 queue_refresh = gr.Button("Refresh queue")
-            with gr.Tab("About", id="about"):
+            with gr.Tab("About", id="about", elem_id="tab-about"):
                 gr.Markdown(about_markdown(hub_org, glossary_markdown(), gecobench.__version__, SCHEMA_VERSION,
                                            gr.__version__), elem_id="about")
 
@@ -702,7 +741,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
         spanish_outputs = [heat, spanish_files, model, spanish_legend, published, bias_radar]
 
         page_inputs = [scheme, *scope_inputs]
-        page_outputs = [status, source_radio, filter_radio, filter_text, scheme]
+        page_outputs = [status, source_radio, filter_radio, filter_text, scheme, provenance]
         across_outputs = [configs, regimes, base_models, sort_by, table, explainer_files]
 
         def after_load(event):
@@ -802,7 +841,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
         parser.exit(2, f"error: cannot listen on {args.host or '127.0.0.1'}:{args.port}: {busy}. Is another Space "
                        "running there? Choose another port with --port N (or GRADIO_SERVER_PORT).\n")
     build_app(args.results, args.requests, reference_location=args.reference,
-              show_reference=not args.no_reference).launch(server_name=args.host, server_port=args.port)
+              show_reference=not args.no_reference).launch(server_name=args.host, server_port=args.port,
+                                                           **launch_options())
 
 
 def port_in_use(host: str, port: int) -> str | None:
