@@ -99,6 +99,20 @@ def status_markdown(loaded: LoadedResults, frame_warnings: list[str], label: str
     return text
 
 
+def public_location(location: str, roots: list[Path]) -> str:
+    """``location`` as the page may show it: a URL unchanged; a local file as its path relative to the first of
+    ``roots`` that holds it (else its name), so the page never shows where the serving machine keeps its files."""
+    if not location or "://" in location:
+        return location
+    path = Path(location)
+    for root in roots:
+        try:
+            return path.resolve().relative_to(Path(root).resolve()).as_posix()
+        except ValueError:
+            continue
+    return path.name
+
+
 def provenance_line(state: "LeaderboardState", source: str, filter_value: str | None, fallback: str = "") -> str:
     """The one line under the title: which results, which sentences, how many records, and a warning mark when
     records were skipped (the details — store location, versions, each skipped file — are in the accordion)."""
@@ -192,8 +206,11 @@ class LeaderboardState:
         return self._filter_frames[filter_value]
 
     def cards(self, record: dict) -> tuple[str, str]:
-        """(model card, dataset card) of a record's row."""
-        return sources.model_card(record.get("model") or {}, self.checkpoint_roots), self.dataset_card
+        """(model card, dataset card) of a record's row: Hub URLs when the store is on the Hub, else the cards'
+        names relative to their checkpoint root or the package, never a path of the machine serving the Space."""
+        roots = [*self.checkpoint_roots, _HERE.parent]
+        return (public_location(sources.model_card(record.get("model") or {}, self.checkpoint_roots), roots),
+                public_location(self.dataset_card, roots))
 
     @property
     def explainer_records(self) -> list[dict]:
@@ -210,7 +227,7 @@ class LeaderboardState:
         path = f"explainer_score/{record['record_id']}.json"
         if self.repo:
             return f"https://huggingface.co/datasets/{self.repo}/blob/main/{path}"
-        return str(self.root / path) if self.root is not None else path
+        return path  # relative to the store, which the details name (never a path of the serving machine)
 
     def raw_results_link(self) -> str:
         if self.repo:
@@ -276,6 +293,30 @@ def identical_pairs_note(ranking_table: pd.DataFrame) -> str:
     return "\n\n".join(notes)
 
 
+def empty_metric_reasons(cell: list[dict]) -> list[str]:
+    """Why a metric column of one model's ranking is empty in every row: the records' own ``reason`` (e.g. log RMA
+    on OLA: trained from scratch, no zero-shot model of its base; on ZS: it is the reference), one line per metric."""
+    notes = []
+    for key, label in tables.METRIC_LABELS.items():
+        blocks = [r.get("metrics", {}).get(key) for r in cell]
+        blocks = [b for b in blocks if isinstance(b, dict)]
+        if not blocks or any(b.get("value") is not None for b in blocks):
+            continue
+        reasons = sorted({str(b["reason"]) for b in blocks if b.get("reason")})
+        notes.append(f"**{label}** is empty for this model: {'; '.join(reasons) or 'no record computed it'}.")
+    return notes
+
+
+def default_regime(records: list[dict], config: str, base_model: str, seed: str, regimes: list[str]) -> str:
+    """The regime a page opens on: the first (in the Space's order) whose records of that model have a value in
+    every metric column, so the first view has no empty column; the first regime when none has."""
+    for regime in regimes:
+        cell = ranking.cell_records(records, config, base_model, regime, seed)
+        if cell and not empty_metric_reasons(cell):
+            return regime
+    return regimes[0]
+
+
 def event_functions(demo: gr.Blocks) -> dict:
     """The app's event functions by name (the views are mostly private events): calling one is what the
     browser's event does. For tests and benchmarks that drive the views without a server."""
@@ -339,8 +380,9 @@ def build_app(results_location: str | None = None, requests_location: str | None
                     gr.update(choices=[], value=None), gr.update(choices=[], value=None))
         config = config if config in options.configs else options.configs[0]
         base_model = base_model if base_model in options.base_models else options.base_models[0]
-        regime = regime if regime in options.regimes else options.regimes[0]
         seed = seed if seed in options.seeds else options.seeds[0]
+        regime = regime if regime in options.regimes else default_regime(records, config, base_model, seed,
+                                                                         options.regimes)
         return (gr.update(choices=options.configs, value=config),
                 gr.update(choices=options.base_models, value=base_model),
                 gr.update(choices=options.regimes, value=regime), gr.update(choices=options.seeds, value=seed))
@@ -379,6 +421,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
             identical = identical_pairs_note(numbers)
             if identical:
                 notes.append(identical)
+            notes = [*empty_metric_reasons(cell), *notes]  # first: the reason sits right under the table
         notes.append(f"Downloads: this table as CSV and JSON (below); every record: {state.raw_results_link()}.")
         radar_figure = plots.properties_radar(numbers, choice) if len(numbers) else plots.message_figure(
             "No records for this choice.")
