@@ -54,7 +54,7 @@ from leaderboard_space.data import LoadedResults, ResultsLoader
 from leaderboard_space.dataset_info import geco_statistics
 from leaderboard_space.downloads import figure_files, table_files
 from leaderboard_space.glossary import glossary_markdown
-from leaderboard_space.page_assets import URL_JS, launch_options
+from leaderboard_space.page_assets import URL_JS, URL_KEYS, launch_options
 from leaderboard_space.texts import (
     EMPTY_MESSAGE,
     IDENTICAL_PAIRS,
@@ -317,12 +317,31 @@ def default_regime(records: list[dict], config: str, base_model: str, seed: str,
     return regimes[0]
 
 
+TAB_IDS: tuple[str, ...] = ("ranking", "plots", "drilldown", "explainers", "dataset", "spanish", "submit", "about")
+VIEWS: tuple[str, ...] = (RANKING_VIEW, GAPS_VIEW, PIVOT_VIEW)
+
+
+def view_from_query(params: "dict[str, str]") -> dict[str, str | None]:
+    """The view a URL's query string names (``?tab=about&config=binary_all&regime=CE…``; keys
+    :data:`page_assets.URL_KEYS` and ``tab``), each value None when absent or not one the page offers; the views
+    check the rest (an unknown config falls back to the first, as a page without a URL does)."""
+    view = {key: (str(params[key]) if params.get(key) not in (None, "") else None) for key in ("tab", *URL_KEYS)}
+    if view["tab"] not in TAB_IDS:
+        view["tab"] = None
+    if view["source"] not in (sources.REFERENCE, sources.USER):
+        view["source"] = None
+    if view["view"] not in VIEWS:
+        view["view"] = None
+    return view
+
+
 def event_functions(demo: gr.Blocks) -> dict:
     """The app's event functions by name (the views are mostly private events): calling one is what the
     browser's event does. For tests and benchmarks that drive the views without a server."""
     functions = {}
     for block_function in demo.fns.values():
-        functions.setdefault(block_function.fn.__name__, block_function.fn)
+        if block_function.fn is not None:  # the client-side steps (the URL's) have no Python function
+            functions.setdefault(block_function.fn.__name__, block_function.fn)
     return functions
 
 
@@ -461,7 +480,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                               f"{prefix}-ma-by-group-{config}-{base_model}-{regime}-seed{seed}": by_group})
         return by_regime, by_group, files
 
-    def drill_sentences(config, base_model, regime, seed, search, source, filter_value):
+    def drill_sentences(config, base_model, regime, seed, search, source, filter_value, current=None):
         state, chosen = scope(source, filter_value)
         records = state.records(chosen)
         cell = ranking.cell_records(records, config, base_model, regime, seed)
@@ -478,7 +497,9 @@ def build_app(results_location: str | None = None, requests_location: str | None
         else:
             message = f"{len(options)} sentence variant(s){' containing ' + repr(search) if search else ''}" + (
                 f" (first {drilldown.MAX_OPTIONS} shown)" if len(options) >= drilldown.MAX_OPTIONS else "")
-        value = options[0][1] if options else None
+        keys = [key for _, key in options]
+        # the sentence shown stays when it is still offered (a restored URL's, or after a new search)
+        value = current if current in keys else (keys[0] if keys else None)
         return gr.update(choices=options, value=value), message
 
     def drill_view(config, base_model, regime, seed, key, source, filter_value):
@@ -554,6 +575,29 @@ def build_app(results_location: str | None = None, requests_location: str | None
         if fallback:
             status = f"ℹ️ {fallback}\n\n{status}"
         return status, sources.filter_note(state.explainer_records, filter_value)
+
+    def view_from_url(request: gr.Request):
+        """A page load's first step: the tab, source, filter, model, view and sentence its URL names (unchanged
+        components where it names none); :func:`open_page` and the views then check them against the stores."""
+        view = view_from_query(dict(request.query_params) if request is not None else {})
+        keep = gr.update()
+        def chosen(key, choices=None):
+            value = view[key]
+            if value is None:
+                return keep
+            return gr.update(value=value) if choices is None else gr.update(choices=choices, value=value)
+        filter_choices = sources.filter_choices([])
+        if view["filter"] is not None and view["filter"] not in [v for _, v in filter_choices]:
+            filter_choices = [*filter_choices, (view["filter"], view["filter"])]  # open_page relabels them
+        source = view["source"] if view["source"] in {s for s, st in states.items() if st is not None} else None
+        return (
+            gr.Tabs(selected=view["tab"]) if view["tab"] else keep,
+            gr.update(value=source) if source else keep,
+            chosen("filter", filter_choices),
+            chosen("config"), chosen("base"), chosen("regime"), chosen("seed"), chosen("view"),
+            chosen("search"),
+            chosen("sentence", [(view["sentence"], view["sentence"])]) if view["sentence"] else keep,
+        )
 
     def open_page(scheme, source=first_source, filter_value=sources.PAPER_FILTER):
         """A page load's first step: re-read both stores (only new files) and set the source, the filter and the
@@ -787,19 +831,30 @@ def build_app(results_location: str | None = None, requests_location: str | None
         page_outputs = [status, source_radio, filter_radio, filter_text, scheme, provenance]
         across_outputs = [configs, regimes, base_models, sort_by, table, explainer_files]
 
+        # the view in the URL: the components in page_assets.URL_KEYS order (the open tab is read from the page)
+        url_inputs = [source_radio, filter_radio, *cell_inputs, view_choice, drill_search, drill_sentence]
+        url_outputs = [tabs, *url_inputs]
+
+        def remember_view(event):
+            """Write the view into the query string once ``event`` is done (a client-side step, no server call)."""
+            return event.then(None, url_inputs, None, js=URL_JS, api_visibility="private")
+
         def after_load(event):
             """The ranking first (the first view), then plots, drill-down, the All models tab and the Spanish tab."""
-            (event.then(ranking_choices, [*cell_inputs, *scope_inputs], cell_inputs, api_visibility="private")
+            (remember_view(event.then(ranking_choices, [*cell_inputs, *scope_inputs], cell_inputs, api_visibility="private")
              .then(ranking_view, [*cell_inputs, view_choice, *scope_inputs], ranking_outputs, api_visibility="private")
              .then(plots_view, [*cell_inputs, *scope_inputs], [regime_plot, group_plot, plot_files],
                    api_visibility="private")
-             .then(drill_sentences, [*cell_inputs, drill_search, *scope_inputs], [drill_sentence, drill_message],
+             .then(drill_sentences, [*cell_inputs, drill_search, *scope_inputs, drill_sentence],
+                   [drill_sentence, drill_message],
                    api_visibility="private")
-             .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private")
+             .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private"))
              .then(across_models, [*filter_inputs, *scope_inputs], across_outputs, api_visibility="private")
              .then(spanish_view, [scheme, index, model], spanish_outputs, api_visibility="private"))
 
-        after_load(demo.load(open_page, page_inputs, page_outputs, api_visibility="private"))
+        # a page load first restores the view its URL names (tab, source, filter, model, view, sentence)
+        after_load(demo.load(view_from_url, None, url_outputs, api_visibility="private")
+                   .then(open_page, page_inputs, page_outputs, api_visibility="private"))
         after_load(refresh_button.click(open_page, page_inputs, page_outputs, api_visibility="private"))
         # a new source or filter re-reads (cheaply: only new files) and redraws every GECO view
         for component in scope_inputs:
@@ -812,23 +867,26 @@ def build_app(results_location: str | None = None, requests_location: str | None
 
         # .input, not .change: refresh() also sets these components, and must not trigger a cascade of redraws
         for component in cell_inputs:
-            (component.input(ranking_choices, [*cell_inputs, *scope_inputs], cell_inputs, api_visibility="private",
+            remember_view(component.input(ranking_choices, [*cell_inputs, *scope_inputs], cell_inputs, api_visibility="private",
                              trigger_mode="always_last")
              .then(ranking_view, [*cell_inputs, view_choice, *scope_inputs], ranking_outputs, api_visibility="private")
              .then(plots_view, [*cell_inputs, *scope_inputs], [regime_plot, group_plot, plot_files],
                    api_visibility="private")
-             .then(drill_sentences, [*cell_inputs, drill_search, *scope_inputs], [drill_sentence, drill_message],
+             .then(drill_sentences, [*cell_inputs, drill_search, *scope_inputs, drill_sentence],
+                   [drill_sentence, drill_message],
                    api_visibility="private")
              .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private"))
-        view_choice.input(ranking_view, [*cell_inputs, view_choice, *scope_inputs], ranking_outputs,
-                          api_visibility="private")
+        remember_view(view_choice.input(ranking_view, [*cell_inputs, view_choice, *scope_inputs], ranking_outputs,
+                                        api_visibility="private"))
         gr.api(ranking_api, api_name="ranking")
         gr.api(gender_gaps_api, api_name="gender_gaps")
-        (drill_search.submit(drill_sentences, [*cell_inputs, drill_search, *scope_inputs],
+        (drill_search.submit(drill_sentences, [*cell_inputs, drill_search, *scope_inputs, drill_sentence],
                              [drill_sentence, drill_message], api_visibility="private")
-         .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private"))
-        drill_sentence.input(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat,
-                             api_visibility="private")
+         .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private")
+         .then(None, url_inputs, None, js=URL_JS, api_visibility="private"))
+        remember_view(drill_sentence.input(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat,
+                                           api_visibility="private"))
+        tabs.select(None, url_inputs, None, js=URL_JS, api_visibility="private")
 
         for component in (configs, regimes, base_models, sort_by, descending, show_baselines, search):
             component.input(explainer_downloads, [*filter_inputs, *scope_inputs], [table, explainer_files],
