@@ -48,7 +48,7 @@ from gecobench.formatting import format_interval
 from gecobench.records import SCHEMA_VERSION
 from gecobench.spanish.plots import model_label
 from gecobench.store import RESULTS_REPO_ENV, hub_repo_of
-from leaderboard_space import drilldown, gaps, plots, ranking, sources, submit_seam, tables
+from leaderboard_space import contrast, drilldown, gaps, plots, ranking, sources, submit_seam, tables
 from leaderboard_space import spanish_view as spanish_tab
 from leaderboard_space.data import LoadedResults, ResultsLoader
 from leaderboard_space.dataset_info import geco_statistics
@@ -64,6 +64,8 @@ from leaderboard_space.texts import (
 )
 
 MAX_WARNINGS_SHOWN = 20
+#: a column's best value: bold on light green, with the text colour that keeps it readable in dark mode too
+BEST_STYLE = f"{contrast.shaded_style(contrast.BEST_CELL)}; font-weight: bold"
 INDICES = ["bpi", "bri"]
 RANKING_VIEW, PIVOT_VIEW = "Ranking (one row per record)", "Pivot: explainer × regime (MA)"
 GAPS_VIEW = "Gender gaps: every metric"
@@ -258,7 +260,7 @@ def _best_styles(table: pd.DataFrame, best: dict[str, int]) -> pd.DataFrame:
     styles = pd.DataFrame("", index=table.index, columns=table.columns)
     for column, position in best.items():
         if column in styles.columns:
-            styles.iloc[position, styles.columns.get_loc(column)] = "background-color: #c7e9c0; font-weight: bold"
+            styles.iloc[position, styles.columns.get_loc(column)] = BEST_STYLE
     return styles
 
 
@@ -267,7 +269,7 @@ def _best_gap_styles(table: pd.DataFrame, best: dict[str, int]) -> pd.DataFrame:
     styles = pd.DataFrame("", index=table.index, columns=table.columns)
     if gaps.LARGEST in styles.columns:
         for position in best.values():
-            styles.iloc[position, styles.columns.get_loc(gaps.LARGEST)] = "background-color: #c7e9c0; font-weight: bold"
+            styles.iloc[position, styles.columns.get_loc(gaps.LARGEST)] = BEST_STYLE
     return styles
 
 
@@ -508,7 +510,8 @@ def build_app(results_location: str | None = None, requests_location: str | None
         provenance = drilldown.provenance_html(cell, state.record_link, state.cards)
         if not key:
             return drilldown.heatmap_html([]) + provenance
-        return drilldown.heatmap_html(drilldown.sentence_rows(cell, state.side_files, key)) + provenance
+        heat = drilldown.heatmap_html(drilldown.sentence_rows(cell, state.side_files, key))
+        return contrast.readable_shading(heat) + provenance  # opaque shades with readable text, in both modes
 
     # ------------------------------------------------------------------ across models (the former first view)
     def explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
@@ -552,7 +555,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                     None, gr.update(choices=[], value=None), "", None,
                     plots.message_figure("No Spanish records yet."))
         table = spanish_tab.scheme_table(records, scheme, index)
-        heat_html = spanish_tab.scheme_table_html(table, scheme, index)
+        heat_html = contrast.readable_shading(spanish_tab.scheme_table_html(table, scheme, index))
         with_scheme = spanish_tab.records_with_scheme(records, scheme)
         models = [model_label(r) for r in with_scheme]
         if model not in models:  # another scheme: keep the same masked LM (its other top-K record) when it has one

@@ -72,6 +72,13 @@ def _open_tab(page, name: str) -> None:
     wait_until_idle(page)
 
 
+def _open_details(page) -> None:
+    """Open the header's accordion (results shown, sentences scored, details) unless it is open."""
+    if not page.locator("#source").is_visible():
+        page.locator("#details").get_by_text("Results shown, sentences scored").first.click()
+        page.locator("#source").wait_for(state="visible", timeout=10_000)
+
+
 def _choose(page, elem_id: str, option: str) -> None:
     """Pick ``option`` in the Gradio dropdown ``#elem_id``."""
     page.locator(f"#{elem_id} input").click()
@@ -138,8 +145,9 @@ def test_every_tab_on_real_records(real_store, tmp_path):
         page.screenshot(path=str(ARTIFACTS / "space-ranking.png"), full_page=True)
 
         # sortable headers: the MA column's menu sorts ascending (worst first)
-        page.locator("#ranking-table th[title='MA']").click()
-        page.locator("#ranking-table th[title='MA'] button").last.click()
+        # (a header's title is its definition: the header is found by the name the page script recorded)
+        page.locator("#ranking-table th[data-defined='MA']").click()
+        page.locator("#ranking-table th[data-defined='MA'] button").last.click()
         page.get_by_text("Sort ascending").first.click()
         page.wait_for_timeout(500)
         ascending = [float(row[2]) for row in _table_rows(page, "ranking-table")]
@@ -262,6 +270,7 @@ def test_the_page_opens_on_the_reference_and_the_source_radio_switches_every_vie
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "space-reference.png"), full_page=True)
 
+        _open_details(page)  # the selectors sit in the header's accordion
         page.locator("#source label").filter(has_text="Your results").click()
         page.wait_for_function("() => document.querySelector('#status')?.innerText.includes('Your results')",
                                timeout=60_000)
