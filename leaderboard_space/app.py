@@ -48,7 +48,16 @@ from gecobench.formatting import format_interval
 from gecobench.records import SCHEMA_VERSION
 from gecobench.spanish.plots import model_label
 from gecobench.store import RESULTS_REPO_ENV, hub_repo_of
-from leaderboard_space import contrast, drilldown, gaps, plots, ranking, sources, submit_seam, tables
+from leaderboard_space import (
+    contrast,
+    drilldown,
+    gaps,
+    plots,
+    ranking,
+    sources,
+    submit_seam,
+    tables,
+)
 from leaderboard_space import spanish_view as spanish_tab
 from leaderboard_space.data import LoadedResults, ResultsLoader
 from leaderboard_space.dataset_info import geco_statistics
@@ -115,7 +124,7 @@ def public_location(location: str, roots: list[Path]) -> str:
     return path.name
 
 
-def provenance_line(state: "LeaderboardState", source: str, filter_value: str | None, fallback: str = "") -> str:
+def provenance_line(state: LeaderboardState, source: str, filter_value: str | None, fallback: str = "") -> str:
     """The one line under the title: which results, which sentences, how many records, and a warning mark when
     records were skipped (the details — store location, versions, each skipped file — are in the accordion)."""
     records = state.explainer_records
@@ -323,7 +332,7 @@ TAB_IDS: tuple[str, ...] = ("ranking", "plots", "drilldown", "explainers", "data
 VIEWS: tuple[str, ...] = (RANKING_VIEW, GAPS_VIEW, PIVOT_VIEW)
 
 
-def view_from_query(params: "dict[str, str]") -> dict[str, str | None]:
+def view_from_query(params: dict[str, str]) -> dict[str, str | None]:
     """The view a URL's query string names (``?tab=about&config=binary_all&regime=CE…``; keys
     :data:`page_assets.URL_KEYS` and ``tab``), each value None when absent or not one the page offers; the views
     check the rest (an unknown config falls back to the first, as a page without a URL does)."""
@@ -347,54 +356,57 @@ def event_functions(demo: gr.Blocks) -> dict:
     return functions
 
 
-def build_app(results_location: str | None = None, requests_location: str | None = None,
-              geco_dir: str | None = None, reference_location: str | None = None,
-              show_reference: bool = True) -> gr.Blocks:
-    """The Blocks UI. ``results_location``: your results, a folder or ``hf://datasets/…`` (default from the
-    environment); ``reference_location``: the reference results (default
-    :func:`sources.default_reference_location`: ``$GECOBENCH_REFERENCE_REPO``, ``$GECOBENCH_REFERENCE`` or the
-    committed ``reference/store``), hidden when ``show_reference`` is False; ``requests_location``: the
-    submissions' requests folder (default ``$GECOBENCH_REQUESTS`` or ``requests/``); ``geco_dir``: GECO files for
-    the Dataset tab (default: the loader's own default). The two stores are read separately and never pooled."""
-    if reference_location and not show_reference:
-        raise ValueError(f"reference_location={reference_location!r} with show_reference=False: a hidden reference "
-                         "is never read; give one or the other")
-    user_state = LeaderboardState(results_location, sources.checkpoint_roots_from_env())
-    if show_reference:
-        reference_location = reference_location or sources.default_reference_location()
-        reference_state = LeaderboardState(
-            reference_location, sources.checkpoint_roots_from_env() + sources.default_reference_checkpoints(),
-            name=sources.REFERENCE)
-    else:
-        reference_location, reference_state = None, None
-    states = {sources.USER: user_state, sources.REFERENCE: reference_state}
-    first_source = sources.REFERENCE if reference_state is not None else sources.USER
-    on_space = bool(os.environ.get("SPACE_ID"))
-    # the Hub organisation the Space's stores live in (a published Space's): the About tab's links and the cards
-    hub_org = next((s.repo.split("/")[0] for s in (reference_state, user_state) if s is not None and s.repo), None)
-    plots.warm_up()  # the first page's figures then cost what later pages' do
+class SpaceViews:
+    """The Space's state (both stores, the requests folder, the GECO files) and every callback its page runs, as
+    methods: a view is a call (``SpaceViews(...).ranking_view(...)``), testable without a browser or a server;
+    :func:`build_app` lays the page out and wires these methods to its components. Arguments as
+    :func:`build_app`'s."""
 
-    def reference_count() -> int | None:
-        if reference_state is None:
+    def __init__(self, results_location: str | None = None, requests_location: str | None = None,
+                 geco_dir: str | None = None, reference_location: str | None = None,
+                 show_reference: bool = True) -> None:
+        self.geco_dir, self.requests_location = geco_dir, requests_location
+        self.reference_location = reference_location
+        if self.reference_location and not show_reference:
+            raise ValueError(f"reference_location={reference_location!r} with show_reference=False: a hidden "
+                             "reference is never read; give one or the other")
+        self.user_state = LeaderboardState(results_location, sources.checkpoint_roots_from_env())
+        if show_reference:
+            self.reference_location = reference_location or sources.default_reference_location()
+            self.reference_state = LeaderboardState(
+                self.reference_location, sources.checkpoint_roots_from_env() + sources.default_reference_checkpoints(),
+                name=sources.REFERENCE)
+        else:
+            self.reference_location, self.reference_state = None, None
+        self.states = {sources.USER: self.user_state, sources.REFERENCE: self.reference_state}
+        self.first_source = sources.REFERENCE if self.reference_state is not None else sources.USER
+        self.on_space = bool(os.environ.get("SPACE_ID"))
+        # the Hub organisation the Space's stores live in (a published Space's): the About tab's links and the cards
+        self.hub_org = next((s.repo.split("/")[0] for s in (self.reference_state, self.user_state)
+                             if s is not None and s.repo), None)
+        plots.warm_up()  # the first page's figures then cost what later pages' do
+
+    def reference_count(self) -> int | None:
+        if self.reference_state is None:
             return None
-        reference_state.ensure_read()
-        return len(reference_state.explainer_records)
+        self.reference_state.ensure_read()
+        return len(self.reference_state.explainer_records)
 
-    def scope(source: str | None, filter_value: str | None) -> tuple[LeaderboardState, str | None]:
+    def scope(self, source: str | None, filter_value: str | None) -> tuple[LeaderboardState, str | None]:
         """The store a view reads (your results when the reference is asked for but hidden or empty, as on the
         page) and the filter it shows (the one asked for when its records have it, else the paper's, else the
         first present)."""
-        state = states[sources.chosen_source(source, reference_count(), reference_location)[0]]
+        state = self.states[sources.chosen_source(source, self.reference_count(), self.reference_location)[0]]
         state.ensure_read()
         return state, sources.chosen_filter(state.explainer_records, filter_value)
 
-    def scoped_records(source, filter_value) -> tuple[LeaderboardState, list[dict]]:
-        state, chosen = scope(source, filter_value)
+    def scoped_records(self, source, filter_value) -> tuple[LeaderboardState, list[dict]]:
+        state, chosen = self.scope(source, filter_value)
         return state, state.records(chosen)
 
     # ------------------------------------------------------------------ ranking, pivot, plots, drill-down
-    def ranking_choices(config, base_model, regime, seed, source, filter_value):
-        _, records = scoped_records(source, filter_value)
+    def ranking_choices(self, config, base_model, regime, seed, source, filter_value):
+        _, records = self.scoped_records(source, filter_value)
         options = ranking.cell_choices(records, config, base_model)
         if options.empty:
             return (gr.update(choices=[], value=None), gr.update(choices=[], value=None),
@@ -408,9 +420,9 @@ def build_app(results_location: str | None = None, requests_location: str | None
                 gr.update(choices=options.base_models, value=base_model),
                 gr.update(choices=options.regimes, value=regime), gr.update(choices=options.seeds, value=seed))
 
-    def ranking_view(config, base_model, regime, seed, view, source, filter_value):
+    def ranking_view(self, config, base_model, regime, seed, view, source, filter_value):
         """The ranking (or pivot) table, its notes, its download files and the properties radar."""
-        state, chosen = scope(source, filter_value)
+        state, chosen = self.scope(source, filter_value)
         records = state.records(chosen)
         if not records:
             return (pd.DataFrame(columns=["Explainer"]), "No explainer records in the store yet (see the status above).",
@@ -448,27 +460,29 @@ def build_app(results_location: str | None = None, requests_location: str | None
             "No records for this choice.")
         return styled, "\n\n".join(notes), files, radar_figure
 
-    def ranking_api(config: str, base_model: str, regime: str, seed: str, source: str = first_source,
+    def ranking_api(self, config: str, base_model: str, regime: str, seed: str, source: str | None = None,
                     correctness_filter: str = sources.PAPER_FILTER) -> dict:
         """The ranking of one model (config, base model, regime, seed) of one source ("reference" or "user")
         and one correctness filter, as {"headers": [...], "data": [[...]]}."""
-        state, records = scoped_records(source, correctness_filter)
+        source = self.first_source if source is None else source
+        state, records = self.scoped_records(source, correctness_filter)
         cell = ranking.cell_records(records, config, base_model, regime, seed)
         shown = ranking.ranking_display(ranking.model_ranking(cell, state.record_link, state.cards))
         return {"headers": [str(c) for c in shown.columns],
                 "data": shown.astype(object).where(shown.notna(), None).values.tolist()}
 
-    def gender_gaps_api(config: str, base_model: str, regime: str, seed: str, source: str = first_source,
+    def gender_gaps_api(self, config: str, base_model: str, regime: str, seed: str, source: str | None = None,
                         correctness_filter: str = sources.PAPER_FILTER) -> dict:
         """Every metric by gender for one model (config, base model, regime, seed) of one source and filter: each
         group's value and every signed gap with its interval, as {"headers": [...], "data": [[...]]}."""
-        state, records = scoped_records(source, correctness_filter)
+        source = self.first_source if source is None else source
+        state, records = self.scoped_records(source, correctness_filter)
         shown, _ = gaps_view_table(ranking.cell_records(records, config, base_model, regime, seed), state.record_link)
         return {"headers": [str(c) for c in shown.columns],
                 "data": shown.astype(object).where(shown.notna(), None).values.tolist()}
 
-    def plots_view(config, base_model, regime, seed, source, filter_value):
-        state, chosen = scope(source, filter_value)
+    def plots_view(self, config, base_model, regime, seed, source, filter_value):
+        state, chosen = self.scope(source, filter_value)
         records = state.records(chosen)
         if not records or not config:
             empty = plots.message_figure("No explainer records yet.")
@@ -482,8 +496,8 @@ def build_app(results_location: str | None = None, requests_location: str | None
                               f"{prefix}-ma-by-group-{config}-{base_model}-{regime}-seed{seed}": by_group})
         return by_regime, by_group, files
 
-    def drill_sentences(config, base_model, regime, seed, search, source, filter_value, current=None):
-        state, chosen = scope(source, filter_value)
+    def drill_sentences(self, config, base_model, regime, seed, search, source, filter_value, current=None):
+        state, chosen = self.scope(source, filter_value)
         records = state.records(chosen)
         cell = ranking.cell_records(records, config, base_model, regime, seed)
         documents = [d for d in (state.side_files.get(str(r["record_id"])) for r in cell) if d is not None]
@@ -504,8 +518,8 @@ def build_app(results_location: str | None = None, requests_location: str | None
         value = current if current in keys else (keys[0] if keys else None)
         return gr.update(choices=options, value=value), message
 
-    def drill_view(config, base_model, regime, seed, key, source, filter_value):
-        state, records = scoped_records(source, filter_value)
+    def drill_view(self, config, base_model, regime, seed, key, source, filter_value):
+        state, records = self.scoped_records(source, filter_value)
         cell = ranking.cell_records(records, config, base_model, regime, seed)
         provenance = drilldown.provenance_html(cell, state.record_link, state.cards)
         if not key:
@@ -514,36 +528,37 @@ def build_app(results_location: str | None = None, requests_location: str | None
         return contrast.readable_shading(heat) + provenance  # opaque shades with readable text, in both modes
 
     # ------------------------------------------------------------------ across models (the former first view)
-    def explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
+    def explainer_view(self, configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
                        filter_value):
-        state, chosen = scope(source, filter_value)
+        state, chosen = self.scope(source, filter_value)
         frame = state.frame_for(chosen)
         filters = _filters(configs, regimes, base_models, search, sort_by, descending, show_baselines)
         summary = tables.explainer_summary(frame, tables.Filters(**{**filters.__dict__, "sort_by": None}))
         sort = sort_by if sort_by in summary.columns else ("MA" if "MA" in summary.columns else None)
         return tables.display_table(tables.sort_summary(summary, sort, bool(descending)))
 
-    def explainer_downloads(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
+    def explainer_downloads(self, configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
                             filter_value):
-        table = explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
+        table = self.explainer_view(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
                                filter_value)
-        state, chosen = scope(source, filter_value)
+        state, chosen = self.scope(source, filter_value)
         return table, table_files(table, f"{state.name}-{chosen}-across-models")
 
-    def explainer_table_api(configs: list[str], regimes: list[str], base_models: list[str], search: str,
-                            sort_by: str, descending: bool, show_baselines: bool, source: str = first_source,
+    def explainer_table_api(self, configs: list[str], regimes: list[str], base_models: list[str], search: str,
+                            sort_by: str, descending: bool, show_baselines: bool, source: str | None = None,
                             correctness_filter: str = sources.PAPER_FILTER) -> dict:
         """The Explainers table for the given filters, of one source ("reference" or "user") and one
         correctness filter, as {"headers": [...], "data": [[...], ...]}."""
-        state, chosen = scope(source, correctness_filter)
+        source = self.first_source if source is None else source
+        state, chosen = self.scope(source, correctness_filter)
         filters = _filters(configs, regimes, base_models, search, sort_by, descending, show_baselines)
         shown = tables.explainer_table(state.frame_for(chosen), filters)
         return {"headers": [str(c) for c in shown.columns], "data": shown.astype(object).values.tolist()}
 
     # ------------------------------------------------------------------ Spanish
     # The Spanish tab reads your store only: the reference holds GECO records, and a Spanish table never mixes two.
-    def spanish_view(scheme, index, model):
-        state = user_state
+    def spanish_view(self, scheme, index, model):
+        state = self.user_state
         records = spanish_tab.current_records(state.loaded.bias_records)  # one per unit (issue #21)
         index = index or "bpi"
         if not records or not scheme:
@@ -569,9 +584,9 @@ def build_app(results_location: str | None = None, requests_location: str | None
         return (heat_html, table_files(table, f"spanish-{scheme}-{index}"), gr.update(choices=models, value=model),
                 legend, comparison if not comparison.empty else None, radar)
 
-    def source_banner(source: str, fallback: str, filter_value: str | None) -> tuple[str, str]:
+    def source_banner(self, source: str, fallback: str, filter_value: str | None) -> tuple[str, str]:
         """(status line, filter note) of the shown source."""
-        state = states[source]
+        state = self.states[source]
         label = (sources.reference_label(state.explainer_records) if source == sources.REFERENCE
                  else sources.user_label(state.loaded.source, len(state.explainer_records)))
         status = status_markdown(state.loaded, state.frame_warnings, label)
@@ -579,7 +594,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
             status = f"ℹ️ {fallback}\n\n{status}"
         return status, sources.filter_note(state.explainer_records, filter_value)
 
-    def view_from_url(request: gr.Request):
+    def view_from_url(self, request: gr.Request):
         """A page load's first step: the tab, source, filter, model, view and sentence its URL names (unchanged
         components where it names none); :func:`open_page` and the views then check them against the stores."""
         view = view_from_query(dict(request.query_params) if request is not None else {})
@@ -592,7 +607,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
         filter_choices = sources.filter_choices([])
         if view["filter"] is not None and view["filter"] not in [v for _, v in filter_choices]:
             filter_choices = [*filter_choices, (view["filter"], view["filter"])]  # open_page relabels them
-        source = view["source"] if view["source"] in {s for s, st in states.items() if st is not None} else None
+        source = view["source"] if view["source"] in {s for s, st in self.states.items() if st is not None} else None
         return (
             gr.Tabs(selected=view["tab"]) if view["tab"] else keep,
             gr.update(value=source) if source else keep,
@@ -602,23 +617,24 @@ def build_app(results_location: str | None = None, requests_location: str | None
             chosen("sentence", [(view["sentence"], view["sentence"])]) if view["sentence"] else keep,
         )
 
-    def open_page(scheme, source=first_source, filter_value=sources.PAPER_FILTER):
+    def open_page(self, scheme, source=None, filter_value=sources.PAPER_FILTER):
         """A page load's first step: re-read both stores (only new files) and set the source, the filter and the
         status. The long table is left to :func:`across_models`, later in the chain, so the Ranking tab (the
         first view) does not wait for it."""
-        for each in states.values():
+        source = self.first_source if source is None else source
+        for each in self.states.values():
             if each is not None:
                 each.refresh()
-        source, fallback = sources.chosen_source(source, reference_count(), reference_location)
-        state, chosen = scope(source, filter_value)
+        source, fallback = sources.chosen_source(source, self.reference_count(), self.reference_location)
+        state, chosen = self.scope(source, filter_value)
         reference_choice = None
-        if reference_state is not None:
-            reference_choice = sources.reference_choice_label(reference_state.explainer_records,
-                                                              reference_state.loaded.source)
-        user_choice = sources.user_label(user_state.loaded.source, len(user_state.explainer_records))
-        status, filter_text = source_banner(source, fallback, chosen)
+        if self.reference_state is not None:
+            reference_choice = sources.reference_choice_label(self.reference_state.explainer_records,
+                                                              self.reference_state.loaded.source)
+        user_choice = sources.user_label(self.user_state.loaded.source, len(self.user_state.explainer_records))
+        status, filter_text = self.source_banner(source, fallback, chosen)
         line = provenance_line(state, source, chosen, fallback)
-        schemes = sorted({s for r in user_state.loaded.bias_records for s in r.get("schemes", {})})
+        schemes = sorted({s for r in self.user_state.loaded.bias_records for s in r.get("schemes", {})})
         scheme = scheme if scheme in schemes else (schemes[0] if schemes else None)
         return (
             status,
@@ -627,19 +643,22 @@ def build_app(results_location: str | None = None, requests_location: str | None
             filter_text,
             gr.update(choices=schemes, value=scheme),
             line,
+            # the details open themselves when they hold what the reader must see: an empty store, skipped records
+            gr.update(open=True) if not state.loaded.documents or state.loaded.warnings else gr.update(),
         )
 
-    def across_models(configs, regimes, base_models, search, sort_by, descending, show_baselines,
-                      source=first_source, filter_value=sources.PAPER_FILTER):
+    def across_models(self, configs, regimes, base_models, search, sort_by, descending, show_baselines,
+                      source=None, filter_value=sources.PAPER_FILTER):
         """The All models tab: its filter choices, the table (building the long table if this store change has
         not yet) and its download files."""
-        state, chosen = scope(source, filter_value)
+        source = self.first_source if source is None else source
+        state, chosen = self.scope(source, filter_value)
         frame = state.frame_for(chosen)
         options = tables.choices(frame)
         keep = lambda chosen_values, allowed: [c for c in (chosen_values or []) if c in allowed]
         sort_choices = tables.sort_keys(tables.explainer_summary(frame)) or ["MA"]
         sort_by = sort_by if sort_by in sort_choices else sort_choices[0]
-        table, files = explainer_downloads(configs, regimes, base_models, search, sort_by, descending,
+        table, files = self.explainer_downloads(configs, regimes, base_models, search, sort_by, descending,
                                            show_baselines, source, chosen)
         return (
             gr.update(choices=options["configs"], value=keep(configs, options["configs"])),
@@ -650,34 +669,69 @@ def build_app(results_location: str | None = None, requests_location: str | None
             files,
         )
 
-    def refresh(configs, regimes, base_models, search, sort_by, descending, show_baselines, scheme, index, model,
-                source=first_source, filter_value=sources.PAPER_FILTER):
+    def refresh(self, configs, regimes, base_models, search, sort_by, descending, show_baselines, scheme, index, model,
+                source=None, filter_value=sources.PAPER_FILTER):
         """Everything a page shows, in one call (the ``/refresh`` API): the page itself loads it in steps
         (:func:`open_page`, the ranking, …, :func:`across_models`, the Spanish tab)."""
-        status, source_update, filter_update, filter_text, scheme_update, _ = open_page(scheme, source, filter_value)
+        source = self.first_source if source is None else source
+        status, source_update, filter_update, filter_text, scheme_update, *_ = self.open_page(scheme, source,
+                                                                                              filter_value)
         source, chosen = source_update["value"], filter_update["value"]
-        *choices, view, _ = across_models(configs, regimes, base_models, search, sort_by, descending,
+        *choices, view, _ = self.across_models(configs, regimes, base_models, search, sort_by, descending,
                                           show_baselines, source, chosen)
-        spanish = spanish_view(scheme_update["value"], index, model)
+        spanish = self.spanish_view(scheme_update["value"], index, model)
         return (status, source_update, filter_update, filter_text, *choices, view, scheme_update, spanish[2],
                 spanish[0])
 
-    def dataset_view():
-        table, message = geco_statistics(geco_dir)
+    def dataset_view(self):
+        table, message = geco_statistics(self.geco_dir)
         return table, (f"⚠️ {message}" if message else "Statistics computed from the released GECO files (cached).")
 
-    def queue_view():
-        return submit_seam.queue_frame(requests_location, user_state.score_of)
+    def queue_view(self):
+        return submit_seam.queue_frame(self.requests_location, self.user_state.score_of)
 
-    def submit(track, name, version, authors, description, license_, contact, model_set, submitter, upload,
+    def submit(self, track, name, version, authors, description, license_, contact, model_set, submitter, upload,
                profile: gr.OAuthProfile | None = None):
         metadata = {"name": name, "version": version, "authors": authors, "description": description,
                     "license": license_, "contact": contact, "model_set": model_set}
         path = upload if isinstance(upload, str) or upload is None else getattr(upload, "name", None)
         # on a Space the signed-in Hugging Face account is the submitter; locally the name field
         user = profile.username if profile is not None else submitter
-        message = submit_seam.submit_form(requests_location, track, metadata, path, user)
-        return (message, *queue_view())
+        message = submit_seam.submit_form(self.requests_location, track, metadata, path, user)
+        return (message, *self.queue_view())
+
+
+
+def build_app(results_location: str | None = None, requests_location: str | None = None,
+              geco_dir: str | None = None, reference_location: str | None = None,
+              show_reference: bool = True) -> gr.Blocks:
+    """The Blocks UI. ``results_location``: your results, a folder or ``hf://datasets/…`` (default from the
+    environment); ``reference_location``: the reference results (default
+    :func:`sources.default_reference_location`: ``$GECOBENCH_REFERENCE_REPO``, ``$GECOBENCH_REFERENCE`` or the
+    committed ``reference/store``), hidden when ``show_reference`` is False; ``requests_location``: the
+    submissions' requests folder (default ``$GECOBENCH_REQUESTS`` or ``requests/``); ``geco_dir``: GECO files for
+    the Dataset tab (default: the loader's own default). The two stores are read separately and never pooled."""
+    views = SpaceViews(results_location, requests_location, geco_dir, reference_location, show_reference)
+    # the names the layout below wires (methods of the views, bound to this page's state)
+    reference_state, first_source, on_space, hub_org = (views.reference_state, views.first_source,
+                                                        views.on_space, views.hub_org)
+    ranking_choices = views.ranking_choices
+    ranking_view = views.ranking_view
+    ranking_api = views.ranking_api
+    gender_gaps_api = views.gender_gaps_api
+    plots_view = views.plots_view
+    drill_sentences = views.drill_sentences
+    drill_view = views.drill_view
+    explainer_downloads = views.explainer_downloads
+    explainer_table_api = views.explainer_table_api
+    spanish_view = views.spanish_view
+    view_from_url = views.view_from_url
+    open_page = views.open_page
+    across_models = views.across_models
+    refresh = views.refresh
+    dataset_view = views.dataset_view
+    queue_view = views.queue_view
+    submit = views.submit
 
     with gr.Blocks(title="GECOBench leaderboard") as demo:
         # The first screen answers "which explainer is best?": one title line, one provenance line, and every
@@ -831,7 +885,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
         spanish_outputs = [heat, spanish_files, model, spanish_legend, published, bias_radar]
 
         page_inputs = [scheme, *scope_inputs]
-        page_outputs = [status, source_radio, filter_radio, filter_text, scheme, provenance]
+        page_outputs = [status, source_radio, filter_radio, filter_text, scheme, provenance, details]
         across_outputs = [configs, regimes, base_models, sort_by, table, explainer_files]
 
         # the view in the URL: the components in page_assets.URL_KEYS order (the open tab is read from the page)

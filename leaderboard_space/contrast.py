@@ -45,7 +45,7 @@ def contrast_ratio(foreground: Sequence[int], background: Sequence[int]) -> floa
 def composite(rgb: Sequence[int], alpha: float, ground: Sequence[int] = WHITE) -> RGB:
     """The opaque colour ``rgba(rgb, alpha)`` shows over ``ground`` (alpha clipped to 0…1)."""
     a = min(1.0, max(0.0, float(alpha)))
-    return tuple(int(round(a * c + (1 - a) * g)) for c, g in zip(rgb, ground))  # type: ignore[return-value]
+    return tuple(round(a * c + (1 - a) * g) for c, g in zip(rgb, ground))  # type: ignore[return-value]
 
 
 def readable_text(background: Sequence[int]) -> RGB:

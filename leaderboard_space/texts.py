@@ -4,7 +4,12 @@ whose job is the layout and the callbacks). Definitions of columns, regimes and 
 
 from __future__ import annotations
 
-from gecobench.hub_publish import LEADERBOARD_SPACE, REFERENCE_DATASET, REQUESTS_DATASET, RESULTS_DATASET
+from gecobench.hub_publish import (
+    LEADERBOARD_SPACE,
+    REFERENCE_DATASET,
+    REQUESTS_DATASET,
+    RESULTS_DATASET,
+)
 from leaderboard_space import ranking
 
 PAPER_TITLE = "GECOBench: A Gender-Controlled Text Dataset and Benchmark for Quantifying Biases in Explanations"
@@ -155,17 +160,18 @@ def about_links(org: str | None) -> str:
              ]
     if org:
         lines += [
-            f"* **Datasets**: [GECO]({HUB}/datasets/{org}/geco) · "
-            f"[reference results]({HUB}/datasets/{org}/{REFERENCE_DATASET}) · "
-            f"[results]({HUB}/datasets/{org}/{RESULTS_DATASET}) · [requests]({HUB}/datasets/{org}/{REQUESTS_DATASET}).",
+            (f"* **Datasets**: [GECO]({HUB}/datasets/{org}/geco) · "
+             f"[reference results]({HUB}/datasets/{org}/{REFERENCE_DATASET}) · "
+             f"[results]({HUB}/datasets/{org}/{RESULTS_DATASET}) · "
+             f"[requests]({HUB}/datasets/{org}/{REQUESTS_DATASET})."),
             f"* **This Space**: [{org}/{LEADERBOARD_SPACE}]({HUB}/spaces/{org}/{LEADERBOARD_SPACE}).",
-            f"* **Model cards**: every model of the zoo is a Hub model of [{org}]({HUB}/{org}) named "
-            "`gecobench-<regime>-<config>-seed<N>`; the Ranking's *Model card* column links each row's.",
+            (f"* **Model cards**: every model of the zoo is a Hub model of [{org}]({HUB}/{org}) named "
+             "`gecobench-<regime>-<config>-seed<N>`; the Ranking's *Model card* column links each row's."),
         ]
     else:
-        lines += ["* **Datasets and model cards**: published on the Hugging Face Hub with `gecobench publish`; this "
-                  "Space runs from local folders, so it links none (the Ranking's *Model card* column names the "
-                  "card inside the checkpoint folder)."]
+        lines += [("* **Datasets and model cards**: published on the Hugging Face Hub with `gecobench publish`; "
+                   "this Space runs from local folders, so it links none (the Ranking's *Model card* column names "
+                   "the card inside the checkpoint folder).")]
     return "\n".join(lines)
 
 

@@ -256,10 +256,11 @@ def test_the_page_opens_on_the_reference_and_the_source_radio_switches_every_vie
     space = running_space(str(user.root), str(tmp_path / "requests"), reference=str(reference.root))
     with space as url, chromium_page() as page:
         page.goto(url, timeout=60_000)
-        page.wait_for_function("() => document.querySelector('#status')?.innerText.includes('Reference results')"
+        page.wait_for_function("() => document.querySelector('#provenance')?.innerText.includes('Reference results')"
                                " && document.querySelectorAll('#ranking-table [role=gridcell]').length > 0",
                                timeout=90_000)
         wait_until_idle(page)
+        _open_details(page)  # the status, the selectors and the filter note sit in the header's accordion
         assert "base model mini-reference-base" in page.locator("#status").inner_text()
         names = [row[1] for row in _table_rows(page, "ranking-table")]
         # the filtered records only: 0.61, 0.55 (not 0.51, 0.45); a reference without the paper's shared subset

@@ -106,11 +106,13 @@ def test_every_regime_baseline_and_metric_is_defined():
 
 @pytest.fixture(scope="module")
 def reference_app(tmp_path_factory):
-    from leaderboard_space.app import build_app, event_functions
+    """The Space's callbacks over its state, called directly: no Blocks, no server, no browser."""
+    from leaderboard_space.app import SpaceViews
 
     root = tmp_path_factory.mktemp("page")
-    return event_functions(build_app(str(root / "results"), str(root / "requests"),
-                                     reference_location=str(REPO_ROOT / "reference" / "store")))
+    views = SpaceViews(str(root / "results"), str(root / "requests"),
+                       reference_location=str(REPO_ROOT / "reference" / "store"))
+    return {name: getattr(views, name) for name in ("open_page", "ranking_choices", "ranking_view", "across_models")}
 
 
 @pytest.mark.skipif(not (REPO_ROOT / "reference" / "store").is_dir(), reason="no committed reference store")
