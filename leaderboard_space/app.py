@@ -766,8 +766,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                 with gr.Row(elem_id="rank-controls"):
                     cell_config = gr.Dropdown([], label="GECO config", elem_id="rank-config", allow_custom_value=True)
                     cell_base = gr.Dropdown([], label="Base model", elem_id="rank-base", allow_custom_value=True)
-                    cell_regime = gr.Dropdown([], label="Model regime", elem_id="rank-regime", allow_custom_value=True,
-                                              info=None)
+                    cell_regime = gr.Dropdown([], label="Model regime", elem_id="rank-regime", allow_custom_value=True)
                     cell_seed = gr.Dropdown([], label="Model seed", elem_id="rank-seed", allow_custom_value=True)
                     view_choice = gr.Dropdown([RANKING_VIEW, GAPS_VIEW, PIVOT_VIEW], value=RANKING_VIEW, label="View",
                                               elem_id="rank-view")

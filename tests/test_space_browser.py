@@ -180,6 +180,14 @@ def test_every_tab_on_real_records(real_store, tmp_path):
         last_header.scroll_into_view_if_needed()
         box, frame = last_header.bounding_box(), page.locator("#bias-heat .spanish-scroll").bounding_box()
         assert box is not None and box["x"] >= frame["x"] - 1 and box["x"] + box["width"] <= frame["x"] + frame["width"] + 1
+        # the model column stays in view when the table is scrolled fully sideways
+        page.evaluate("() => { const e = document.querySelector('#bias-heat .spanish-scroll'); e.scrollLeft = e.scrollWidth; }")
+        page.wait_for_function("() => document.querySelector('#bias-heat .spanish-scroll').scrollLeft > 0")
+        frame = page.locator("#bias-heat .spanish-scroll").bounding_box()
+        model_cells = page.eval_on_selector_all("#bias-heat tbody tr > th:first-child", "cells => cells.map(c => {"
+                                                " const b = c.getBoundingClientRect(); return [b.left, b.right]; })")
+        assert model_cells and all(left >= frame["x"] - 1 and right <= frame["x"] + frame["width"] + 1
+                                   for left, right in model_cells), (model_cells, frame)
         cells = page.locator("#bias-heat tbody tr").first.locator("td")
         # every number of a cell (the value and its template-bootstrap interval, "13.66 [5.28, 29.60]") has two decimals
         decimals = [d for t in cells.all_inner_texts() if t != "–" for d in re.findall(r"\d+\.(\d+)", t)]
