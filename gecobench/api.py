@@ -58,11 +58,14 @@ class SentenceView:
 
     @property
     def html(self) -> str:
-        from leaderboard_space.drilldown import (
-            heatmap_html,  # the Space's drill-down heat map, one definition
-        )
+        # the Space's drill-down heat map and its shares of the attribution mass: one definition of each
+        from gecobench.gender import GENDER_GROUPS
+        from leaderboard_space.drilldown import attribution_shares, heatmap_html
 
-        return heatmap_html([{**row, "words": self.words, "ground_truth": self.ground_truth} for row in self.rows])
+        variant = GENDER_GROUPS[self.label] if 0 <= self.label < len(GENDER_GROUPS) else str(self.label)
+        return heatmap_html([{**row, "words": self.words, "ground_truth": self.ground_truth, "variant": variant,
+                              "chosen": True, "shares": attribution_shares(row["attributions"])}
+                             for row in self.rows])
 
     def _repr_html_(self) -> str:
         return self.html

@@ -48,147 +48,39 @@ from gecobench.formatting import format_interval
 from gecobench.records import SCHEMA_VERSION
 from gecobench.spanish.plots import model_label
 from gecobench.store import RESULTS_REPO_ENV, hub_repo_of
-from leaderboard_space import drilldown, gaps, plots, ranking, sources, submit_seam, tables
+from leaderboard_space import (
+    contrast,
+    drilldown,
+    gaps,
+    plots,
+    ranking,
+    sources,
+    submit_seam,
+    tables,
+)
 from leaderboard_space import spanish_view as spanish_tab
 from leaderboard_space.data import LoadedResults, ResultsLoader
 from leaderboard_space.dataset_info import geco_statistics
 from leaderboard_space.downloads import analysis_table, figure_files, table_files
 from leaderboard_space.glossary import glossary_markdown
+from leaderboard_space.page_assets import URL_JS, URL_KEYS, launch_options
+from leaderboard_space.texts import (
+    EMPTY_MESSAGE,
+    IDENTICAL_PAIRS,
+    RANKING_LEGEND,
+    SUBMIT_GUIDE,
+    about_markdown,
+)
 
 MAX_WARNINGS_SHOWN = 20
+#: a column's best value: bold on light green, with the text colour that keeps it readable in dark mode too
+BEST_STYLE = f"{contrast.shaded_style(contrast.BEST_CELL)}; font-weight: bold"
 INDICES = ["bpi", "bri"]
 RANKING_VIEW, PIVOT_VIEW = "Ranking (one row per explainer)", "Pivot: explainer × regime (MA)"
 GAPS_VIEW = "Gender gaps: every metric"
 PUBLISHED_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "spanish" / "published"
 # the example code submission, from the installed package (a checkout's submissions/examples/ or the wheel's)
 SUBMIT_TEMPLATE = Path(str(importlib.resources.files("submissions").joinpath("examples", "gradient_norm_explainer.py")))
-#: Pairs of explainers that give identical numbers on the zoo's models, and why (shown when it happens).
-IDENTICAL_PAIRS = {
-    frozenset({"saliency", "guided_backprop"}): "Guided Backprop alters only the backward pass of ReLU modules; "
-    "the zoo's models have none (MiniLM uses GELU), so it returns the absolute gradient — Saliency.",
-    frozenset({"deeplift", "input_x_gradient"}): "DeepLift's rescale rule replaces the gradient of the "
-    "non-linearities it supports only; with a zero baseline and none of those in the model it equals "
-    "Input × Gradient.",
-}
-
-BIBTEX = r"""```bibtex
-@article{wilming2025gecobench,
-  title   = {GECOBench: A Gender-Controlled Text Dataset and Benchmark for Quantifying Biases in Explanations},
-  author  = {Wilming, Rick and Dox, Artur and Schulz, Hjalmar and Oliveira, Marta and Clark, Benedict and Haufe, Stefan},
-  journal = {Frontiers in Artificial Intelligence},
-  year    = {2025}
-}
-```
-
-```bibtex
-@article{garridomunoz2023maria,
-  title   = {{MarIA} and {BETO} are sexist: evaluating gender bias in large language models for {Spanish}},
-  author  = {Garrido-Mu{\~n}oz, Ismael and Mart{\'\i}nez-Santiago, Fernando and Montejo-R{\'a}ez, Arturo},
-  journal = {Language Resources and Evaluation},
-  year    = {2023}
-}
-```
-
-```bibtex
-@article{nauta2023anecdotal,
-  title   = {From Anecdotal Evidence to Quantitative Evaluation Methods: A Systematic Review on Evaluating Explainable {AI}},
-  author  = {Nauta, Meike and Trienes, Jan and Pathak, Shreyasi and Nguyen, Elisa and Peters, Michelle and Schmitt, Yasmin and Schl{\"o}tterer, J{\"o}rg and van Keulen, Maurice and Seifert, Christin},
-  journal = {ACM Computing Surveys},
-  year    = {2023}
-}
-```"""
-
-ABOUT = f"""
-## The protocol
-
-**GECOBench** asks whether an explanation of a language model points at the words that *actually* decide
-the prediction. GECO sentences exist in gender variants that differ only in the gendered words; a model
-trained to classify the gender can only rely on those words, so they are the ground truth. An explainer's
-**mass accuracy (MA)** is the share of its attribution mass on ground-truth words. **log RMA** (relative
-mass accuracy) is the median over sentences of ln(MA / MA_ZS), where MA_ZS is the same explainer's MA on the
-zero-shot model of the same base, with the same random numbers for stochastic explainers (0: as correct as
-zero-shot; model-independent baselines get exactly 0). The **MA gap** is MA(male) − MA(female) (and each
-binary group minus non-binary on the non-binary configs), signed, with a paired bootstrap interval over
-source sentences (an interval containing 0 means no detectable gap). Every explainer is scored for each model
-(regime from scratch to fully fine-tuned, base model, seed) and each GECO configuration (all gendered words
-altered, or the grammatical subject only; binary and non-binary), with 95% bootstrap confidence intervals over
-sentences. The **Ranking** tab shows one model at a time: numbers of different models, regimes,
-configurations or seeds are never averaged into one row there. The Co-12 property columns (MRC, SNC, LD, DMA,
-SP, CVR) follow Nauta et al.'s Co-12 properties; AUPRC and Rank acc. score the order of the attributions.
-
-**Two sources, never pooled.** The Space opens on the **reference results**: the package's own evaluation of
-the built-in explainers on its model zoo, labelled with the package version and the base model its records name
-(offline a MiniLM, not the paper's bert-base-uncased: the paper's protocol, not the paper's numbers). *Results
-shown* switches every GECO view to **your results** (the store the Space was started on, where submissions land)
-and back. *Sentences scored* keeps the paper's correctness filter (only sentences whose gender variants the
-model all classifies correctly) and the unfiltered records apart: one at a time, the paper's first.
-
-The **All models** tab has one row per explainer and model (regime × base model × config). Records are averaged
-only over seeds of an otherwise identical protocol: *Seeds* says how many; with several, the value is the mean
-over seeds and the interval the 95 % t-interval across seeds. Rows that differ in anything else (explainer
-parameters, sentences scored, filter, compared explainers…) stay separate, and *Differs by* names the
-difference. *vs best* says whether the paired bootstrap interval of MA(best) − MA(row), on the same sentences,
-includes 0 (*tie*) or not.
-
-Baselines — *Uniform Random* and *Pattern Variant* — do not look at the model and are marked **[baseline]**;
-Uniform Random's MA is the chance level drawn on the plots. Results submitted with pre-computed attributions
-and not reproduced by the queue are marked **[self-reported]**.
-
-The **Spanish model bias** tab scores masked language models on the templates of Garrido-Muñoz et al.: the
-Bias Probability Index (BPI) and Bias Rank Index (BRI) per lexicon category, as male − female (blue = towards
-male, red = towards female).
-
-## Glossary
-
-{glossary_markdown()}
-
-## How to cite
-
-{BIBTEX}
-
-## Versions
-
-gecobench-hub {gecobench.__version__} · record schema {SCHEMA_VERSION} · Gradio {gr.__version__}
-"""
-
-EMPTY_MESSAGE = (
-    "**No results yet** in `{source}`. Write some with `gecobench evaluate --explainers saliency "
-    "--models <checkpoint folder> --results {source}` (or `gecobench demo`), then press *Refresh results* — or point the "
-    "Space at another store with `--results`, `GECOBENCH_RESULTS` (a folder) or `GECOBENCH_RESULTS_REPO` "
-    "(a Hub dataset repo)."
-)
-RANKING_LEGEND = (
-    "**Bold green**: best value of the column among the non-baseline explainers (gap: closest to 0). "
-    f"**{ranking.NOT_SEPARATED_MARK}**: this explainer's MA is not distinguishable from the next one's — their 95% "
-    "intervals overlap (the paired test replaces this check where the records carry one). "
-    "**Gap m−f** = MA(male) − MA(female); on the non-binary configs also **Gap m−nb**, **Gap f−nb** (each binary "
-    "group − non-binary) and **Largest |MA gap|**, the best gap over all of them being its smallest. The view "
-    "*Gender gaps: every metric* shows every metric per group with every gap. Sort with a header's ⋮ menu; filter "
-    "rows by any text (explainer, "
-    "version, parameters, protocol) with the search box; the Rank and Explainer columns stay in view when scrolling "
-    "sideways. "
-    "Definitions, ranges and directions: the Glossary below and on the About tab."
-)
-SUBMIT_GUIDE = """
-### How a submission is scored
-Two tracks, both scored by exactly the evaluation that scores the built-in explainers:
-
-* **Code** (`.py`, at most 1 MiB): one file defining a class with a `name` (lower-case identifier), a `version` and
-  `explain(self, model, tokenizer, words, targets)`. `words` is a batch of sentences as word lists, `targets` the
-  class to explain per sentence; return one array of **one score per word** per sentence (or token scores folded to
-  words with `gecobench.words`). The explainer never sees the ground truth. It runs in a sandbox without network,
-  on the reference model set, and its MA, intervals, gap and Co-12 properties are computed by the queue.
-  Download the template below (a complete, working explainer) and edit it.
-* **Pre-computed** (`.jsonl` or `.parquet`, at most 64 MiB): one row per sentence variant with the fields
-  `model`, `config`, `sentence_id`, `label` (the gender variant) and `attributions` (one finite number per word,
-  in the GECO test split's word order). Shown as **[self-reported]** until the queue reproduces it.
-
-**Model set**: leave empty for the queue's reference set; in pre-computed files `model` is the name of a checkpoint
-folder of that set (the queue names a missing one in its reason). **Limits**: one request per name and version;
-{limits} A run over a limit fails with the reason shown in the queue. **Waiting time**: requests run one at a time, each within the limits above, so a request waits at
-most the wall-time limit for every request ahead of it in the queue, plus its own run.
-When a request finishes, its MA appears in the queue's *score* column and its records on the Ranking tab.
-"""
 
 
 def sandbox_limits_text() -> str:
@@ -216,6 +108,45 @@ def status_markdown(loaded: LoadedResults, frame_warnings: list[str], label: str
         more = f"\n- … and {len(warnings) - MAX_WARNINGS_SHOWN} more" if len(warnings) > MAX_WARNINGS_SHOWN else ""
         text += f"\n\n⚠️ **{len(warnings)} record(s) skipped** (malformed or partial):\n{shown}{more}"
     return text
+
+
+def public_location(location: str, roots: list[Path]) -> str:
+    """``location`` as the page may show it: a URL unchanged; a local file as its path relative to the first of
+    ``roots`` that holds it (else its name), so the page never shows where the serving machine keeps its files."""
+    if not location or "://" in location:
+        return location
+    path = Path(location)
+    for root in roots:
+        try:
+            return path.resolve().relative_to(Path(root).resolve()).as_posix()
+        except ValueError:
+            continue
+    return path.name
+
+
+def provenance_line(state: LeaderboardState, source: str, filter_value: str | None, fallback: str = "") -> str:
+    """The one line under the title: which results, which sentences, how many records, and a warning mark when
+    records were skipped (the details — store location, versions, each skipped file — are in the accordion)."""
+    records = state.explainer_records
+    if not state.loaded.documents:
+        return f"**No results yet** in `{state.loaded.source}` — open *Results shown* below for how to add some."
+    if source == sources.REFERENCE:
+        versions = ", ".join(sources.package_versions_of(records)) or "version unknown"
+        bases = sources.base_models_of(records)
+        what = f"**Reference results** · gecobench-hub {versions} · base {', '.join(bases) or 'unknown'}"
+        if bases and bases != [sources.PAPER_BASE_MODEL]:
+            what += f" (not the paper's {sources.PAPER_BASE_MODEL}: not the paper's numbers)"
+    else:
+        what = "**Your results**"
+    shown = len(state.records(filter_value)) if filter_value is not None else 0
+    filter_label = sources.FILTER_LABELS.get(filter_value, f"Filter: {filter_value}").split(":")[0]
+    line = f"{what} · {filter_label} · {shown} records"
+    skipped = len(state.loaded.warnings) + len(state.frame_warnings)
+    if skipped:
+        line += f" · ⚠️ {skipped} skipped"
+    if fallback:
+        line = f"ℹ️ {line}"
+    return line
 
 
 class LeaderboardState:
@@ -286,8 +217,11 @@ class LeaderboardState:
         return self._filter_frames[filter_value]
 
     def cards(self, record: dict) -> tuple[str, str]:
-        """(model card, dataset card) of a record's row."""
-        return sources.model_card(record.get("model") or {}, self.checkpoint_roots), self.dataset_card
+        """(model card, dataset card) of a record's row: Hub URLs when the store is on the Hub, else the cards'
+        names relative to their checkpoint root or the package, never a path of the machine serving the Space."""
+        roots = [*self.checkpoint_roots, _HERE.parent]
+        return (public_location(sources.model_card(record.get("model") or {}, self.checkpoint_roots), roots),
+                public_location(self.dataset_card, roots))
 
     @property
     def explainer_records(self) -> list[dict]:
@@ -304,7 +238,7 @@ class LeaderboardState:
         path = f"explainer_score/{record['record_id']}.json"
         if self.repo:
             return f"https://huggingface.co/datasets/{self.repo}/blob/main/{path}"
-        return str(self.root / path) if self.root is not None else path
+        return path  # relative to the store, which the details name (never a path of the serving machine)
 
     def raw_results_link(self) -> str:
         if self.repo:
@@ -335,7 +269,7 @@ def _best_styles(table: pd.DataFrame, best: dict[str, int]) -> pd.DataFrame:
     styles = pd.DataFrame("", index=table.index, columns=table.columns)
     for column, position in best.items():
         if column in styles.columns:
-            styles.iloc[position, styles.columns.get_loc(column)] = "background-color: #c7e9c0; font-weight: bold"
+            styles.iloc[position, styles.columns.get_loc(column)] = BEST_STYLE
     return styles
 
 
@@ -344,7 +278,7 @@ def _best_gap_styles(table: pd.DataFrame, best: dict[str, int]) -> pd.DataFrame:
     styles = pd.DataFrame("", index=table.index, columns=table.columns)
     if gaps.LARGEST in styles.columns:
         for position in best.values():
-            styles.iloc[position, styles.columns.get_loc(gaps.LARGEST)] = "background-color: #c7e9c0; font-weight: bold"
+            styles.iloc[position, styles.columns.get_loc(gaps.LARGEST)] = BEST_STYLE
     return styles
 
 
@@ -370,76 +304,125 @@ def identical_pairs_note(ranking_table: pd.DataFrame) -> str:
     return "\n\n".join(notes)
 
 
+def empty_metric_reasons(cell: list[dict]) -> list[str]:
+    """Why a metric column of one model's ranking is empty in every row: the records' own ``reason`` (e.g. log RMA
+    on OLA: trained from scratch, no zero-shot model of its base; on ZS: it is the reference), one line per metric."""
+    notes = []
+    for key, label in tables.METRIC_LABELS.items():
+        blocks = [r.get("metrics", {}).get(key) for r in cell]
+        blocks = [b for b in blocks if isinstance(b, dict)]
+        if not blocks or any(b.get("value") is not None for b in blocks):
+            continue
+        reasons = sorted({str(b["reason"]) for b in blocks if b.get("reason")})
+        notes.append(f"**{label}** is empty for this model: {'; '.join(reasons) or 'no record computed it'}.")
+    return notes
+
+
+def default_regime(records: list[dict], config: str, base_model: str, seed: str, regimes: list[str]) -> str:
+    """The regime a page opens on: the first (in the Space's order) whose records of that model have a value in
+    every metric column, so the first view has no empty column; the first regime when none has."""
+    for regime in regimes:
+        cell = ranking.cell_records(records, config, base_model, regime, seed)
+        if cell and not empty_metric_reasons(cell):
+            return regime
+    return regimes[0]
+
+
+TAB_IDS: tuple[str, ...] = ("ranking", "plots", "drilldown", "explainers", "dataset", "spanish", "submit", "about")
+VIEWS: tuple[str, ...] = (RANKING_VIEW, GAPS_VIEW, PIVOT_VIEW)
+
+
+def view_from_query(params: dict[str, str]) -> dict[str, str | None]:
+    """The view a URL's query string names (``?tab=about&config=binary_all&regime=CE…``; keys
+    :data:`page_assets.URL_KEYS` and ``tab``), each value None when absent or not one the page offers; the views
+    check the rest (an unknown config falls back to the first, as a page without a URL does)."""
+    view = {key: (str(params[key]) if params.get(key) not in (None, "") else None) for key in ("tab", *URL_KEYS)}
+    if view["tab"] not in TAB_IDS:
+        view["tab"] = None
+    if view["source"] not in (sources.REFERENCE, sources.USER):
+        view["source"] = None
+    if view["view"] not in VIEWS:
+        view["view"] = None
+    return view
+
+
 def event_functions(demo: gr.Blocks) -> dict:
     """The app's event functions by name (the views are mostly private events): calling one is what the
     browser's event does. For tests and benchmarks that drive the views without a server."""
     functions = {}
     for block_function in demo.fns.values():
-        functions.setdefault(block_function.fn.__name__, block_function.fn)
+        if block_function.fn is not None:  # the client-side steps (the URL's) have no Python function
+            functions.setdefault(block_function.fn.__name__, block_function.fn)
     return functions
 
 
-def build_app(results_location: str | None = None, requests_location: str | None = None,
-              geco_dir: str | None = None, reference_location: str | None = None,
-              show_reference: bool = True) -> gr.Blocks:
-    """The Blocks UI. ``results_location``: your results, a folder or ``hf://datasets/…`` (default from the
-    environment); ``reference_location``: the reference results (default
-    :func:`sources.default_reference_location`: ``$GECOBENCH_REFERENCE_REPO``, ``$GECOBENCH_REFERENCE`` or the
-    committed ``reference/store``), hidden when ``show_reference`` is False; ``requests_location``: the
-    submissions' requests folder (default ``$GECOBENCH_REQUESTS`` or ``requests/``); ``geco_dir``: GECO files for
-    the Dataset tab (default: the loader's own default). The two stores are read separately and never pooled."""
-    if reference_location and not show_reference:
-        raise ValueError(f"reference_location={reference_location!r} with show_reference=False: a hidden reference "
-                         "is never read; give one or the other")
-    user_state = LeaderboardState(results_location, sources.checkpoint_roots_from_env())
-    if show_reference:
-        reference_location = reference_location or sources.default_reference_location()
-        reference_state = LeaderboardState(
-            reference_location, sources.checkpoint_roots_from_env() + sources.default_reference_checkpoints(),
-            name=sources.REFERENCE)
-    else:
-        reference_location, reference_state = None, None
-    states = {sources.USER: user_state, sources.REFERENCE: reference_state}
-    first_source = sources.REFERENCE if reference_state is not None else sources.USER
-    on_space = bool(os.environ.get("SPACE_ID"))
-    plots.warm_up()  # the first page's figures then cost what later pages' do
+class SpaceViews:
+    """The Space's state (both stores, the requests folder, the GECO files) and every callback its page runs, as
+    methods: a view is a call (``SpaceViews(...).ranking_view(...)``), testable without a browser or a server;
+    :func:`build_app` lays the page out and wires these methods to its components. Arguments as
+    :func:`build_app`'s."""
 
-    def reference_count() -> int | None:
-        if reference_state is None:
+    def __init__(self, results_location: str | None = None, requests_location: str | None = None,
+                 geco_dir: str | None = None, reference_location: str | None = None,
+                 show_reference: bool = True) -> None:
+        self.geco_dir, self.requests_location = geco_dir, requests_location
+        self.reference_location = reference_location
+        if self.reference_location and not show_reference:
+            raise ValueError(f"reference_location={reference_location!r} with show_reference=False: a hidden "
+                             "reference is never read; give one or the other")
+        self.user_state = LeaderboardState(results_location, sources.checkpoint_roots_from_env())
+        if show_reference:
+            self.reference_location = reference_location or sources.default_reference_location()
+            self.reference_state = LeaderboardState(
+                self.reference_location, sources.checkpoint_roots_from_env() + sources.default_reference_checkpoints(),
+                name=sources.REFERENCE)
+        else:
+            self.reference_location, self.reference_state = None, None
+        self.states = {sources.USER: self.user_state, sources.REFERENCE: self.reference_state}
+        self.first_source = sources.REFERENCE if self.reference_state is not None else sources.USER
+        self.on_space = bool(os.environ.get("SPACE_ID"))
+        # the Hub organisation the Space's stores live in (a published Space's): the About tab's links and the cards
+        self.hub_org = next((s.repo.split("/")[0] for s in (self.reference_state, self.user_state)
+                             if s is not None and s.repo), None)
+        plots.warm_up()  # the first page's figures then cost what later pages' do
+
+    def reference_count(self) -> int | None:
+        if self.reference_state is None:
             return None
-        reference_state.ensure_read()
-        return len(reference_state.explainer_records)
+        self.reference_state.ensure_read()
+        return len(self.reference_state.explainer_records)
 
-    def scope(source: str | None, filter_value: str | None) -> tuple[LeaderboardState, str | None]:
+    def scope(self, source: str | None, filter_value: str | None) -> tuple[LeaderboardState, str | None]:
         """The store a view reads (your results when the reference is asked for but hidden or empty, as on the
         page) and the filter it shows (the one asked for when its records have it, else the paper's, else the
         first present)."""
-        state = states[sources.chosen_source(source, reference_count(), reference_location)[0]]
+        state = self.states[sources.chosen_source(source, self.reference_count(), self.reference_location)[0]]
         state.ensure_read()
         return state, sources.chosen_filter(state.explainer_records, filter_value)
 
-    def scoped_records(source, filter_value) -> tuple[LeaderboardState, list[dict]]:
-        state, chosen = scope(source, filter_value)
+    def scoped_records(self, source, filter_value) -> tuple[LeaderboardState, list[dict]]:
+        state, chosen = self.scope(source, filter_value)
         return state, state.records(chosen)
 
     # ------------------------------------------------------------------ ranking, pivot, plots, drill-down
-    def ranking_choices(config, base_model, regime, seed, source, filter_value):
-        _, records = scoped_records(source, filter_value)
+    def ranking_choices(self, config, base_model, regime, seed, source, filter_value):
+        _, records = self.scoped_records(source, filter_value)
         options = ranking.cell_choices(records, config, base_model)
         if options.empty:
             return (gr.update(choices=[], value=None), gr.update(choices=[], value=None),
                     gr.update(choices=[], value=None), gr.update(choices=[], value=None))
         config = config if config in options.configs else options.configs[0]
         base_model = base_model if base_model in options.base_models else options.base_models[0]
-        regime = regime if regime in options.regimes else options.regimes[0]
         seed = seed if seed in options.seeds else options.seeds[0]
+        regime = regime if regime in options.regimes else default_regime(records, config, base_model, seed,
+                                                                         options.regimes)
         return (gr.update(choices=options.configs, value=config),
                 gr.update(choices=options.base_models, value=base_model),
                 gr.update(choices=options.regimes, value=regime), gr.update(choices=options.seeds, value=seed))
 
-    def ranking_view(config, base_model, regime, seed, view, source, filter_value):
+    def ranking_view(self, config, base_model, regime, seed, view, source, filter_value):
         """The ranking (or pivot) table, its notes, its download files and the properties radar."""
-        state, chosen = scope(source, filter_value)
+        state, chosen = self.scope(source, filter_value)
         records = state.records(chosen)
         if not records:
             return (pd.DataFrame(columns=["Explainer"]), "No explainer records in the store yet (see the status above).",
@@ -474,32 +457,35 @@ def build_app(results_location: str | None = None, requests_location: str | None
             identical = identical_pairs_note(numbers)
             if identical:
                 notes.append(identical)
+            notes = [*empty_metric_reasons(cell), *notes]  # first: the reason sits right under the table
         notes.append(f"Downloads: this table as CSV and JSON (below); every record: {state.raw_results_link()}.")
         radar_figure = plots.properties_radar(numbers, choice) if len(numbers) else plots.message_figure(
             "No records for this choice.")
         return styled, "\n\n".join(notes), files, radar_figure
 
-    def ranking_api(config: str, base_model: str, regime: str, seed: str, source: str = first_source,
+    def ranking_api(self, config: str, base_model: str, regime: str, seed: str, source: str | None = None,
                     correctness_filter: str = sources.PAPER_FILTER) -> dict:
         """The ranking of one model (config, base model, regime, seed) of one source ("reference" or "user")
         and one correctness filter, as {"headers": [...], "data": [[...]]}."""
-        state, records = scoped_records(source, correctness_filter)
+        source = self.first_source if source is None else source
+        state, records = self.scoped_records(source, correctness_filter)
         cell = ranking.cell_records(records, config, base_model, regime, seed)
         shown = ranking.ranking_display(ranking.model_ranking(cell, state.record_link, state.cards))
         return {"headers": [str(c) for c in shown.columns],
                 "data": shown.astype(object).where(shown.notna(), None).values.tolist()}
 
-    def gender_gaps_api(config: str, base_model: str, regime: str, seed: str, source: str = first_source,
+    def gender_gaps_api(self, config: str, base_model: str, regime: str, seed: str, source: str | None = None,
                         correctness_filter: str = sources.PAPER_FILTER) -> dict:
         """Every metric by gender for one model (config, base model, regime, seed) of one source and filter: each
         group's value and every signed gap with its interval, as {"headers": [...], "data": [[...]]}."""
-        state, records = scoped_records(source, correctness_filter)
+        source = self.first_source if source is None else source
+        state, records = self.scoped_records(source, correctness_filter)
         shown, _ = gaps_view_table(ranking.cell_records(records, config, base_model, regime, seed), state.record_link)
         return {"headers": [str(c) for c in shown.columns],
                 "data": shown.astype(object).where(shown.notna(), None).values.tolist()}
 
-    def plots_view(config, base_model, regime, seed, source, filter_value):
-        state, chosen = scope(source, filter_value)
+    def plots_view(self, config, base_model, regime, seed, source, filter_value):
+        state, chosen = self.scope(source, filter_value)
         records = state.records(chosen)
         if not records or not config:
             empty = plots.message_figure("No explainer records yet.")
@@ -513,8 +499,8 @@ def build_app(results_location: str | None = None, requests_location: str | None
                               f"{prefix}-ma-by-group-{config}-{base_model}-{regime}-seed{seed}": by_group})
         return by_regime, by_group, files
 
-    def drill_sentences(config, base_model, regime, seed, search, source, filter_value):
-        state, chosen = scope(source, filter_value)
+    def drill_sentences(self, config, base_model, regime, seed, search, source, filter_value, current=None):
+        state, chosen = self.scope(source, filter_value)
         records = state.records(chosen)
         cell = ranking.cell_records(records, config, base_model, regime, seed)
         documents = [d for d in (state.side_files.get(str(r["record_id"])) for r in cell) if d is not None]
@@ -528,57 +514,61 @@ def build_app(results_location: str | None = None, requests_location: str | None
             message = "No per-sentence scores for this choice (its records were written without side files)."
         else:
             message = found.message(search or "")
-        value = options[0][1] if options else None
+        keys = [key for _, key in options]
+        # the sentence shown stays when it is still offered (a restored URL's, or after a new search)
+        value = current if current in keys else (keys[0] if keys else None)
         return gr.update(choices=options, value=value), message
 
-    def drill_view(config, base_model, regime, seed, key, source, filter_value):
-        state, records = scoped_records(source, filter_value)
+    def drill_view(self, config, base_model, regime, seed, key, source, filter_value):
+        state, records = self.scoped_records(source, filter_value)
         cell = ranking.cell_records(records, config, base_model, regime, seed)
         provenance = drilldown.provenance_html(cell, state.record_link, state.cards)
         if not key:
             return drilldown.heatmap_html([]) + provenance
-        return drilldown.heatmap_html(drilldown.sentence_rows(cell, state.side_files, key),
-                                      "None of this model's records has per-sentence scores for this sentence.") + provenance
+        heat = drilldown.heatmap_html(drilldown.sentence_rows(cell, state.side_files, key),
+                                      "None of this model's records has per-sentence scores for this sentence.")
+        return contrast.readable_shading(heat) + provenance  # opaque shades with readable text, in both modes
 
     # ------------------------------------------------------------------ across models (the former first view)
-    def explainer_summary_view(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
-                               filter_value):
-        state, chosen = scope(source, filter_value)
+    def explainer_summary_view(self, configs, regimes, base_models, search, sort_by, descending, show_baselines,
+                               source, filter_value):
+        state, chosen = self.scope(source, filter_value)
         frame = state.frame_for(chosen)
         filters = _filters(configs, regimes, base_models, search, sort_by, descending, show_baselines)
         summary = tables.explainer_summary(frame, tables.Filters(**{**filters.__dict__, "sort_by": None}))
         sort = sort_by if sort_by in summary.columns else ("MA" if "MA" in summary.columns else None)
         return tables.sort_summary(summary, sort, bool(descending))
 
-    def explainer_downloads(configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
+    def explainer_downloads(self, configs, regimes, base_models, search, sort_by, descending, show_baselines, source,
                             filter_value):
-        summary = explainer_summary_view(configs, regimes, base_models, search, sort_by, descending, show_baselines,
-                                         source, filter_value)
-        state, chosen = scope(source, filter_value)
+        summary = self.explainer_summary_view(configs, regimes, base_models, search, sort_by, descending,
+                                              show_baselines, source, filter_value)
+        state, chosen = self.scope(source, filter_value)
         return (tables.display_table(summary),
                 table_files(analysis_table(summary), f"{state.name}-{chosen}-across-models"))
 
-    def explainer_table_api(configs: list[str], regimes: list[str], base_models: list[str], search: str,
-                            sort_by: str, descending: bool, show_baselines: bool, source: str = first_source,
+    def explainer_table_api(self, configs: list[str], regimes: list[str], base_models: list[str], search: str,
+                            sort_by: str, descending: bool, show_baselines: bool, source: str | None = None,
                             correctness_filter: str = sources.PAPER_FILTER) -> dict:
         """The Explainers table for the given filters, of one source ("reference" or "user") and one
         correctness filter, as {"headers": [...], "data": [[...], ...]}."""
-        state, chosen = scope(source, correctness_filter)
+        source = self.first_source if source is None else source
+        state, chosen = self.scope(source, correctness_filter)
         filters = _filters(configs, regimes, base_models, search, sort_by, descending, show_baselines)
         shown = tables.explainer_table(state.frame_for(chosen), filters)
         return {"headers": [str(c) for c in shown.columns], "data": shown.astype(object).values.tolist()}
 
     # ------------------------------------------------------------------ Spanish
     # The Spanish tab reads the store *Results shown* names (one store at a time: a Spanish table never mixes two).
-    def spanish_state(source) -> tuple[LeaderboardState, str]:
+    def spanish_state(self, source) -> tuple[LeaderboardState, str]:
         """The store the Spanish tab reads and its label (the reference's or yours, as the selector says)."""
-        source = sources.chosen_source(source, reference_count(), reference_location)[0]
-        state = states[source]
+        source = sources.chosen_source(source, self.reference_count(), self.reference_location)[0]
+        state = self.states[source]
         state.ensure_read()
         return state, "the reference results" if source == sources.REFERENCE else "your results"
 
-    def spanish_view(scheme, index, model, source=first_source):
-        state, store_label = spanish_state(source)
+    def spanish_view(self, scheme, index, model, source=None):
+        state, store_label = self.spanish_state(self.first_source if source is None else source)
         records = spanish_tab.current_records(state.loaded.bias_records)  # one per unit (issue #21)
         index = index or "bpi"
         store = spanish_tab.store_line(store_label, state.loaded.source, len(records))
@@ -592,7 +582,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                     None, gr.update(choices=[], value=None), "", None,
                     plots.message_figure("No Spanish records yet."))
         table = spanish_tab.scheme_table(records, scheme, index)
-        heat_html = spanish_tab.scheme_table_html(table, scheme, index)
+        heat_html = contrast.readable_shading(spanish_tab.scheme_table_html(table, scheme, index))
         with_scheme = spanish_tab.records_with_scheme(records, scheme)
         models = [model_label(r) for r in with_scheme]
         if model not in models:  # another scheme: keep the same masked LM (its other top-K record) when it has one
@@ -604,12 +594,13 @@ def build_app(results_location: str | None = None, requests_location: str | None
         legend = "\n\n".join(t for t in (store, spanish_tab.ORDER_TEXT, spanish_tab.CATEGORY_TEXT,
                                            spanish_tab.legend_markdown(scheme), spanish_tab.published_note(scheme)) if t)
         comparison = spanish_tab.published_comparison(records, PUBLISHED_DIR, index, scheme)
-        return (heat_html, table_files(table, f"{state.name}-spanish-{scheme}-{index}"), gr.update(choices=models, value=model),
+        return (heat_html, table_files(table, f"{state.name}-spanish-{scheme}-{index}"),
+                gr.update(choices=models, value=model),
                 legend, comparison if not comparison.empty else None, radar)
 
-    def source_banner(source: str, fallback: str, filter_value: str | None) -> tuple[str, str]:
+    def source_banner(self, source: str, fallback: str, filter_value: str | None) -> tuple[str, str]:
         """(status line, filter note) of the shown source."""
-        state = states[source]
+        state = self.states[source]
         label = (sources.reference_label(state.explainer_records) if source == sources.REFERENCE
                  else sources.user_label(state.loaded.source, len(state.explainer_records)))
         status = status_markdown(state.loaded, state.frame_warnings, label)
@@ -617,22 +608,47 @@ def build_app(results_location: str | None = None, requests_location: str | None
             status = f"ℹ️ {fallback}\n\n{status}"
         return status, sources.filter_note(state.explainer_records, filter_value)
 
-    def open_page(scheme, source=first_source, filter_value=sources.PAPER_FILTER):
+    def view_from_url(self, request: gr.Request):
+        """A page load's first step: the tab, source, filter, model, view and sentence its URL names (unchanged
+        components where it names none); :func:`open_page` and the views then check them against the stores."""
+        view = view_from_query(dict(request.query_params) if request is not None else {})
+        keep = gr.update()
+        def chosen(key, choices=None):
+            value = view[key]
+            if value is None:
+                return keep
+            return gr.update(value=value) if choices is None else gr.update(choices=choices, value=value)
+        filter_choices = sources.filter_choices([])
+        if view["filter"] is not None and view["filter"] not in [v for _, v in filter_choices]:
+            filter_choices = [*filter_choices, (view["filter"], view["filter"])]  # open_page relabels them
+        source = view["source"] if view["source"] in {s for s, st in self.states.items() if st is not None} else None
+        return (
+            gr.Tabs(selected=view["tab"]) if view["tab"] else keep,
+            gr.update(value=source) if source else keep,
+            chosen("filter", filter_choices),
+            chosen("config"), chosen("base"), chosen("regime"), chosen("seed"), chosen("view"),
+            chosen("search"),
+            chosen("sentence", [(view["sentence"], view["sentence"])]) if view["sentence"] else keep,
+        )
+
+    def open_page(self, scheme, source=None, filter_value=sources.PAPER_FILTER):
         """A page load's first step: re-read both stores (only new files) and set the source, the filter and the
         status. The long table is left to :func:`across_models`, later in the chain, so the Ranking tab (the
         first view) does not wait for it."""
-        for each in states.values():
+        source = self.first_source if source is None else source
+        for each in self.states.values():
             if each is not None:
                 each.refresh()
-        source, fallback = sources.chosen_source(source, reference_count(), reference_location)
-        state, chosen = scope(source, filter_value)
+        source, fallback = sources.chosen_source(source, self.reference_count(), self.reference_location)
+        state, chosen = self.scope(source, filter_value)
         reference_choice = None
-        if reference_state is not None:
-            reference_choice = sources.reference_choice_label(reference_state.explainer_records,
-                                                              reference_state.loaded.source)
-        user_choice = sources.user_label(user_state.loaded.source, len(user_state.explainer_records))
-        status, filter_text = source_banner(source, fallback, chosen)
-        schemes = sorted({s for r in states[source].loaded.bias_records for s in r.get("schemes", {})})
+        if self.reference_state is not None:
+            reference_choice = sources.reference_choice_label(self.reference_state.explainer_records,
+                                                              self.reference_state.loaded.source)
+        user_choice = sources.user_label(self.user_state.loaded.source, len(self.user_state.explainer_records))
+        status, filter_text = self.source_banner(source, fallback, chosen)
+        line = provenance_line(state, source, chosen, fallback)
+        schemes = sorted({s for r in self.states[source].loaded.bias_records for s in r.get("schemes", {})})
         scheme = scheme if scheme in schemes else (schemes[0] if schemes else None)
         return (
             status,
@@ -640,19 +656,23 @@ def build_app(results_location: str | None = None, requests_location: str | None
             gr.update(choices=sources.filter_choices(state.explainer_records), value=chosen),
             filter_text,
             gr.update(choices=schemes, value=scheme),
+            line,
+            # the details open themselves when they hold what the reader must see: an empty store, skipped records
+            gr.update(open=True) if not state.loaded.documents or state.loaded.warnings else gr.update(),
         )
 
-    def across_models(configs, regimes, base_models, search, sort_by, descending, show_baselines,
-                      source=first_source, filter_value=sources.PAPER_FILTER):
+    def across_models(self, configs, regimes, base_models, search, sort_by, descending, show_baselines,
+                      source=None, filter_value=sources.PAPER_FILTER):
         """The All models tab: its filter choices, the table (building the long table if this store change has
         not yet) and its download files."""
-        state, chosen = scope(source, filter_value)
+        source = self.first_source if source is None else source
+        state, chosen = self.scope(source, filter_value)
         frame = state.frame_for(chosen)
         options = tables.choices(frame)
         keep = lambda chosen_values, allowed: [c for c in (chosen_values or []) if c in allowed]
         sort_choices = tables.sort_keys(tables.explainer_summary(frame)) or ["MA"]
         sort_by = sort_by if sort_by in sort_choices else sort_choices[0]
-        table, files = explainer_downloads(configs, regimes, base_models, search, sort_by, descending,
+        table, files = self.explainer_downloads(configs, regimes, base_models, search, sort_by, descending,
                                            show_baselines, source, chosen)
         return (
             gr.update(choices=options["configs"], value=keep(configs, options["configs"])),
@@ -663,74 +683,119 @@ def build_app(results_location: str | None = None, requests_location: str | None
             files,
         )
 
-    def refresh(configs, regimes, base_models, search, sort_by, descending, show_baselines, scheme, index, model,
-                source=first_source, filter_value=sources.PAPER_FILTER):
+    def refresh(self, configs, regimes, base_models, search, sort_by, descending, show_baselines, scheme, index, model,
+                source=None, filter_value=sources.PAPER_FILTER):
         """Everything a page shows, in one call (the ``/refresh`` API): the page itself loads it in steps
         (:func:`open_page`, the ranking, …, :func:`across_models`, the Spanish tab)."""
-        status, source_update, filter_update, filter_text, scheme_update = open_page(scheme, source, filter_value)
+        source = self.first_source if source is None else source
+        status, source_update, filter_update, filter_text, scheme_update, *_ = self.open_page(scheme, source,
+                                                                                              filter_value)
         source, chosen = source_update["value"], filter_update["value"]
-        *choices, view, _ = across_models(configs, regimes, base_models, search, sort_by, descending,
+        *choices, view, _ = self.across_models(configs, regimes, base_models, search, sort_by, descending,
                                           show_baselines, source, chosen)
-        spanish = spanish_view(scheme_update["value"], index, model, source)
+        spanish = self.spanish_view(scheme_update["value"], index, model, source)
         return (status, source_update, filter_update, filter_text, *choices, view, scheme_update, spanish[2],
                 spanish[0])
 
-    def dataset_view():
-        table, message = geco_statistics(geco_dir)
+    def dataset_view(self):
+        table, message = geco_statistics(self.geco_dir)
         return table, (f"⚠️ {message}" if message else "Statistics computed from the released GECO files (cached).")
 
-    def queue_view():
-        return submit_seam.queue_frame(requests_location, user_state.score_of)
+    def queue_view(self):
+        return submit_seam.queue_frame(self.requests_location, self.user_state.score_of)
 
-    def submit(track, name, version, authors, description, license_, contact, model_set, submitter, upload,
+    def submit(self, track, name, version, authors, description, license_, contact, model_set, submitter, upload,
                profile: gr.OAuthProfile | None = None):
         metadata = {"name": name, "version": version, "authors": authors, "description": description,
                     "license": license_, "contact": contact, "model_set": model_set}
         path = upload if isinstance(upload, str) or upload is None else getattr(upload, "name", None)
         # on a Space the signed-in Hugging Face account is the submitter; locally the name field
         user = profile.username if profile is not None else submitter
-        message = submit_seam.submit_form(requests_location, track, metadata, path, user)
-        return (message, *queue_view())
+        message = submit_seam.submit_form(self.requests_location, track, metadata, path, user)
+        return (message, *self.queue_view())
+
+
+
+def build_app(results_location: str | None = None, requests_location: str | None = None,
+              geco_dir: str | None = None, reference_location: str | None = None,
+              show_reference: bool = True) -> gr.Blocks:
+    """The Blocks UI. ``results_location``: your results, a folder or ``hf://datasets/…`` (default from the
+    environment); ``reference_location``: the reference results (default
+    :func:`sources.default_reference_location`: ``$GECOBENCH_REFERENCE_REPO``, ``$GECOBENCH_REFERENCE`` or the
+    committed ``reference/store``), hidden when ``show_reference`` is False; ``requests_location``: the
+    submissions' requests folder (default ``$GECOBENCH_REQUESTS`` or ``requests/``); ``geco_dir``: GECO files for
+    the Dataset tab (default: the loader's own default). The two stores are read separately and never pooled."""
+    views = SpaceViews(results_location, requests_location, geco_dir, reference_location, show_reference)
+    # the names the layout below wires (methods of the views, bound to this page's state)
+    reference_state, first_source, on_space, hub_org = (views.reference_state, views.first_source,
+                                                        views.on_space, views.hub_org)
+    ranking_choices = views.ranking_choices
+    ranking_view = views.ranking_view
+    ranking_api = views.ranking_api
+    gender_gaps_api = views.gender_gaps_api
+    plots_view = views.plots_view
+    drill_sentences = views.drill_sentences
+    drill_view = views.drill_view
+    explainer_downloads = views.explainer_downloads
+    explainer_table_api = views.explainer_table_api
+    spanish_view = views.spanish_view
+    view_from_url = views.view_from_url
+    open_page = views.open_page
+    across_models = views.across_models
+    refresh = views.refresh
+    dataset_view = views.dataset_view
+    queue_view = views.queue_view
+    submit = views.submit
 
     with gr.Blocks(title="GECOBench leaderboard") as demo:
-        gr.Markdown("# GECOBench leaderboard\nAre explanations of language models correct — and does gender bias "
-                    "distort them? Pick a model on the **Ranking** tab; every number has its 95% interval.")
-        with gr.Row():
-            status = gr.Markdown("Loading results…", elem_id="status")
-            refresh_button = gr.Button("Refresh results", scale=0, elem_id="refresh")
-        with gr.Row():
-            # every GECO view (ranking, pivot, plots, drill-down, All models, downloads) reads the chosen source
-            # and filter only: two stores, or two filters, are never ranked together
-            initial_sources = [("Reference results", sources.REFERENCE)] if reference_state is not None else []
-            source_radio = gr.Radio([*initial_sources, ("Your results", sources.USER)], value=first_source,
-                                    label="Results shown", elem_id="source",
-                                    info="The reference results are the package's own evaluation, read-only; "
-                                         "yours are the store the Space was started on")
-            filter_radio = gr.Radio(sources.filter_choices([]), value=sources.PAPER_FILTER, label="Sentences scored",
-                                    elem_id="correctness-filter",
-                                    info="The paper scores only sentences whose gender variants the model all "
-                                         "classifies correctly; unfiltered records are shown on their own")
-        filter_text = gr.Markdown(elem_id="filter-note")
-        with gr.Tabs():
-            with gr.Tab("Ranking", id="ranking"):
-                with gr.Row():
+        # The first screen answers "which explainer is best?": one title line, one provenance line, and every
+        # detail (where the results come from, the two selectors, the filter's meaning) in an accordion, so that
+        # the ranking's first ten rows show at 1024×768.
+        with gr.Row(elem_id="masthead", equal_height=True):
+            gr.HTML("<h1 id='page-title'>GECOBench leaderboard</h1>", elem_id="page-title-block", container=False,
+                    padding=False)
+            provenance = gr.Markdown("Loading results…", elem_id="provenance", container=False)
+        with gr.Accordion("Results shown, sentences scored, where they come from", open=False,
+                          elem_id="details") as details:
+            gr.Markdown("Are explanations of language models correct — and does gender bias distort them? Pick a "
+                        "model on the **Ranking** tab; every number has its 95% interval.")
+            with gr.Row():
+                status = gr.Markdown("Loading results…", elem_id="status")
+                refresh_button = gr.Button("Refresh results", scale=0, elem_id="refresh")
+            with gr.Row():
+                # every GECO view (ranking, pivot, plots, drill-down, All models, downloads) reads the chosen source
+                # and filter only: two stores, or two filters, are never ranked together
+                initial_sources = [("Reference results", sources.REFERENCE)] if reference_state is not None else []
+                source_radio = gr.Radio([*initial_sources, ("Your results", sources.USER)], value=first_source,
+                                        label="Results shown", elem_id="source",
+                                        info="The reference results are the package's own evaluation, read-only; "
+                                             "yours are the store the Space was started on")
+                filter_radio = gr.Radio(sources.filter_choices([]), value=sources.PAPER_FILTER,
+                                        label="Sentences scored", elem_id="correctness-filter",
+                                        info="The paper scores only sentences whose gender variants the model all "
+                                             "classifies correctly; unfiltered records are shown on their own")
+            filter_text = gr.Markdown(elem_id="filter-note")
+        with gr.Tabs(elem_id="tabs") as tabs:
+            with gr.Tab("Ranking", id="ranking", elem_id="tab-ranking"):
+                with gr.Row(elem_id="rank-controls"):
                     cell_config = gr.Dropdown([], label="GECO config", elem_id="rank-config", allow_custom_value=True)
                     cell_base = gr.Dropdown([], label="Base model", elem_id="rank-base", allow_custom_value=True)
                     cell_regime = gr.Dropdown([], label="Model regime", elem_id="rank-regime", allow_custom_value=True)
                     cell_seed = gr.Dropdown([], label="Model seed", elem_id="rank-seed", allow_custom_value=True)
-                view_choice = gr.Radio([RANKING_VIEW, GAPS_VIEW, PIVOT_VIEW], value=RANKING_VIEW, label="View",
-                                       elem_id="rank-view")
+                    view_choice = gr.Dropdown([RANKING_VIEW, GAPS_VIEW, PIVOT_VIEW], value=RANKING_VIEW, label="View",
+                                              elem_id="rank-view")
                 ranking_table = gr.Dataframe(interactive=False, wrap=False, pinned_columns=2, max_height=620,
                                              show_search="filter",
                                              label="Explainers ranked by MA for the chosen model",
-                                             elem_id="ranking-table", buttons=["fullscreen", "copy"])
+                                             elem_id="ranking-table", elem_classes=["pin-names"],
+                                             buttons=["fullscreen", "copy"])
                 ranking_notes = gr.Markdown(elem_id="ranking-notes")
                 ranking_files = gr.File(label="Download this table (CSV, JSON)", file_count="multiple",
                                         interactive=False, elem_id="ranking-downloads")
                 rank_radar = gr.Plot(label="Co-12 properties", elem_id="rank-radar")
                 with gr.Accordion("Glossary: what each column means", open=False):
                     gr.Markdown(glossary_markdown())
-            with gr.Tab("Plots", id="plots"):
+            with gr.Tab("Plots", id="plots", elem_id="tab-plots"):
                 gr.Markdown("The plots follow the **Ranking** tab's choice (config, base model, regime, seed); the "
                             "dashed line is the chance level (Uniform Random's MA). Hover for values; the camera "
                             "icon saves a PNG; the files below hold each figure as a page that saves SVG.")
@@ -738,7 +803,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                 group_plot = gr.Plot(label="MA per gender group", elem_id="group-plot")
                 plot_files = gr.File(label="Both figures as HTML pages whose camera button saves SVG",
                                      file_count="multiple", interactive=False, elem_id="plot-downloads")
-            with gr.Tab("Sentence drill-down", id="drilldown"):
+            with gr.Tab("Sentence drill-down", id="drilldown", elem_id="tab-drilldown"):
                 gr.Markdown("One GECO test sentence for the **Ranking** tab's model: its ground-truth words "
                             "highlighted, and every explainer's word attributions as a heat map with the "
                             "sentence's MA.")
@@ -748,7 +813,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                     drill_sentence = gr.Dropdown([], label="Sentence", elem_id="drill-sentence", scale=3)
                 drill_message = gr.Markdown(elem_id="drill-message")
                 drill_heat = gr.HTML(elem_id="drill-heat")
-            with gr.Tab("All models", id="explainers"):
+            with gr.Tab("All models", id="explainers", elem_id="tab-explainers"):
                 gr.Markdown(tables.ACROSS_MODELS_TEXT)
                 with gr.Row():
                     configs = gr.Dropdown([], multiselect=True, label="GECO config (empty = all)",
@@ -770,10 +835,10 @@ def build_app(results_location: str | None = None, requests_location: str | None
                             "paired interval over source sentences · log RMA = median ln(MA / MA zero-shot).")
                 explainer_files = gr.File(label="Download this table (CSV, JSON)", file_count="multiple",
                                           interactive=False, elem_id="explainer-downloads")
-            with gr.Tab("Dataset", id="dataset") as dataset_tab:
+            with gr.Tab("Dataset", id="dataset", elem_id="tab-dataset") as dataset_tab:
                 dataset_message = gr.Markdown("Open this tab to compute the GECO statistics (once; then cached).")
                 dataset_table = gr.Dataframe(interactive=False, label="GECO configs", elem_id="dataset-table")
-            with gr.Tab("Spanish model bias", id="spanish"):
+            with gr.Tab("Spanish model bias", id="spanish", elem_id="tab-spanish"):
                 with gr.Row():
                     scheme = gr.Dropdown([], label="Lexicon scheme", elem_id="scheme", allow_custom_value=True)
                     index = gr.Radio(INDICES, value="bpi", label="Index")
@@ -788,7 +853,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                             "published male − female values (top-10 supersenses) and the same index recomputed here "
                             "from their recorded predictions.")
                 published = gr.Dataframe(interactive=False, max_height=400, elem_id="bias-published")
-            with gr.Tab("Submit", id="submit") as submit_tab:
+            with gr.Tab("Submit", id="submit", elem_id="tab-submit") as submit_tab:
                 gr.Markdown(SUBMIT_GUIDE.format(limits=sandbox_limits_text()))
                 if SUBMIT_TEMPLATE.is_file():
                     gr.DownloadButton("Download the explainer template (.py)", value=str(SUBMIT_TEMPLATE),
@@ -817,8 +882,9 @@ def build_app(results_location: str | None = None, requests_location: str | None
                                            column_widths=["110px", "140px", "150px", "70px", "90px", "160px", "160px",
                                                           "260px", "360px", "200px"])
                 queue_refresh = gr.Button("Refresh queue")
-            with gr.Tab("About", id="about"):
-                gr.Markdown(ABOUT)
+            with gr.Tab("About", id="about", elem_id="tab-about"):
+                gr.Markdown(about_markdown(hub_org, glossary_markdown(), gecobench.__version__, SCHEMA_VERSION,
+                                           gr.__version__), elem_id="about")
 
         cell_inputs = [cell_config, cell_base, cell_regime, cell_seed]
         scope_inputs = [source_radio, filter_radio]  # last in every list: API callers may leave them out
@@ -830,22 +896,33 @@ def build_app(results_location: str | None = None, requests_location: str | None
         spanish_outputs = [heat, spanish_files, model, spanish_legend, published, bias_radar]
 
         page_inputs = [scheme, *scope_inputs]
-        page_outputs = [status, source_radio, filter_radio, filter_text, scheme]
+        page_outputs = [status, source_radio, filter_radio, filter_text, scheme, provenance, details]
         across_outputs = [configs, regimes, base_models, sort_by, table, explainer_files]
+
+        # the view in the URL: the components in page_assets.URL_KEYS order (the open tab is read from the page)
+        url_inputs = [source_radio, filter_radio, *cell_inputs, view_choice, drill_search, drill_sentence]
+        url_outputs = [tabs, *url_inputs]
+
+        def remember_view(event):
+            """Write the view into the query string once ``event`` is done (a client-side step, no server call)."""
+            return event.then(None, url_inputs, None, js=URL_JS, api_visibility="private")
 
         def after_load(event):
             """The ranking first (the first view), then plots, drill-down, the All models tab and the Spanish tab."""
-            (event.then(ranking_choices, [*cell_inputs, *scope_inputs], cell_inputs, api_visibility="private")
+            (remember_view(event.then(ranking_choices, [*cell_inputs, *scope_inputs], cell_inputs, api_visibility="private")
              .then(ranking_view, [*cell_inputs, view_choice, *scope_inputs], ranking_outputs, api_visibility="private")
              .then(plots_view, [*cell_inputs, *scope_inputs], [regime_plot, group_plot, plot_files],
                    api_visibility="private")
-             .then(drill_sentences, [*cell_inputs, drill_search, *scope_inputs], [drill_sentence, drill_message],
+             .then(drill_sentences, [*cell_inputs, drill_search, *scope_inputs, drill_sentence],
+                   [drill_sentence, drill_message],
                    api_visibility="private")
-             .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private")
+             .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private"))
              .then(across_models, [*filter_inputs, *scope_inputs], across_outputs, api_visibility="private")
              .then(spanish_view, [scheme, index, model, source_radio], spanish_outputs, api_visibility="private"))
 
-        after_load(demo.load(open_page, page_inputs, page_outputs, api_visibility="private"))
+        # a page load first restores the view its URL names (tab, source, filter, model, view, sentence)
+        after_load(demo.load(view_from_url, None, url_outputs, api_visibility="private")
+                   .then(open_page, page_inputs, page_outputs, api_visibility="private"))
         after_load(refresh_button.click(open_page, page_inputs, page_outputs, api_visibility="private"))
         # a new source or filter re-reads (cheaply: only new files) and redraws every GECO view
         for component in scope_inputs:
@@ -858,23 +935,26 @@ def build_app(results_location: str | None = None, requests_location: str | None
 
         # .input, not .change: refresh() also sets these components, and must not trigger a cascade of redraws
         for component in cell_inputs:
-            (component.input(ranking_choices, [*cell_inputs, *scope_inputs], cell_inputs, api_visibility="private",
+            remember_view(component.input(ranking_choices, [*cell_inputs, *scope_inputs], cell_inputs, api_visibility="private",
                              trigger_mode="always_last")
              .then(ranking_view, [*cell_inputs, view_choice, *scope_inputs], ranking_outputs, api_visibility="private")
              .then(plots_view, [*cell_inputs, *scope_inputs], [regime_plot, group_plot, plot_files],
                    api_visibility="private")
-             .then(drill_sentences, [*cell_inputs, drill_search, *scope_inputs], [drill_sentence, drill_message],
+             .then(drill_sentences, [*cell_inputs, drill_search, *scope_inputs, drill_sentence],
+                   [drill_sentence, drill_message],
                    api_visibility="private")
              .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private"))
-        view_choice.input(ranking_view, [*cell_inputs, view_choice, *scope_inputs], ranking_outputs,
-                          api_visibility="private")
+        remember_view(view_choice.input(ranking_view, [*cell_inputs, view_choice, *scope_inputs], ranking_outputs,
+                                        api_visibility="private"))
         gr.api(ranking_api, api_name="ranking")
         gr.api(gender_gaps_api, api_name="gender_gaps")
-        (drill_search.submit(drill_sentences, [*cell_inputs, drill_search, *scope_inputs],
+        (drill_search.submit(drill_sentences, [*cell_inputs, drill_search, *scope_inputs, drill_sentence],
                              [drill_sentence, drill_message], api_visibility="private")
-         .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private"))
-        drill_sentence.input(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat,
-                             api_visibility="private")
+         .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private")
+         .then(None, url_inputs, None, js=URL_JS, api_visibility="private"))
+        remember_view(drill_sentence.input(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat,
+                                           api_visibility="private"))
+        tabs.select(None, url_inputs, None, js=URL_JS, api_visibility="private")
 
         for component in (configs, regimes, base_models, sort_by, descending, show_baselines, search):
             component.input(explainer_downloads, [*filter_inputs, *scope_inputs], [table, explainer_files],
@@ -931,7 +1011,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
         parser.exit(2, f"error: cannot listen on {args.host or '127.0.0.1'}:{args.port}: {busy}. Is another Space "
                        "running there? Choose another port with --port N (or GRADIO_SERVER_PORT).\n")
     build_app(args.results, args.requests, reference_location=args.reference,
-              show_reference=not args.no_reference).launch(server_name=args.host, server_port=args.port)
+              show_reference=not args.no_reference).launch(server_name=args.host, server_port=args.port,
+                                                           **launch_options())
 
 
 def port_in_use(host: str, port: int) -> str | None:

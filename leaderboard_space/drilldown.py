@@ -22,11 +22,12 @@ from gecobench.evaluation.sentence_scores import (
     read_sentence_scores,
     side_file_path,
 )
+from gecobench.gender import GENDER_GROUPS
 from gecobench.store import hub_repo_of
 from leaderboard_space.colours import blend, css, text_colour
 from leaderboard_space.ranking import _label
 
-LABEL_NAMES = ("female", "male", "non-binary")
+LABEL_NAMES = GENDER_GROUPS  # one definition of the gender groups (gecobench.gender)
 MAX_OPTIONS = 1000  # one page of the sentence list (the reference has 640 variants per model; sentence_page pages)
 
 
@@ -141,7 +142,7 @@ def sentence_options(documents: Sequence[Mapping[str, Any]], search: str = "", p
     return sentence_page(documents, search, page).options
 
 
-def _shares(attributions: Sequence[Any]) -> list[float | None]:
+def attribution_shares(attributions: Sequence[Any]) -> list[float | None]:
     """Each word's share of the sentence's absolute attribution mass (Σ = 1 over the defined words); None for an
     undefined score, all None when the sentence has no mass (nothing to share out)."""
     magnitudes = [abs(float(a)) if isinstance(a, (int, float)) and np.isfinite(a) else None for a in attributions]
@@ -170,7 +171,7 @@ def sentence_rows(records: Sequence[Mapping[str, Any]], side: SideFiles, key: st
             ma = found.get("mass_accuracy")
             rows.append({"explainer": name, "variant": _group(found["label"]), "chosen": str(found["label"]) == label,
                          "words": found["words"], "ground_truth": found["ground_truth"],
-                         "attributions": found["attributions"], "shares": _shares(found["attributions"]),
+                         "attributions": found["attributions"], "shares": attribution_shares(found["attributions"]),
                          "mass_accuracy": ma if isinstance(ma, (int, float)) else None})
     chosen_ma = {r["explainer"]: r["mass_accuracy"] for r in rows if r["chosen"]}
     rows = [r for r in rows if r["explainer"] in chosen_ma]  # explainers that scored the chosen variant

@@ -42,10 +42,11 @@ def running_space(results: str, requests: str | None = None, reference: str | No
     """Launch the Space in this process on a free port; yield its URL; close it afterwards. ``reference`` and
     ``show_reference`` as in :func:`leaderboard_space.app.build_app` (tests of one store hide the reference)."""
     from leaderboard_space.app import build_app
+    from leaderboard_space.page_assets import launch_options
 
     demo = build_app(results, requests, reference_location=reference, show_reference=show_reference)
     port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:

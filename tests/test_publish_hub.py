@@ -71,6 +71,10 @@ def test_dry_run_writes_every_space_model_and_store_folder(tmp_path: Path, capsy
                                         "GECOBENCH_REQUESTS_REPO": "test-org/gecobench-requests"}
     assert "test-org/gecobench-results" in meta["datasets"]
     assert f"{PACKAGE_NAME} @ {GIT_SOURCE}" in (out / space["folder"] / "requirements.txt").read_text().splitlines()
+    # only what the Space runs: its app and modules, not the test-only figures nor the maintainer helpers
+    published = {p.name for p in (out / space["folder"]).glob("*.py")}
+    assert {"app.py", "texts.py", "glossary.py"} <= published
+    assert not published & {"figures.py", "screenshot.py", "sample_records.py"}, published
     model = manifest["test-org/gecobench-CE-binary_all-seed0"]
     assert model["repo_type"] == "model"
     assert {p.name for p in (out / model["folder"]).iterdir()} == {"gecobench_model.json", "README.md", "model.safetensors"}

@@ -72,6 +72,13 @@ def _open_tab(page, name: str) -> None:
     wait_until_idle(page)
 
 
+def _open_details(page) -> None:
+    """Open the header's accordion (results shown, sentences scored, details) unless it is open."""
+    if not page.locator("#source").is_visible():
+        page.locator("#details").get_by_text("Results shown, sentences scored").first.click()
+        page.locator("#source").wait_for(state="visible", timeout=10_000)
+
+
 def _choose(page, elem_id: str, option: str) -> None:
     """Pick ``option`` in the Gradio dropdown ``#elem_id``."""
     page.locator(f"#{elem_id} input").click()
@@ -138,8 +145,9 @@ def test_every_tab_on_real_records(real_store, tmp_path):
         page.screenshot(path=str(ARTIFACTS / "space-ranking.png"), full_page=True)
 
         # sortable headers: the MA column's menu sorts ascending (worst first)
-        page.locator("#ranking-table th[title='MA']").click()
-        page.locator("#ranking-table th[title='MA'] button").last.click()
+        # (a header's title is its definition: the header is found by the name the page script recorded)
+        page.locator("#ranking-table th[data-defined='MA']").click()
+        page.locator("#ranking-table th[data-defined='MA'] button").last.click()
         page.get_by_text("Sort ascending").first.click()
         page.wait_for_timeout(500)
         ascending = [float(row[2]) for row in _table_rows(page, "ranking-table")]
@@ -172,6 +180,14 @@ def test_every_tab_on_real_records(real_store, tmp_path):
         last_header.scroll_into_view_if_needed()
         box, frame = last_header.bounding_box(), page.locator("#bias-heat .spanish-scroll").bounding_box()
         assert box is not None and box["x"] >= frame["x"] - 1 and box["x"] + box["width"] <= frame["x"] + frame["width"] + 1
+        # the model column stays in view when the table is scrolled fully sideways
+        page.evaluate("() => { const e = document.querySelector('#bias-heat .spanish-scroll'); e.scrollLeft = e.scrollWidth; }")
+        page.wait_for_function("() => document.querySelector('#bias-heat .spanish-scroll').scrollLeft > 0")
+        frame = page.locator("#bias-heat .spanish-scroll").bounding_box()
+        model_cells = page.eval_on_selector_all("#bias-heat tbody tr > th:first-child", "cells => cells.map(c => {"
+                                                " const b = c.getBoundingClientRect(); return [b.left, b.right]; })")
+        assert model_cells and all(left >= frame["x"] - 1 and right <= frame["x"] + frame["width"] + 1
+                                   for left, right in model_cells), (model_cells, frame)
         cells = page.locator("#bias-heat tbody tr").first.locator("td")
         # every number of a cell (the value and its template-bootstrap interval, "13.66 [5.28, 29.60]") has two decimals
         decimals = [d for t in cells.all_inner_texts() if t != "–" for d in re.findall(r"\d+\.(\d+)", t)]
@@ -248,10 +264,11 @@ def test_the_page_opens_on_the_reference_and_the_source_radio_switches_every_vie
     space = running_space(str(user.root), str(tmp_path / "requests"), reference=str(reference.root))
     with space as url, chromium_page() as page:
         page.goto(url, timeout=60_000)
-        page.wait_for_function("() => document.querySelector('#status')?.innerText.includes('Reference results')"
+        page.wait_for_function("() => document.querySelector('#provenance')?.innerText.includes('Reference results')"
                                " && document.querySelectorAll('#ranking-table [role=gridcell]').length > 0",
                                timeout=90_000)
         wait_until_idle(page)
+        _open_details(page)  # the status, the selectors and the filter note sit in the header's accordion
         assert "base model mini-reference-base" in page.locator("#status").inner_text()
         names = [row[1] for row in _table_rows(page, "ranking-table")]
         # the filtered records only: 0.61, 0.55 (not 0.51, 0.45); a reference without the paper's shared subset
@@ -262,6 +279,7 @@ def test_the_page_opens_on_the_reference_and_the_source_radio_switches_every_vie
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "space-reference.png"), full_page=True)
 
+        _open_details(page)  # the selectors sit in the header's accordion
         page.locator("#source label").filter(has_text="Your results").click()
         page.wait_for_function("() => document.querySelector('#status')?.innerText.includes('Your results')",
                                timeout=60_000)

@@ -97,7 +97,8 @@ def test_switching_the_source_shows_only_that_store_s_rows(app, stores):
     opened = app["ranking_api"]("binary_all", REFERENCE_BASE, "CE", "0")
     assert sorted(explainers_of(opened)) == ["lime", "saliency"]
     records = [row[opened["headers"].index("Record")] for row in opened["data"]]
-    assert all(path.startswith(str(stores["reference"])) for path in records)
+    # each row's record is a file of the reference store (named relative to it: no host path on the page)
+    assert all((stores["reference"] / path).is_file() and not (stores["user"] / path).exists() for path in records)
 
     status, source, correctness, *_ = app["refresh"](*REFRESH_DEFAULTS, sources.USER, sources.PAPER_FILTER)
     assert source["value"] == sources.USER and "Your results" in status and REFERENCE_BASE not in status
@@ -141,9 +142,12 @@ def test_filters_are_never_mixed_in_one_ranking(app):
 def test_every_ranking_row_and_the_drill_down_link_model_card_dataset_card_and_record(app, stores):
     answer = app["ranking_api"]("binary_all", REFERENCE_BASE, "CE", "0")
     row = dict(zip(answer["headers"], answer["data"][0]))
-    assert row["Model card"] == str(stores["checkpoints"] / "binary_all" / "CE" / "seed0" / "README.md")
-    assert row["Dataset card"] == str(sources.GECO_CARD) and Path(row["Dataset card"]).is_file()
-    assert Path(row["Record"]).is_file()
+    # the cards and the record by their place in their checkpoint root, the package and the store: the page never
+    # shows a path of the machine that serves it
+    assert row["Model card"] == "binary_all/CE/seed0/README.md"
+    assert (stores["checkpoints"] / row["Model card"]).is_file()
+    assert row["Dataset card"] == "geco_dataset/cards/geco_README.md" and (REPO_ROOT / row["Dataset card"]).is_file()
+    assert row["Record"].startswith("explainer_score/") and not Path(row["Record"]).is_absolute()
     mine = app["ranking_api"]("binary_all", USER_BASE, "CE", "0", sources.USER, sources.NOT_RECORDED)
     assert dict(zip(mine["headers"], mine["data"][0]))["Model card"] == ""  # no checkpoint found: no dead link
     heat = app["drill_view"]("binary_all", REFERENCE_BASE, "CE", "0", None, sources.REFERENCE, sources.PAPER_FILTER)

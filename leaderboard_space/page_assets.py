@@ -1,0 +1,131 @@
+"""What the Space's page carries besides its components: the style sheet and a small script.
+
+Gradio 6 takes ``css`` and ``head`` at ``launch()``, not in ``gr.Blocks``: :func:`launch_options` gives both, and
+every launcher (``app.main``, ``screenshot.running_space``) passes them.
+
+* **Pinned name columns.** Gradio's Dataframe (6.x) draws a virtual table (``.virtual-table-viewport`` scrolls,
+  header and body are separate ``<table>``\\ s in it) and its ``pinned_columns`` does not keep cells in view when
+  the viewport scrolls sideways. Tables with the class ``pin-names`` get ``position: sticky`` on their first two
+  cells of every row; the second cell's ``left`` is the first cell's width, measured by the script (column widths
+  follow the data). The drill-down's explainer column and the Spanish table's model column are pinned the same way.
+* **Definitions on the headers.** The script sets each header cell's ``title`` to its definition from
+  :mod:`leaderboard_space.glossary` (a header without one keeps its name as title).
+* **The view in the URL.** :data:`URL_JS` is the client function the app's events run to write the view into the
+  query string (``history.replaceState``); the page load reads it back (``app.view_from_url``).
+"""
+
+from __future__ import annotations
+
+import json
+
+from leaderboard_space.glossary import all_definitions
+
+#: the query-string keys of a view, in the order of the components the app passes to :data:`URL_JS`
+URL_KEYS: tuple[str, ...] = ("source", "filter", "config", "base", "regime", "seed", "view", "search", "sentence")
+
+CSS = """
+#masthead {gap: 0.75rem; align-items: baseline; flex-wrap: nowrap}
+#masthead > * {min-width: 0 !important}
+#page-title-block {flex: 0 0 auto !important; width: auto !important}
+#page-title {font-size: 1.35rem; font-weight: 700; margin: 0; white-space: nowrap}
+#provenance {flex: 1 1 auto !important}
+#provenance p {margin: 0; font-size: 0.85rem; line-height: 1.3}
+#details {padding-top: 0.25rem; padding-bottom: 0.25rem}
+#rank-controls {gap: 0.5rem}
+#rank-controls > * {min-width: 120px !important}
+#ranking-table .header-row {min-height: 0}
+
+/* name columns that stay in view (see the module docstring): header cells are <th> of the header table, body
+   cells <div role=gridcell> of absolutely placed <div role=row> rows */
+.pin-names thead tr > th:nth-child(-n+2), .pin-names .virtual-row > [role=gridcell]:nth-child(-n+2) {
+  position: sticky !important; z-index: 3; background: var(--table-even-background-fill, var(--background-fill-primary));
+}
+.pin-names .virtual-row.row-odd > [role=gridcell]:nth-child(-n+2) {
+  background: var(--table-odd-background-fill, var(--background-fill-primary));
+}
+.pin-names thead tr > th:nth-child(-n+2) {z-index: 4}
+.pin-names thead tr > th:nth-child(1), .pin-names .virtual-row > [role=gridcell]:nth-child(1) {left: 0}
+.pin-names thead tr > th:nth-child(2), .pin-names .virtual-row > [role=gridcell]:nth-child(2) {
+  left: var(--pin-left-2, 0px); box-shadow: 2px 0 0 var(--border-color-primary);
+}
+#drill-heat .drill th.explainer, #drill-heat .drill td.ma {
+  position: sticky; z-index: 2; background: var(--background-fill-primary);
+}
+#drill-heat .drill th.explainer {left: 0}
+#drill-heat .drill td.ma, #drill-heat .drill thead th:last-child {position: sticky; right: 0; z-index: 2;
+  background: var(--background-fill-primary)}
+#bias-heat .gecobench-heat tr > th:first-child {position: sticky; left: 0; z-index: 2;
+  background: var(--background-fill-primary)}
+
+/* shaded cells carry their own readable text colour (leaderboard_space.contrast); the ground-truth words of
+   the drill-down's header are dark on their pale yellow in dark mode too */
+#drill-heat .drill th.gt {color: #1a1a1a !important}
+"""
+
+_SCRIPT = """
+<script>
+(() => {
+  const DEFINITIONS = __DEFINITIONS__;
+  function headerText(cell) {
+    const span = cell.querySelector('.header') || cell;
+    return (span.innerText || span.textContent || '').replace(/[\\u2191\\u2193\\u22ee]/g, '').trim();
+  }
+  function defineHeaders(root) {
+    root.querySelectorAll('th').forEach(cell => {
+      const text = headerText(cell);
+      const definition = DEFINITIONS[text];
+      if (definition && cell.dataset.defined !== text) {
+        cell.title = text + ' — ' + definition;
+        cell.dataset.defined = text;
+        cell.dataset.definition = definition;
+      }
+    });
+  }
+  function pinOffsets(root) {
+    root.querySelectorAll('.pin-names').forEach(block => {
+      const first = block.querySelector('thead tr > th:nth-child(1)') || block.querySelector('.virtual-row > [role=gridcell]');
+      if (!first) return;
+      const width = first.getBoundingClientRect().width + 'px';
+      if (block.style.getPropertyValue('--pin-left-2') !== width) block.style.setProperty('--pin-left-2', width);
+    });
+  }
+  let pending = false;
+  function update() {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => { pending = false; defineHeaders(document); pinOffsets(document); });
+  }
+  new MutationObserver(update).observe(document.documentElement, {childList: true, subtree: true, characterData: true});
+  window.addEventListener('resize', update);
+})();
+</script>
+"""
+
+#: The client half of "the view in the URL": given the view's values (in :data:`URL_KEYS` order), the open tab
+#: from the page, write them to the query string without a reload. Returns nothing (a js-only event).
+URL_JS = """
+(...values) => {
+  const keys = __KEYS__;
+  const params = new URLSearchParams();
+  const tab = document.querySelector('#tabs button[role=tab][aria-selected=true]');
+  const tabId = tab && tab.id ? tab.id.replace(/^tab-/, '').replace(/-button$/, '') : '';
+  if (tabId) params.set('tab', tabId);
+  keys.forEach((key, i) => {
+    const value = values[i];
+    if (value !== null && value !== undefined && value !== '' && !(Array.isArray(value))) params.set(key, value);
+  });
+  const query = params.toString();
+  history.replaceState(history.state, '', query ? ('?' + query) : window.location.pathname);
+  return [];
+}
+""".replace("__KEYS__", json.dumps(list(URL_KEYS)))
+
+
+def head_html() -> str:
+    """The ``<head>`` addition: the tooltip and pinned-column script, with the glossary's definitions."""
+    return _SCRIPT.replace("__DEFINITIONS__", json.dumps(all_definitions(), ensure_ascii=False))
+
+
+def launch_options() -> dict[str, str]:
+    """The keyword arguments every ``demo.launch`` of the Space passes: the style sheet and the head script."""
+    return {"css": CSS, "head": head_html()}

@@ -1,0 +1,202 @@
+"""The Space's first screen in headless Chromium at 1024×768 on the committed reference results: the ranking's top
+ten rows in the first viewport, name columns that stay in view when a table is scrolled sideways, a URL that
+restores its view in a new page, a definition on every header, readable shaded cells in dark mode.
+
+Every wait is for the state asserted (a condition in the page), never a fixed sleep."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from leaderboard_space.screenshot import CHROMIUM
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                       reason=f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)"),
+    pytest.mark.skipif(not (REPO_ROOT / "reference" / "store" / "explainer_score").is_dir(),
+                       reason="the committed reference store is missing"),
+]
+WIDTH, HEIGHT = 1024, 768
+#: the ranking has drawn: its notes have arrived and its body has rows
+RANKING_DRAWN = ("() => document.querySelector('#ranking-notes')?.innerText.includes('Downloads')"
+                 " && document.querySelectorAll('#ranking-table .virtual-row').length > 0")
+URL_WRITTEN = "() => new URLSearchParams(location.search).has('regime')"
+#: the drill-down has drawn (a page opened on its tab: the hidden Ranking tab is not drawn)
+DRILL_DRAWN = "() => document.querySelector('#drill-heat table .explainer')"
+
+
+@pytest.fixture(scope="module")
+def space(tmp_path_factory):
+    from leaderboard_space.screenshot import running_space
+
+    root = tmp_path_factory.mktemp("page")
+    with running_space(str(root / "results"), str(root / "requests"),
+                       reference=str(REPO_ROOT / "reference" / "store")) as url:
+        yield url
+
+
+@pytest.fixture
+def page(space):
+    from leaderboard_space.screenshot import chromium_page
+
+    with chromium_page(WIDTH, HEIGHT) as page:
+        yield page
+
+
+def _open(page, url: str, drawn: str = RANKING_DRAWN) -> None:
+    page.goto(url, timeout=60_000)
+    page.wait_for_function(drawn, timeout=120_000)
+    page.wait_for_function(URL_WRITTEN, timeout=60_000)  # the last step of the first view's chain
+
+
+def _ranking_rows(page) -> list[dict]:
+    """Each body row's text and the box of its name cell (the second) and its Rank cell, in page coordinates."""
+    return page.eval_on_selector_all(
+        "#ranking-table .virtual-row",
+        "rows => rows.map(r => { const cells = r.querySelectorAll('[role=gridcell]');"
+        " const box = c => { const b = c.getBoundingClientRect(); return {left: b.left, right: b.right, top: b.top,"
+        " bottom: b.bottom}; };"
+        " return {rank: cells[0].innerText.trim(), name: cells[1].innerText.trim(), rankBox: box(cells[0]),"
+        " nameBox: box(cells[1])}; })")
+
+
+def test_the_top_ten_ranking_rows_are_in_the_first_viewport(space, page):
+    _open(page, space)
+    assert page.evaluate("() => window.scrollY") == 0
+    rows = sorted(_ranking_rows(page), key=lambda r: r["rankBox"]["top"])
+    assert len(rows) >= 10
+    assert [r["rank"] for r in rows[:10]] == [str(i) for i in range(1, 11)]
+    for row in rows[:10]:
+        assert 0 <= row["nameBox"]["top"] and row["nameBox"]["bottom"] <= HEIGHT, row
+    # the default model has a value in every column: no column of the ranking is "–" in every row
+    notes = page.locator("#ranking-notes").inner_text()
+    assert "is empty for this model" not in notes
+    regime = page.locator("#rank-regime input").input_value()
+    assert regime not in ("OLA", "ZS"), regime
+
+
+def test_a_model_with_an_empty_column_says_why(space, page):
+    _open(page, space + "?regime=OLA")
+    page.wait_for_function("() => document.querySelector('#ranking-notes')?.innerText.includes('is empty')",
+                           timeout=60_000)
+    notes = page.locator("#ranking-notes").inner_text()
+    assert "log RMA is empty for this model" in notes and "from scratch" in notes
+
+
+def _scroll_fully_right(page, viewport: str) -> None:
+    page.evaluate("v => { const e = document.querySelector(v); e.scrollLeft = e.scrollWidth; }", viewport)
+    page.wait_for_function(
+        "v => { const e = document.querySelector(v); return e.scrollLeft > 0"
+        " && e.scrollLeft + e.clientWidth >= e.scrollWidth - 1; }", arg=viewport, timeout=10_000)
+
+
+def test_the_name_cells_stay_in_view_after_scrolling_the_ranking_fully_sideways(space, page):
+    _open(page, space)
+    viewport = "#ranking-table .virtual-table-viewport"
+    before = {r["rank"]: r["name"] for r in _ranking_rows(page)}
+    _scroll_fully_right(page, viewport)
+    frame = page.locator(viewport).bounding_box()
+    # the sticky offsets are applied in the next frame: wait until the name cells sit inside the viewport
+    page.wait_for_function(
+        "v => { const f = document.querySelector(v).getBoundingClientRect();"
+        " return Array.from(document.querySelectorAll('#ranking-table .virtual-row')).every(r => {"
+        " const b = r.querySelectorAll('[role=gridcell]')[1].getBoundingClientRect();"
+        " return b.left >= f.left - 1 && b.right <= f.right + 1; }); }", arg=viewport, timeout=10_000)
+    rows = _ranking_rows(page)
+    assert len(rows) == len(before) and {r["rank"]: r["name"] for r in rows} == before
+    for row in rows:
+        for box in (row["rankBox"], row["nameBox"]):
+            assert box["left"] >= frame["x"] - 1 and box["right"] <= frame["x"] + frame["width"] + 1, row
+        # and nothing is drawn over the name: the cell at its centre is the name cell itself
+        x = (row["nameBox"]["left"] + row["nameBox"]["right"]) / 2
+        y = (row["nameBox"]["top"] + row["nameBox"]["bottom"]) / 2
+        if 0 <= y <= HEIGHT:
+            hit = page.evaluate("([x, y]) => document.elementFromPoint(x, y)?.closest('[role=gridcell]')?.innerText",
+                                [x, y])
+            assert hit is not None and hit.strip() == row["name"], (row, hit)
+
+
+def test_the_drill_down_explainer_column_stays_in_view(space, page):
+    _open(page, space + "?tab=drilldown", DRILL_DRAWN)
+    page.locator("#drill-heat table").wait_for(timeout=60_000)
+    _scroll_fully_right(page, "#drill-heat .drill-scroll")
+    frame = page.locator("#drill-heat .drill-scroll").bounding_box()
+    boxes = page.eval_on_selector_all("#drill-heat tbody th", "cells => cells.map(c => { const b = "
+                                      "c.getBoundingClientRect(); return [b.left, b.right]; })")
+    assert boxes
+    for left, right in boxes:
+        assert left >= frame["x"] - 1 and right <= frame["x"] + frame["width"] + 1
+
+
+def test_a_url_copied_from_one_view_restores_that_view_in_a_new_page(space, page):
+    _open(page, space + "?config=nonbinary_subject&regime=CEf&tab=drilldown", DRILL_DRAWN)
+    page.wait_for_function("() => new URLSearchParams(location.search).get('sentence')", timeout=60_000)
+    wanted = {"config": "nonbinary_subject", "regime": "CEf"}
+    shown = {"config": page.locator("#rank-config input").input_value(),
+             "regime": page.locator("#rank-regime input").input_value()}
+    assert shown == wanted
+    copied = page.url
+    sentence = page.locator("#drill-sentence input").input_value()
+    context = page.context.browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})  # nothing shared
+    try:
+        fresh = context.new_page()
+        fresh.goto(copied, timeout=60_000)
+        fresh.wait_for_function(
+            "s => document.querySelector('#drill-sentence input')?.value === s"
+            " && document.querySelector('#tab-drilldown-button')?.getAttribute('aria-selected') === 'true'",
+            arg=sentence, timeout=120_000)
+        assert fresh.locator("#rank-config input").input_value() == wanted["config"]
+        assert fresh.locator("#rank-regime input").input_value() == wanted["regime"]
+        assert fresh.locator("#drill-heat table").is_visible()
+    finally:
+        context.close()
+
+
+def _header_definitions(page, selector: str) -> dict[str, str | None]:
+    return dict(page.eval_on_selector_all(
+        f"{selector} thead th",
+        "cells => cells.map(c => [(c.querySelector('.header') || c).innerText.trim(), c.dataset.definition || null])"))
+
+
+def test_every_header_has_a_definition(space, page):
+    _open(page, space)
+    page.wait_for_function("() => document.querySelector('#ranking-table thead th[data-definition]')",
+                           timeout=10_000)
+    headers = _header_definitions(page, "#ranking-table")
+    assert len(headers) > 30
+    assert not [h for h, d in headers.items() if not d], headers
+    title = page.locator("#ranking-table thead th").nth(0).get_attribute("title")
+    assert title.startswith("Rank — ")
+    page.get_by_role("tab", name="All models", exact=True).click()
+    page.wait_for_function("() => document.querySelector('#explainer-table thead th[data-definition]')"
+                           " && document.querySelectorAll('#explainer-table .virtual-row').length > 0",
+                           timeout=60_000)
+    headers = _header_definitions(page, "#explainer-table")
+    assert {"MA", "vs best", "Differs by"} <= set(headers)
+    assert not [h for h, d in headers.items() if not d], headers
+
+
+def test_shaded_cells_are_readable_in_dark_mode(space, page):
+    """Computed in the page: each shaded cell's text against its background, WCAG 2 contrast ≥ 4.5."""
+    _open(page, space + "?__theme=dark&tab=drilldown", DRILL_DRAWN)
+    page.locator("#drill-heat table").wait_for(timeout=60_000)
+    assert page.evaluate("() => document.body.classList.contains('dark')")
+    ratios = page.eval_on_selector_all(
+        "#drill-heat td[style*='background'], #drill-heat th.gt",
+        """cells => cells.map(c => {
+             const rgb = s => s.match(/\\d+(\\.\\d+)?/g).slice(0, 3).map(Number);
+             const lum = v => { const [r, g, b] = v.map(x => x / 255).map(x => x <= 0.04045 ? x / 12.92
+                                 : Math.pow((x + 0.055) / 1.055, 2.4)); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+             const style = getComputedStyle(c);
+             const bg = style.backgroundColor.startsWith('rgba(0, 0, 0, 0)') ? 'rgb(255,255,255)' : style.backgroundColor;
+             const [a, b] = [lum(rgb(style.color)), lum(rgb(bg))].sort((x, y) => y - x);
+             return (a + 0.05) / (b + 0.05); })""")
+    assert ratios and min(ratios) >= 4.5, min(ratios)
