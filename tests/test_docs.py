@@ -158,7 +158,7 @@ def check_command_against_help(command: str, helps: dict[str, str], makefile: st
     if "gecobench" in words:
         return _check_gecobench_command(words[words.index("gecobench") + 1:], helps)
     scripts = [w for w in words if w.endswith(".py") and (w.startswith("scripts/") or w in helps)]
-    for index, script in enumerate(scripts[:1]):
+    for script in scripts[:1]:
         if script not in helps:
             problems.append(f"{script}: not a script with a --help section in docs/reference/cli.md")
             continue
