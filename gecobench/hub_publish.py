@@ -35,6 +35,8 @@ from typing import Any
 
 import yaml
 
+from gecobench.domain import MODEL_INFO_FILE
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE_NAME = "gecobench-hub"
 PARTS: tuple[str, ...] = ("geco", "spanish", "metrics", "models", "results", "reference", "requests", "space")
@@ -331,7 +333,7 @@ def zoo_checkpoints(zoo: Path | None) -> list[Path]:
     """Checkpoint folders (holding ``gecobench_model.json``) under ``zoo``, sorted."""
     if zoo is None or not zoo.is_dir():
         return []
-    return sorted(p.parent for p in zoo.rglob("gecobench_model.json"))
+    return sorted(p.parent for p in zoo.rglob(MODEL_INFO_FILE))
 
 
 def model_repo_name(info: dict[str, Any]) -> str:
