@@ -61,4 +61,4 @@ bench: $(STAMP)
 	for script in bench/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache site
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache site

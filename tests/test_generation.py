@@ -1,4 +1,4 @@
-"""GECO generation (issue #9): the rules on handmade sentences, the markup and JSONL readers and their errors,
+"""GECO generation: the rules on handmade sentences, the markup and JSONL readers and their errors,
 the released-labelling reader, the split, the CLI, and the reproduction share on the real data."""
 
 from __future__ import annotations

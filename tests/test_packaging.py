@@ -23,7 +23,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # never copied into the build: outputs, caches and the environment
 _IGNORED = shutil.ignore_patterns(
     ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis", "results",
-    "requests", "runs", "artifacts", ".cache", "site", "metric_modules",
+    "requests", "runs", "artifacts", ".cache", "site", "metric_modules", ".ruff_cache",
 )
 
 
