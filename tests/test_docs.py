@@ -376,6 +376,7 @@ def test_every_documented_command_names_real_options() -> None:
 
 def _make_workspace(root: Path, links: list[str]) -> Path:
     """A reader's folder with ../shared next to it and ``links`` (repository folders) linked in."""
+    root.mkdir(parents=True, exist_ok=True)
     (root / "shared").symlink_to(SHARED_DATA.parent, target_is_directory=True)
     work = root / "gecobench-hub"
     work.mkdir()
@@ -485,6 +486,8 @@ def _run_page_installed(page: str, bin_folder: Path, workspace: Path) -> None:
     driver = shutil.copy(Path(__file__).with_name("docs_driver.py"), job_folder / "docs_driver.py")
     job = job_folder / f"{Path(page).stem}.json"
     env = _reader_env(bin_folder)
+    # offline, an installed user gives the local data the way the quickstart says (a checkout finds ../shared)
+    env.update({"GECOBENCH_GECO_DIR": str(SHARED_DATA / "geco"), "GECOBENCH_SPANISH_DIR": str(SHARED_DATA / "spanish")})
     job.write_text(json.dumps({"steps": _page_steps(page, run_help_commands=True), "workspace": str(workspace),
                                "env": env, "namespace": f"docs_{Path(page).stem.replace('-', '_')}"}))
     done = subprocess.run([str(bin_folder / "python"), driver, str(job)], check=False, cwd=workspace, env=env,
