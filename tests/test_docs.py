@@ -394,17 +394,14 @@ def workspace(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory) -> tuple[Path, Path]:
-    """The wheel built from this tree, installed into a fresh virtual environment (it reuses the shared
-    environment's third-party packages, never this project's editable install: ``gecobench`` is the wheel's),
-    and a reader's folder with nothing of the checkout in it. Returns (the environment's bin folder, the folder)."""
-    from test_packaging import build_wheel, fresh_venv
+    """The wheel built from this tree, installed with its dependencies into a fresh virtual environment (as a
+    user does: torch's own commands such as ``torchrun`` and the packages the sandbox stages live in it), and a
+    reader's folder with nothing of the checkout in it. Returns (the environment's bin folder, the folder)."""
+    from test_packaging import build_wheel, clean_env, installed_venv
 
     base = tmp_path_factory.mktemp("docs_installed")
     wheel = build_wheel(REPO_ROOT, base / "wheel")
-    python = fresh_venv(base / "venv")
-    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
-                           "--no-index", str(wheel)], check=False, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
+    python = installed_venv(base / "venv", wheel, clean_env(base))
     return python.parent, _make_workspace(base / "reader", [])
 
 

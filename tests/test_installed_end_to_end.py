@@ -18,17 +18,14 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
-from test_packaging import REPO_ROOT, USER_EXPLAINER, build_wheel, clean_env
+from test_packaging import REPO_ROOT, USER_EXPLAINER, build_wheel, clean_env, installed_venv
 
-#: the pinned CPU build of torch (the one ``make setup`` installs; a plain ``torch`` would pull a CUDA build)
-TORCH_PIN = "torch==2.13.0"
 #: the options that keep an evaluation to seconds: two sentence groups, no properties, a short bootstrap
 SHORT_EVALUATION = ["--max-groups", "2", "--no-properties"]
 
@@ -48,12 +45,6 @@ class Steps:
         assert done.returncode == 0, (
             f"`gecobench {' '.join(arguments)}` exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
         return done.stdout
-
-
-def _pip(python: Path, env: dict[str, str], *arguments: str) -> None:
-    done = subprocess.run([str(python), "-m", "pip", "install", "-q", *arguments], env=env, capture_output=True,
-                          text=True, timeout=3000, check=False)
-    assert done.returncode == 0, f"pip install {' '.join(arguments)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
 
 
 def _free_port() -> int:
@@ -89,12 +80,9 @@ def test_a_fresh_environment_with_the_dependencies_runs_every_user_job(shared_da
     started = time.perf_counter()
     wheel = build_wheel(REPO_ROOT, tmp_path / "wheel")
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=600)
-    python = venv / "bin" / "python"
     env = clean_env(tmp_path)
     env["GECOBENCH_GECO_DIR"] = str(shared_data / "geco")
-    _pip(python, env, TORCH_PIN)
-    _pip(python, env, str(wheel))
+    python = installed_venv(venv, wheel, env)
     install_seconds = time.perf_counter() - started
     command = venv / "bin" / "gecobench"
     assert command.is_file(), "the wheel installs no `gecobench` console script"

@@ -55,6 +55,23 @@ def fresh_venv(path: Path) -> Path:
     return python
 
 
+#: the pinned CPU build of torch (the one ``make setup`` installs; a plain ``torch`` would pull a CUDA build)
+TORCH_PIN = "torch==2.13.0"
+
+
+def installed_venv(path: Path, wheel: Path, env: dict[str, str]) -> Path:
+    """A fresh virtual environment at ``path`` with torch (the pinned CPU build, first, as ``make setup``) and then
+    ``wheel`` *with* its dependencies, through pip's ordinary index (no ``--system-site-packages``, no path line to
+    the shared environment); returns its python."""
+    _run([sys.executable, "-m", "venv", str(path)])
+    python = path / "bin" / "python"
+    for what in (TORCH_PIN, str(wheel)):
+        done = subprocess.run([str(python), "-m", "pip", "install", "-q", what], env=env, capture_output=True,
+                              text=True, timeout=3000, check=False)
+        assert done.returncode == 0, f"pip install {what} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return python
+
+
 def clean_env(tmp: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     env.update({
