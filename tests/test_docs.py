@@ -64,6 +64,7 @@ EXECUTED_PAGES = [
 ]
 #: Pages whose executed blocks take minutes on a 2-core CPU (training, the evaluation job, building GECO).
 SLOW_PAGES = {
+    "quickstart.md",  # its first look trains a tiny OLA and evaluates it (about a minute on two busy cores)
     "tutorials/train-a-regime.md",
     "tutorials/explain-and-score.md",
     "tutorials/spanish-bias.md",
