@@ -97,6 +97,11 @@ def join_front_matter(meta: dict[str, Any], body: str) -> str:
 
 def _link_or_copy(source: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        if target.samefile(source):
+            return  # a dry run repeated into the same folder: the link of the last one is already there
+        # never write through an old hard link: that would change the file it shares with its source
+        target.unlink()
     try:
         os.link(source, target)  # checkpoints are large: a hard link costs nothing in a dry run
     except OSError:
