@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup sandbox demo test test-full docs bench zoo reference clean space
+.PHONY: setup sandbox demo lint test test-full docs bench zoo reference clean space
 
 setup: $(STAMP)
 
@@ -26,10 +26,14 @@ sandbox:
 demo: $(STAMP)
 	$(PY) -m gecobench demo
 
-test: $(STAMP)
+# ruff's rule selection is in pyproject.toml ([tool.ruff]); `ruff check --fix .` applies the safe fixes
+lint: $(STAMP)
+	$(PY) -m ruff check .
+
+test: lint
 	$(PY) -m pytest -m "not slow" -q
 
-test-full: $(STAMP)
+test-full: lint
 	$(PY) -m pytest -q
 
 docs: $(STAMP)
@@ -57,4 +61,4 @@ bench: $(STAMP)
 	for script in bench/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache site
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache site

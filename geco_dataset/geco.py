@@ -34,6 +34,7 @@ import datasets
 from datasets.exceptions import DatasetGenerationError
 
 from geco_dataset._paths import raw_file_url, shared_data_dir
+from gecobench.domain import GECO_CONFIGS, GECO_FOLDERS, GECO_SPLITS, LABEL_NAMES
 
 logger = logging.getLogger(__name__)
 
@@ -42,15 +43,6 @@ GECO_REPO = "braindatalab/gecobench"
 GECO_URL_TEMPLATE = (
     "https://raw.githubusercontent.com/braindatalab/gecobench/{commit}/data/dataset/{folder}/{split}.jsonl"
 )
-GECO_CONFIGS: tuple[str, ...] = ("binary_all", "binary_subject", "nonbinary_all", "nonbinary_subject")
-GECO_SPLITS: tuple[str, ...] = ("train", "test")
-# config name -> folder name of the released files
-GECO_FOLDERS: dict[str, str] = {
-    "binary_all": "binary_gender_all",
-    "binary_subject": "binary_gender_subj",
-    "nonbinary_all": "non_binary_gender_all",
-    "nonbinary_subject": "non_binary_gender_subj",
-}
 # SHA-256 of the released files at GECO_COMMIT, keyed by "<folder>/<split>.jsonl"
 GECO_SHA256: dict[str, str] = {
     "binary_gender_all/test.jsonl": "60f4f84ec5aa1d23eba47bec31e2e22b8c78557a2b28314549ab832d99960edd",
@@ -70,7 +62,6 @@ GECO_EXPECTED_ROWS: dict[tuple[str, str], int] = {
 }
 GECO_SENTENCES_PER_SPLIT: dict[str, int] = {"train": 1288, "test": 322}
 
-LABEL_NAMES: list[str] = ["female", "male", "non-binary"]
 # released `gender` value -> released `target` id (= our ClassLabel id)
 GENDER_TO_LABEL: dict[str, int] = {"female": 0, "male": 1, "neutral": 2}
 BINARY_GENDERS: tuple[str, ...] = ("male", "female")
@@ -308,7 +299,7 @@ def geco_features() -> datasets.Features:
         {
             "words": datasets.Sequence(datasets.Value("string")),
             "ground_truth": datasets.Sequence(datasets.Value("int8")),
-            "label": datasets.ClassLabel(names=LABEL_NAMES),
+            "label": datasets.ClassLabel(names=list(LABEL_NAMES)),
             "gender": datasets.Value("string"),
             "sentence_id": datasets.Value("int32"),
             "n_ground_truth": datasets.Value("int32"),

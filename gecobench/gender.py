@@ -14,8 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gecobench.domain import LABEL_NAMES
+
 #: the class labels of GECO, in label order (label 0 = female, 1 = male, 2 = non-binary)
-GENDER_GROUPS: tuple[str, ...] = ("female", "male", "non-binary")
+GENDER_GROUPS: tuple[str, ...] = LABEL_NAMES
 
 # The one definition of the gender gaps, used by records, the CLI, the Space and the docs: the first group's
 # value minus the second's. Male − female is the headline (defined on every config).

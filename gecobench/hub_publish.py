@@ -35,6 +35,8 @@ from typing import Any
 
 import yaml
 
+from gecobench.domain import MODEL_INFO_FILE
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE_NAME = "gecobench-hub"
 PARTS: tuple[str, ...] = ("geco", "spanish", "metrics", "models", "results", "reference", "requests", "space")
@@ -98,6 +100,11 @@ def join_front_matter(meta: dict[str, Any], body: str) -> str:
 
 def _link_or_copy(source: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        if target.samefile(source):
+            return  # a dry run repeated into the same folder: the link of the last one is already there
+        # never write through an old hard link: that would change the file it shares with its source
+        target.unlink()
     try:
         os.link(source, target)  # checkpoints are large: a hard link costs nothing in a dry run
     except OSError:
@@ -335,7 +342,7 @@ def zoo_checkpoints(zoo: Path | None) -> list[Path]:
     """Checkpoint folders (holding ``gecobench_model.json``) under ``zoo``, sorted."""
     if zoo is None or not zoo.is_dir():
         return []
-    return sorted(p.parent for p in zoo.rglob("gecobench_model.json"))
+    return sorted(p.parent for p in zoo.rglob(MODEL_INFO_FILE))
 
 
 def model_repo_name(info: dict[str, Any]) -> str:

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gecobench.domain import MODEL_INFO_FILE
 from gecobench.models.data import GECO_CONFIGS
 from gecobench.models.regimes import BASE_REGIMES
 from gecobench.provenance import REPO_ROOT
@@ -374,7 +375,7 @@ def write_zoo_summary(plan: ReferencePlan) -> list[dict[str, Any]]:
     for row in rows:  # a checkpoint made before this plan's timings existed: its own recorded training time
         key = ZooUnit(row["config"], row["regime"], row["seed"]).key
         if key not in timings.entries and row["training_time_s"] is not None:
-            timings.entries[key] = {"seconds": round(row["training_time_s"], 1), "from": "gecobench_model.json"}
+            timings.entries[key] = {"seconds": round(row["training_time_s"], 1), "from": MODEL_INFO_FILE}
     timings.save()
     plan.zoo_summary.parent.mkdir(parents=True, exist_ok=True)
     plan.zoo_summary.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
@@ -408,7 +409,7 @@ def write_filter_subsets(plan: ReferencePlan, configs: Iterable[str] | None = No
     for config in configs or plan.configs:
         path = subset_file(Path(plan.store).parent, config)
         folders = _defining_checkpoints(plan, config)
-        present = {name: folder for name, folder in folders.items() if (folder / "gecobench_model.json").is_file()}
+        present = {name: folder for name, folder in folders.items() if (folder / MODEL_INFO_FILE).is_file()}
         if path.is_file():
             subset = load_subset(path, config)
             defined = set(subset.defining_checkpoints)
@@ -463,7 +464,7 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
     done = []
     for unit in todo:
         models = plan.models_of(unit.config, unit.seed)
-        missing = [m for m in models if not (Path(m) / "gecobench_model.json").is_file()]
+        missing = [m for m in models if not (Path(m) / MODEL_INFO_FILE).is_file()]
         if missing:
             raise FileNotFoundError(f"{unit.key}: checkpoints missing ({', '.join(missing)}); run the zoo stage first")
         settings = plan.evaluation_settings(unit.seed)
@@ -619,7 +620,7 @@ def _zero_shot_unit(plan: ReferencePlan, unit: EvaluationUnit, data_dir: str | N
     from gecobench.provenance import checkpoint_fingerprints
 
     zero_shot = plan.checkpoint(ZooUnit(unit.config, "ZS", unit.seed))
-    info = json.loads((zero_shot / "gecobench_model.json").read_text(encoding="utf-8"))
+    info = json.loads((zero_shot / MODEL_INFO_FILE).read_text(encoding="utf-8"))
     settings = dataclasses.replace(plan.evaluation_settings(unit.seed), data_dir=data_dir, filter="none")
     split = load_split(unit.config, settings.split, data_dir)
     checkpoint_sha256, function_sha256 = checkpoint_fingerprints(zero_shot)

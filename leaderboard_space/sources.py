@@ -23,12 +23,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gecobench.domain import PAPER_BASE_MODEL, is_paper_base_model
 from gecobench.evaluation.filters import LEGACY_PER_MODEL, NONE, PAPER, PER_MODEL
 
 REFERENCE, USER = "reference", "user"
 REFERENCE_ENV = "GECOBENCH_REFERENCE"
 CHECKPOINTS_ENV = "GECOBENCH_CHECKPOINTS"
-PAPER_BASE_MODEL = "bert-base-uncased"
 PAPER_FILTER = PAPER
 PER_MODEL_FILTER = PER_MODEL
 #: what records before schema 2.1 call the per-model filter (read as PER_MODEL_FILTER)
@@ -158,7 +158,7 @@ def reference_label(records: Sequence[Mapping[str, Any]], explain: bool = True) 
     versions = ", ".join(package_versions_of(records)) or "version unknown"
     bases = base_models_of(records)
     text = f"Reference results — gecobench-hub {versions}, base model {', '.join(bases) or 'unknown'}"
-    if explain and bases and bases != [PAPER_BASE_MODEL]:
+    if explain and bases and not all(is_paper_base_model(base) for base in bases):
         text += (f" — not the paper's {PAPER_BASE_MODEL}: the paper's protocol on another model, so these are not "
                  "the paper's numbers")
     return text

@@ -102,7 +102,7 @@ def _install_guards(workdir: Path, violation_fd: int) -> None:
         os.environ._data, os.environ.encodekey, os.environ.decodekey,  # type: ignore[attr-defined]
         os.environ.encodevalue, os.environ.decodevalue,  # type: ignore[attr-defined]
     )
-    os.environ = guarded  # type: ignore[misc]
+    os.environ = guarded  # type: ignore[misc]  # noqa: B003 - replacing the mapping object is the point: reads are guarded
     sys.addaudithook(hook)
 
 

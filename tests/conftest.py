@@ -98,3 +98,14 @@ def write_tiny_zoo(root: Path, tokenizer, **info) -> dict[str, str]:
             "seed": seed, "num_labels": 2, **info}))
         out[regime] = str(folder)
     return out
+
+
+@pytest.fixture(scope="module")
+def tiny_base(tmp_path_factory, bert_tokenizer) -> Path:
+    """A tiny random BERT (encoder + pooler) saved with the real bert-base-uncased tokenizer, as a local base
+    (the zoo tests' stand-in for the paper's base model)."""
+    folder = tmp_path_factory.mktemp("tiny_base")
+    model = make_tiny_bert_classifier(num_labels=2, seed=0)
+    model.bert.save_pretrained(folder)
+    bert_tokenizer.save_pretrained(folder)
+    return folder

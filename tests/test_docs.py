@@ -16,6 +16,12 @@ How the pages are executed (the convention is documented in docs/index.md, "How 
 
 Pages whose commands train models or run the evaluation are marked slow; their commands are still checked
 against ``--help`` in the fast run, so a renamed option fails fast.
+
+Every page but the maintainers' reproduction page also runs **against the installed package**
+(``test_page_runs_against_the_installed_package``, slow): a wheel built from the tree, installed into a fresh
+virtual environment; a folder with nothing of the checkout in it; python blocks in that environment's interpreter
+(``tests/docs_driver.py``, which executes the blocks in both modes), bash blocks with its ``gecobench`` first on
+``PATH``, and the ``gecobench … --help`` lines of help-only blocks run as written.
 """
 
 from __future__ import annotations
@@ -59,6 +65,7 @@ EXECUTED_PAGES = [
 ]
 #: Pages whose executed blocks take minutes on a 2-core CPU (training, the evaluation job, building GECO).
 SLOW_PAGES = {
+    "quickstart.md",  # its first look trains a tiny OLA and evaluates it (about a minute on two busy cores)
     "tutorials/train-a-regime.md",
     "tutorials/explain-and-score.md",
     "tutorials/spanish-bias.md",
@@ -159,7 +166,7 @@ def check_command_against_help(command: str, helps: dict[str, str], makefile: st
     if "gecobench" in words:
         return _check_gecobench_command(words[words.index("gecobench") + 1:], helps)
     scripts = [w for w in words if w.endswith(".py") and (w.startswith("scripts/") or w in helps)]
-    for index, script in enumerate(scripts[:1]):
+    for script in scripts[:1]:
         if script not in helps:
             problems.append(f"{script}: not a script with a --help section in docs/reference/cli.md")
             continue
@@ -369,17 +376,35 @@ def test_every_documented_command_names_real_options() -> None:
     assert problems == [], "\n".join(problems)
 
 
-@pytest.fixture(scope="session")
-def workspace(tmp_path_factory) -> Path:
-    """A folder that looks like the repository root to the docs' commands, with ../shared next to it."""
-    root = tmp_path_factory.mktemp("docs_workspace")
+def _make_workspace(root: Path, links: list[str]) -> Path:
+    """A reader's folder with ../shared next to it and ``links`` (repository folders) linked in."""
+    root.mkdir(parents=True, exist_ok=True)
     (root / "shared").symlink_to(SHARED_DATA.parent, target_is_directory=True)
     work = root / "gecobench-hub"
     work.mkdir()
-    for name in WORKSPACE_LINKS:
+    for name in links:
         if (REPO_ROOT / name).exists():
             (work / name).symlink_to(REPO_ROOT / name)
     return work
+
+
+@pytest.fixture(scope="session")
+def workspace(tmp_path_factory) -> Path:
+    """A folder that looks like the repository root to the docs' commands, with ../shared next to it."""
+    return _make_workspace(tmp_path_factory.mktemp("docs_workspace"), WORKSPACE_LINKS)
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory) -> tuple[Path, Path]:
+    """The wheel built from this tree, installed with its dependencies into a fresh virtual environment (as a
+    user does: torch's own commands such as ``torchrun`` and the packages the sandbox stages live in it), and a
+    reader's folder with nothing of the checkout in it. Returns (the environment's bin folder, the folder)."""
+    from test_packaging import build_wheel, clean_env, installed_venv
+
+    base = tmp_path_factory.mktemp("docs_installed")
+    wheel = build_wheel(REPO_ROOT, base / "wheel")
+    python = installed_venv(base / "venv", wheel, clean_env(base))
+    return python.parent, _make_workspace(base / "reader", [])
 
 
 def _ensure_zoo_checkpoint(workspace: Path) -> None:
@@ -399,13 +424,42 @@ def _ensure_zoo_checkpoint(workspace: Path) -> None:
     (folder / "gecobench_model.json").write_text(json.dumps(info), encoding="utf-8")
 
 
-def _run_page(page: str, workspace: Path) -> None:
-    """Execute the page's python and bash blocks in order (help-only blocks are checked elsewhere)."""
-    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}", "HF_HUB_OFFLINE": "1",
+def _page_steps(page: str, run_help_commands: bool = False) -> list[dict[str, str | None]]:
+    """The page's executed blocks as steps for tests/docs_driver.py (one step per bash command). Help-only and
+    needs-hub blocks are checked against ``--help`` elsewhere; with ``run_help_commands`` their
+    ``gecobench … --help`` lines run as written."""
+    steps: list[dict[str, str | None]] = []
+    for block in page_blocks(page):
+        if block.mode in ("help-only", "needs-hub"):
+            if run_help_commands and block.language in ("bash", "sh", "shell"):
+                steps += [{"kind": "bash", "where": block.where(), "code": command}
+                          for command in shell_commands(block.code)
+                          if re.match(r"^gecobench(\s[\w-]+)*\s--help(\s|$)", command)]
+            continue
+        if block.mode == "write":
+            steps.append({"kind": "write", "where": block.where(), "code": block.code, "target": block.target})
+        elif block.language == "python":
+            steps.append({"kind": "python", "where": block.where(), "code": block.code})
+        elif block.language in ("bash", "sh", "shell"):
+            steps += [{"kind": "bash", "where": block.where(), "code": command} for command in shell_commands(block.code)]
+    return steps
+
+
+def _reader_env(bin_folder: Path) -> dict[str, str]:
+    """A newcomer's shell: ``bin_folder`` first on PATH, offline, no PYTHONPATH, no Hub token."""
+    env = {**os.environ, "PATH": f"{bin_folder}{os.pathsep}{os.environ.get('PATH', '')}", "HF_HUB_OFFLINE": "1",
            "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False",
            "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg", "TOKENIZERS_PARALLELISM": "false"}
     env.pop("HF_TOKEN", None)
-    env.pop("PYTHONPATH", None)  # like a newcomer's shell: the package is found through the editable install
+    env.pop("PYTHONPATH", None)  # the package is found through the environment's install, not the checkout
+    return env
+
+
+def _run_page(page: str, workspace: Path) -> None:
+    """Execute the page's python and bash blocks in order, in this process (the checkout's environment)."""
+    from docs_driver import run_steps
+
+    env = _reader_env(VENV_BIN)
     if shutil.which("gecobench", path=str(VENV_BIN)) is None:
         # an environment installed before the console script existed: the same command through `python -m`
         launcher = workspace.parent / "bin"
@@ -415,52 +469,42 @@ def _run_page(page: str, workspace: Path) -> None:
         env["PATH"] = f"{launcher}{os.pathsep}{env['PATH']}"
     if page != "tutorials/train-a-regime.md":
         _ensure_zoo_checkpoint(workspace)
-    namespace: dict[str, object] = {"__name__": f"docs_{Path(page).stem.replace('-', '_')}"}
-    old_cwd = os.getcwd()
-    old_env = dict(os.environ)
-    old_path = list(sys.path)
-    os.chdir(workspace)
-    os.environ.clear()
-    os.environ.update(env)
-    sys.path.insert(0, str(workspace))  # as when `python` is started in the repository root
-    try:
-        executed = 0
-        for block in page_blocks(page):
-            if block.mode in ("help-only", "needs-hub"):
-                continue
-            if block.mode == "write":
-                destination = workspace / block.target
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                destination.write_text(block.code, encoding="utf-8")
-                continue
-            if block.language == "python":
-                try:
-                    exec(compile(block.code, block.where(), "exec"), namespace)  # noqa: S102 - our own docs
-                except Exception as err:  # name the page and line, then re-raise with the traceback
-                    raise AssertionError(f"{block.where()}: python block failed: {err!r}") from err
-                executed += 1
-            elif block.language in ("bash", "sh", "shell"):
-                for command in shell_commands(block.code):
-                    done = subprocess.run(["bash", "-c", f"set -euo pipefail; {command}"], check=False,
-                                          cwd=workspace, env=env, capture_output=True, text=True, timeout=1500)
-                    assert done.returncode == 0, (
-                        f"{block.where()}: `{command}` exited {done.returncode}\n"
-                        f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}")
-                executed += 1
-    finally:
-        os.chdir(old_cwd)
-        os.environ.clear()
-        os.environ.update(old_env)
-        sys.path[:] = old_path
+    executed = run_steps(_page_steps(page), workspace, env, f"docs_{Path(page).stem.replace('-', '_')}")
     assert executed > 0, f"docs/{page} has no executed block"
+
+
+def _run_page_installed(page: str, bin_folder: Path, workspace: Path) -> None:
+    """Execute the page with the installed wheel: python blocks in its interpreter (tests/docs_driver.py run as a
+    script from a copy outside the checkout), bash blocks with its ``gecobench`` first on PATH."""
+    import json
+
+    if page != "tutorials/train-a-regime.md":
+        _ensure_zoo_checkpoint(workspace)
+    job_folder = workspace.parent / "driver"
+    job_folder.mkdir(exist_ok=True)
+    driver = shutil.copy(Path(__file__).with_name("docs_driver.py"), job_folder / "docs_driver.py")
+    job = job_folder / f"{Path(page).stem}.json"
+    env = _reader_env(bin_folder)
+    # offline, an installed user gives the local data the way the quickstart says (a checkout finds ../shared)
+    env.update({"GECOBENCH_GECO_DIR": str(SHARED_DATA / "geco"), "GECOBENCH_SPANISH_DIR": str(SHARED_DATA / "spanish")})
+    job.write_text(json.dumps({"steps": _page_steps(page, run_help_commands=True), "workspace": str(workspace),
+                               "env": env, "namespace": f"docs_{Path(page).stem.replace('-', '_')}"}))
+    done = subprocess.run([str(bin_folder / "python"), driver, str(job)], check=False, cwd=workspace, env=env,
+                          capture_output=True, text=True, timeout=3600)
+    assert done.returncode == 0, f"docs/{page} with the installed package:\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+    assert int(done.stdout.strip().splitlines()[-1]) > 0, f"docs/{page} has no executed block"
 
 
 #: pages whose queue runs submitted code, which only ever runs in the bubblewrap sandbox (``make sandbox``)
 SANDBOX_PAGES = {"how-to/submit-an-explainer.md"}
+#: pages for maintainers working in a clone (its scripts/maintainer tools, the committed reference): not run
+#: against the installed package
+CHECKOUT_ONLY_PAGES = {"reproducing.md"}
 
 
-def _page_marks(page: str) -> list[pytest.MarkDecorator]:
-    marks = [pytest.mark.slow] if page in SLOW_PAGES else []
+def _page_marks(page: str, installed: bool = False) -> list[pytest.MarkDecorator]:
+    # against the installed package every page is slow: the wheel is built and installed first
+    marks = [pytest.mark.slow] if installed or page in SLOW_PAGES else []
     if page in SANDBOX_PAGES:
         from submissions.sandbox import sandbox_status
 
@@ -476,6 +520,15 @@ def test_page_runs(page: str, workspace: Path) -> None:
 
     torch.set_num_threads(1)
     _run_page(page, workspace)
+
+
+@pytest.mark.parametrize("page", [pytest.param(p, marks=_page_marks(p, installed=True))
+                                  for p in EXECUTED_PAGES if p not in CHECKOUT_ONLY_PAGES])
+def test_page_runs_against_the_installed_package(page: str, installed: tuple[Path, Path]) -> None:
+    """Follow the page as a ``pip install gecobench-hub`` user: the wheel's ``gecobench`` and package, in a folder
+    with nothing of the checkout (no scripts/, metrics/, submissions/), the shared data next to it."""
+    bin_folder, reader_folder = installed
+    _run_page_installed(page, bin_folder, reader_folder)
 
 
 def test_workspace_is_not_the_repository(workspace: Path) -> None:

@@ -97,7 +97,7 @@ def test_all_ten_builtins_are_registered_with_their_flags():
 
 def test_protocol_defaults_match_the_paper_and_are_recorded():
     ig = get_explainer("integrated_gradients").protocol()
-    # IG: steps chosen per sentence by completeness error (issue 19); the paper's fixed count is n_steps=200
+    # IG: steps chosen per sentence by completeness error; the paper's fixed count is n_steps=200
     assert ig["params"]["n_steps"] is None and ig["params"]["tolerance"] == 0.01 and ig["explainer"] == "integrated_gradients"
     assert get_explainer("integrated_gradients", n_steps=200).params()["n_steps"] == 200
     assert "embedding block" in ig["attribution_point"] and "[CLS]" in ig["reference_input"]

@@ -181,7 +181,7 @@ def test_a_run_given_a_subset_file_scores_exactly_it(zoo, scripted_predictions, 
 
     good = subset.to_json()
     other = FilterSubset("binary_subject", "test", split.fingerprint, tuple(chosen)).to_json()
-    refused(other, "none for \[.binary_all.\]")
+    refused(other, r"none for \[.binary_all.\]")
     refused({**good, "fingerprint": "0" * 64}, "fingerprint")
     refused({**good, "source_sentence_ids": chosen[:1]}, "fingerprint")  # ids edited, fingerprint not
     refused({**good, "dataset_fingerprint": "f" * 64}, "data fingerprint")

@@ -140,7 +140,7 @@ def test_known_quirks_are_repaired(geco_all, geco_dir):
             assert row["ground_truth"] == expected_truth
             assert len(row["ground_truth"]) == len(row["words"])
     # nothing else in any config is repaired
-    for (config, split), ds in geco_all.items():
+    for (config, _split), ds in geco_all.items():
         if config != "nonbinary_subject":
             assert not any(ds["repaired"])
 

@@ -1,4 +1,4 @@
-"""GECO generation (issue #9): the rules on handmade sentences, the markup and JSONL readers and their errors,
+"""GECO generation: the rules on handmade sentences, the markup and JSONL readers and their errors,
 the released-labelling reader, the split, the CLI, and the reproduction share on the real data."""
 
 from __future__ import annotations
@@ -302,8 +302,8 @@ def test_cli_builds_configs_from_markup(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "co-occurrence bias" in result.stdout
     for config in CONFIGS:
-        train = [json.loads(l) for l in (out / config / "train.jsonl").read_text().splitlines()]
-        test = [json.loads(l) for l in (out / config / "test.jsonl").read_text().splitlines()]
+        train = [json.loads(line) for line in (out / config / "train.jsonl").read_text().splitlines()]
+        test = [json.loads(line) for line in (out / config / "test.jsonl").read_text().splitlines()]
         per_sentence = 3 if config.startswith("non_binary") else 2
         assert len(train) == 8 * per_sentence and len(test) == 2 * per_sentence
         assert set(train[0]) == {"sentence", "ground_truth", "gender", "target", "sentence_idx"}

@@ -59,7 +59,7 @@ def trained(bert_tokenizer):
     y = torch.tensor(labels)
     optimiser = torch.optim.AdamW(model.parameters(), lr=3e-3)
     model.train()
-    for step in range(60):
+    for _step in range(60):
         idx = torch.randint(0, len(words), (32,))
         out = model(input_ids=encoding["input_ids"][idx], attention_mask=encoding["attention_mask"][idx])
         loss = torch.nn.functional.cross_entropy(out.logits, y[idx])

@@ -39,16 +39,6 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
-def tiny_base(tmp_path_factory, bert_tokenizer) -> Path:
-    """A tiny random BERT (encoder + pooler) saved with the real bert-base-uncased tokenizer, as a local base."""
-    folder = tmp_path_factory.mktemp("tiny_base")
-    model = make_tiny_bert_classifier(num_labels=2, seed=0)
-    model.bert.save_pretrained(folder)
-    bert_tokenizer.save_pretrained(folder)
-    return folder
-
-
-@pytest.fixture(scope="module")
 def tiny_mlm_base(tmp_path_factory, bert_tokenizer) -> Path:
     """A tiny random BERT with a masked-LM head, as a local base for the 'mlm' zero-shot method."""
     from transformers import BertConfig, BertForMaskedLM

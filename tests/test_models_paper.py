@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 import torch
 from conftest import make_tiny_bert_classifier
-from test_models import tiny_base  # noqa: F401  (the tiny local base of the zoo tests, a fixture)
 from tolerances import ulp_tolerance
 
 from gecobench.models import (

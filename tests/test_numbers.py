@@ -1,4 +1,4 @@
-"""Numbers a researcher can trust (issue #17): signed gender gaps with paired intervals, paired explainer
+"""Numbers a researcher can trust: signed gender gaps with paired intervals, paired explainer
 comparisons, common random numbers for the zero-shot reference, record identity, and no silent pooling."""
 
 from __future__ import annotations

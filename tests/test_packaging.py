@@ -23,7 +23,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # never copied into the build: outputs, caches and the environment
 _IGNORED = shutil.ignore_patterns(
     ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis", "results",
-    "requests", "runs", "artifacts", ".cache", "site", "metric_modules",
+    "requests", "runs", "artifacts", ".cache", "site", "metric_modules", ".ruff_cache",
 )
 
 
@@ -52,6 +52,23 @@ def fresh_venv(path: Path) -> Path:
     shared = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     # a path line, not the shared folder's own .pth files: the editable finder of this project stays inactive
     (Path(purelib) / "zz_shared_packages.pth").write_text("\n".join(sorted(shared)) + "\n")
+    return python
+
+
+#: the pinned CPU build of torch (the one ``make setup`` installs; a plain ``torch`` would pull a CUDA build)
+TORCH_PIN = "torch==2.13.0"
+
+
+def installed_venv(path: Path, wheel: Path, env: dict[str, str]) -> Path:
+    """A fresh virtual environment at ``path`` with torch (the pinned CPU build, first, as ``make setup``) and then
+    ``wheel`` *with* its dependencies, through pip's ordinary index (no ``--system-site-packages``, no path line to
+    the shared environment); returns its python."""
+    _run([sys.executable, "-m", "venv", str(path)])
+    python = path / "bin" / "python"
+    for what in (TORCH_PIN, str(wheel)):
+        done = subprocess.run([str(python), "-m", "pip", "install", "-q", what], env=env, capture_output=True,
+                              text=True, timeout=3000, check=False)
+        assert done.returncode == 0, f"pip install {what} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return python
 
 
@@ -210,66 +227,4 @@ def test_the_installed_command_trains_and_scores_outside_the_checkout(
     assert found["ma"] == pytest.approx(0.9, rel=1e-12)
 
 
-def _wait_for_http(url: str, process: subprocess.Popen, timeout: float) -> int:
-    """The HTTP status of ``url`` once it answers (polling), or fail with the server's output."""
-    import time
-    import urllib.error
-    import urllib.request
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"the Space exited with {process.returncode}:\n{process.stdout.read()[-3000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                return response.status
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            time.sleep(2)
-    pytest.fail(f"{url} did not answer within {timeout:.0f} s")
-
-
-@pytest.mark.slow  # installs every dependency into a fresh environment: many minutes
-def test_a_fresh_environment_with_the_dependencies_runs_every_user_step(
-    built_wheel: Path, shared_data: Path, tmp_path: Path
-):
-    """The full installed path: a fresh virtual environment under /tmp installs torch (the pinned CPU build,
-    first), then the wheel *with* its dependencies; from an unrelated folder ``gecobench train`` a tiny OLA,
-    ``gecobench evaluate`` two built-ins and a user's explainer file, and ``gecobench space`` answers on its port."""
-    import socket
-
-    venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", str(venv)])
-    python = venv / "bin" / "python"
-    env = clean_env(tmp_path)
-    env["GECOBENCH_GECO_DIR"] = str(shared_data / "geco")
-    _run([str(python), "-m", "pip", "install", "-q", "torch==2.13.0"], env=env)
-    _run([str(python), "-m", "pip", "install", "-q", str(built_wheel)], env=env)
-    command = venv / "bin" / "gecobench"
-    work = tmp_path / "elsewhere"
-    work.mkdir()
-    (work / "my_explainer.py").write_text(USER_EXPLAINER, encoding="utf-8")
-
-    assert "build-geco" in _run([str(command), "--help"], cwd=work, env=env).stdout
-    _run([str(command), "train", "--regime", "OLA", "--config", "binary_all", "--schedule", "tiny",
-          "--output-dir", "zoo", "--threads", "1", "--quiet"], cwd=work, env=env)
-    done = _run([str(command), "evaluate", "--explainers", "uniform_random", "saliency", "last_word",
-                 "--import", "my_explainer.py", "--models", "zoo/binary_all/OLA/seed0", "--max-groups", "2",
-                 "--chunk-size", "2", "--no-properties", "--no-faithfulness", "--bootstrap", "20",
-                 "--results", "store", "--checkpoint-dir", "checkpoints", "--quiet"], cwd=work, env=env)
-    assert "records written: 3" in done.stdout, done.stdout
-    leaderboard = _run([str(command), "leaderboard", "--results", "store"], cwd=work, env=env).stdout
-    assert "last_word" in leaderboard and "saliency" in leaderboard
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    space = subprocess.Popen([str(command), "space", "--results", "store", "--port", str(port)], cwd=work, env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        assert _wait_for_http(f"http://127.0.0.1:{port}/", space, timeout=300) == 200
-    finally:
-        space.terminate()
-        try:
-            space.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            space.kill()
+# The full installed path (every dependency installed, the queue, the Space): tests/test_installed_end_to_end.py

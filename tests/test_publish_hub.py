@@ -344,3 +344,21 @@ def test_the_reference_location_comes_from_the_space_variable_first():
     assert reference_from_env(both) == "hf://datasets/org/gecobench-reference"
     with pytest.raises(ValueError, match="GECOBENCH_REFERENCE_REPO"):
         reference_from_env({"GECOBENCH_REFERENCE_REPO": "gecobench-reference"})
+
+
+def test_a_dry_run_repeated_into_the_same_folder_keeps_its_links(tmp_path):
+    """Running the documented ``gecobench publish --dry-run DIR`` twice failed: the second copy of a hard-linked
+    file onto itself ("… are the same file")."""
+    from gecobench.hub_publish import _link_or_copy
+
+    source = tmp_path / "results" / "record.json"
+    source.parent.mkdir()
+    source.write_text('{"a": 1}')
+    target = tmp_path / "preview" / "record.json"
+    _link_or_copy(source, target)
+    _link_or_copy(source, target)
+    assert target.samefile(source) and target.read_text() == '{"a": 1}'
+    changed = tmp_path / "results" / "other.json"
+    changed.write_text('{"b": 2}')
+    _link_or_copy(changed, target)  # another file under the same name replaces the old one
+    assert target.read_text() == '{"b": 2}' and source.read_text() == '{"a": 1}'

@@ -84,7 +84,7 @@ def test_the_space_opens_on_the_reference_labelled_with_the_records_base_model(a
     status, source, correctness, note, *_ = app["refresh"](*REFRESH_DEFAULTS)
     assert source["value"] == sources.REFERENCE
     assert "Reference results — gecobench-hub" in status and f"base model {REFERENCE_BASE}" in status
-    assert "not the paper's bert-base-uncased" in status
+    assert f"not the paper's {sources.PAPER_BASE_MODEL}" in status
     assert str(stores["reference"]) in status and str(stores["user"]) not in status
     labels = {value: label for label, value in source["choices"]}
     assert REFERENCE_BASE in labels[sources.REFERENCE] and str(stores["user"]) in labels[sources.USER]

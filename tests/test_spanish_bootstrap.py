@@ -1,4 +1,4 @@
-"""The bootstrap over templates of BPI/BRI (issue #21): known answers, determinism, the resampling unit, the
+"""The bootstrap over templates of BPI/BRI: known answers, determinism, the resampling unit, the
 record fields and their validation, and the Space's Spanish tab showing the intervals."""
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def _reidentified(record: dict) -> dict:
 
 
 def _bad_documents(valid: list[dict]) -> dict[str, bytes | dict]:
-    """File name -> content (bytes written as they are; dicts as JSON) of every malformed kind of issue 17."""
+    """File name -> content (bytes written as they are; dicts as JSON) of every malformed kind the store refuses."""
     explainer, bias = valid[0], valid[-1]
     new_id = copy.deepcopy(explainer)
     new_id["record_id"] = "f" * 32  # the same unit under a new id: would be counted twice

@@ -136,7 +136,7 @@ def test_concurrent_identical_submissions_are_accepted_once(tmp_path):
     assert outcomes.count("ok") == 1 and len(list(store.iter_requests())) == 1
 
 
-# ---- bounded parsing at submit time (issue #16): a clear error naming the problem, never a traceback
+# ---- bounded parsing at submit time: a clear error naming the problem, never a traceback
 
 ROW = {"model": "m", "config": "binary_all", "sentence_id": 1, "label": 0, "attributions": [0.1, 0.2]}
 

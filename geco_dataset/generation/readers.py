@@ -86,7 +86,7 @@ def _sentence_from_labelling(key: str, entry: dict[str, Any], tags: dict[str, st
         words = [str(w) for w in entry["sentence"]]
         versions_in = entry["versions"]
     except (KeyError, TypeError, ValueError) as exc:
-        raise GenerationError(f"{where}: missing or malformed field ({exc!r}); expected idx, sentence, versions")
+        raise GenerationError(f"{where}: missing or malformed field ({exc!r}); expected idx, sentence, versions") from exc
     source = SourceSentence(sentence_id, words, {}, origin=f"{path.name} key {key}")
     name_positions = {int(p) for p, t in (entry.get("tags") or {}).items()
                       if tags.get(str(t.get("tag"))) in ("name", "name_male", "name_female")}

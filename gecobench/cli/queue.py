@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from gecobench.cli import GECO_DIR_HELP
+from gecobench.domain import MODEL_INFO_FILE
 from submissions.hub_requests import open_requests_store
 from submissions.sandbox import (
     SandboxLimits,
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     models = args.models
     if models is None:
-        models = sorted(str(p) for p in DEFAULT_MODEL_ROOT.glob("*") if (p / "gecobench_model.json").is_file())
+        models = sorted(str(p) for p in DEFAULT_MODEL_ROOT.glob("*") if (p / MODEL_INFO_FILE).is_file())
     if not models:
         print(f"no model set: pass --models, or run `gecobench demo` first to train models under {DEFAULT_MODEL_ROOT}",
               file=sys.stderr)

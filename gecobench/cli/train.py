@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from gecobench.cli import GECO_DIR_HELP
+from gecobench.domain import MODEL_INFO_FILE
 from gecobench.models.data import GECO_CONFIGS
 from gecobench.models.regimes import REGIMES
 from gecobench.models.training import SCHEDULES
@@ -83,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             if PartialState().is_main_process:
                 import json
 
-                info = json.loads((path / "gecobench_model.json").read_text())
+                info = json.loads((path / MODEL_INFO_FILE).read_text())
                 print(f"{regime} {args.config} seed {seed}: val {info['val_accuracy']:.4f} test "
                       f"{info['test_accuracy']:.4f} ({info['training_time_s']:.0f} s) -> {path}")
     return 0

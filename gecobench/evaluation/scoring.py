@@ -19,9 +19,9 @@ import numpy as np
 from gecobench.evaluation.data import LABEL_NAMES
 from gecobench.gender import GAP_INTERVAL, GAP_PAIRS, gap_definition
 from gecobench.metrics.mass_accuracy import mass_accuracy_per_sentence, summarize
+from gecobench.metrics.module_paths import module_path
 from gecobench.metrics.paired_bootstrap import clustered_difference, clustered_mean_difference, verdict
 from gecobench.metrics.relative_mass_accuracy import relative_mass_accuracy
-from gecobench.metrics.module_paths import module_path
 
 
 def finite_or_none(value: Any) -> float | None:

@@ -79,7 +79,7 @@ class Explainer(abc.ABC):
     #: Pattern Variant baseline). An instance may decide it from its parameters (a property).
     fit_split: ClassVar[str] = "train"
 
-    def fit(self, words: Sequence[Sequence[str]], labels: Sequence[int]) -> None:
+    def fit(self, words: Sequence[Sequence[str]], labels: Sequence[int]) -> None:  # noqa: B027 - optional hook
         """Optional: learn from sentences and class labels (never ground truth) of the split ``fit_split`` names."""
 
     @abc.abstractmethod

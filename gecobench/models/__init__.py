@@ -16,7 +16,6 @@ from gecobench.models.loading import (
     read_model_info,
 )
 from gecobench.models.ola import OLAConfig, OLAForSequenceClassification
-from gecobench.models.residual_ola import ResidualOLAConfig, ResidualOLAForSequenceClassification
 from gecobench.models.regimes import (
     BASE_REGIMES,
     REGIME_DESCRIPTIONS,
@@ -24,6 +23,7 @@ from gecobench.models.regimes import (
     apply_regime,
     regime_trainable_names,
 )
+from gecobench.models.residual_ola import ResidualOLAConfig, ResidualOLAForSequenceClassification
 from gecobench.models.training import (
     SCHEDULES,
     TrainSchedule,

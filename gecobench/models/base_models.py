@@ -17,7 +17,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-PAPER_BASE_MODEL = "google-bert/bert-base-uncased"
+from gecobench.domain import PAPER_BASE_MODEL  # noqa: F401  (re-exported: gecobench.models.PAPER_BASE_MODEL)
+
 BASE_MODEL_ENV = "GECOBENCH_BASE_MODEL"
 _TRUE = {"1", "true", "yes", "on"}
 

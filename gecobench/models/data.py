@@ -15,15 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gecobench.domain import GECO_FOLDERS, GECO_SPLITS, LABEL_NAMES, num_labels  # noqa: F401  (LABEL_NAMES re-exported)
+
 #: GECO configuration name -> (release folder, number of classes). Labels: female=0, male=1, non-binary=2.
-GECO_CONFIGS: dict[str, tuple[str, int]] = {
-    "binary_all": ("binary_gender_all", 2),
-    "binary_subject": ("binary_gender_subj", 2),
-    "nonbinary_all": ("non_binary_gender_all", 3),
-    "nonbinary_subject": ("non_binary_gender_subj", 3),
-}
-LABEL_NAMES: tuple[str, ...] = ("female", "male", "non-binary")
-SPLITS = ("train", "test")
+GECO_CONFIGS: dict[str, tuple[str, int]] = {config: (folder, num_labels(config)) for config, folder in GECO_FOLDERS.items()}
+SPLITS = GECO_SPLITS
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ from typing import Any
 
 import torch
 
+from gecobench.domain import MODEL_INFO_FILE
+
 #: Default learning rate per regime: a head-only model takes large steps, fine-tuning small ones. OLA's is the
 #: authors' (``one_layer_attention.learning_rate`` in their config); the others are this package's CPU budget
 #: (the authors': C 1e-2, CE 1e-4, CEf 1e-2, CEfAf 5e-6 over 20 epochs; see docs/models.md).
@@ -27,7 +29,7 @@ OPTIMIZERS: tuple[str, ...] = ("adamw", "adam")
 LR_AFTER_WARMUP: tuple[str, ...] = ("linear", "constant")
 #: The authors' trainer clips the gradient norm to this value (after the step; see ``authors_trainer_quirks``).
 AUTHORS_MAX_GRAD_NORM = 1.0
-INFO_FILE = "gecobench_model.json"
+INFO_FILE = MODEL_INFO_FILE
 
 
 @dataclass

@@ -8,13 +8,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gecobench.domain import MODEL_INFO_FILE
+
 TABLE_START = "<!-- zoo-table:start -->"
 TABLE_END = "<!-- zoo-table:end -->"
 
 
 def collect_infos(root: str | Path) -> list[dict[str, Any]]:
     """Every ``gecobench_model.json`` under ``root`` (``<config>/<regime>/seed<k>/``)."""
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(Path(root).glob("*/*/seed*/gecobench_model.json"))]
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(Path(root).glob(f"*/*/seed*/{MODEL_INFO_FILE}"))]
 
 
 def summarise(infos: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

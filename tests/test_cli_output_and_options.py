@@ -1,4 +1,4 @@
-"""Command-line behaviour the leaderboard issue fixed: quiet means quiet, options after sub-commands, help examples
+"""Command-line output and options: quiet means quiet, options after sub-commands, help examples
 that name real folders, no tracked file overwritten unless asked, a busy port explained."""
 
 from __future__ import annotations
