@@ -69,13 +69,18 @@ def test_the_ground_truth_header_is_dark_on_yellow():
 def test_readable_shading_rewrites_the_heat_maps_markup():
     from leaderboard_space import drilldown
 
-    row = {"explainer": "saliency", "words": ["She", "runs", "home"], "ground_truth": [1, 0, 0],
-           "attributions": [0.9, 0.1, None], "mass_accuracy": 0.9}
+    attributions = [0.9, 0.1, None]
+    row = {"explainer": "saliency", "variant": "female", "chosen": True, "words": ["She", "runs", "home"],
+           "ground_truth": [1, 0, 0], "attributions": attributions,
+           "shares": drilldown.attribution_shares(attributions), "mass_accuracy": 0.9}
     markup = contrast.readable_shading(drilldown.heatmap_html([row]))
     cells = contrast.shaded_cells(markup)
-    assert len(cells) == 3 and "rgba(" not in markup
+    assert len(cells) >= 3 and "rgba(" not in markup
     assert all(contrast_ratio(text, background) >= AA_CONTRAST for text, background in cells)
-    assert cells[0][1] == contrast.composite(DRILL_RGB, 1.0)  # the largest attribution: the full shade
+    # the largest share: the scale's darkest shade, a word without a score: none
+    darkest = drilldown.share_colours(1.0)[0]
+    assert darkest in [background for _, background in cells]
+    assert drilldown.share_colours(0.0)[0] != darkest
 
 
 def test_the_view_in_the_url_round_trips_and_rejects_what_the_page_does_not_offer():
