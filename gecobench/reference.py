@@ -1,31 +1,60 @@
 """The reference results: the full GECOBench grid (model zoo, every built-in explainer on every test sentence).
 
-``make reference`` → ``scripts/reference.py`` → :func:`run_reference`. The plan is one object,
-:class:`ReferencePlan`, so the command, the docs and the tests agree on what "the reference" is:
+``gecobench reference`` (``make reference``; :mod:`gecobench.cli.reference`) runs the stages below. The plan is one object,
+:class:`ReferencePlan`, so the command, the docs and the tests agree on what "the reference" is.
+
+**The problem the stages solve.** The paper's filter is one shared sentence subset per config, defined by every
+trained model of every seed (:mod:`gecobench.evaluation.filters`). Weights are not committed (too big) and a
+session may start on a new machine, so a design that keeps weights until every seed is trained loses work. So the
+weights are needed only where they are made, and what the later stages need is committed as soon as it exists:
 
 1. **zoo** — six regimes × four GECO configs for each seed, with the schedule that brings every regime but ZS
    to ≥ 80 % test accuracy on this 2-core CPU (:data:`REFERENCE_SCHEDULES`); checkpoints under
-   ``runs/reference/zoo`` (not committed), their summary in ``reference/zoo_summary.json`` (committed);
-2. **filters** — the paper's filter is one shared sentence subset per config, defined by the predictions of every
-   trained model of the config, every seed of the plan (:mod:`gecobench.evaluation.filters`): so the whole zoo of
-   every planned seed is trained first, then each config's subset is written to ``reference/filters/<config>.json``
-   (committed; a submission is scored on the same subset);
-3. **evaluate** — the explainers of :data:`REFERENCE_EXPLAINERS` on every test sentence of each (config, seed)
-   unit, with the paper's filter and without (:data:`FILTERS`, from one attribution pass), the zero-shot model's
-   own attributions being every other model's RMA reference. Each finished unit's records land in the
-   **staging** folder ``reference/staging/seed-<k>/`` (inside the repository, ignored by the Space and the
-   store's readers), with a marker ``units/<config>.json``, so it can be committed as it finishes and a new
-   machine resumes from the repository;
-4. **promote** — a seed whose every config is staged moves into ``reference/store``
-   (:func:`promote_seed`; ``promoted-seed-<k>.json`` in the staging folder says so).
+   ``runs/reference/zoo`` (not committed), their summary in ``reference/zoo_summary.json`` (committed). Right
+   after training, each checkpoint's **test predictions** (every row of the evaluation's sentence groups: source
+   sentence id, gender variant's label, predicted class, correct or not; its checkpoint fingerprint and accuracy)
+   go to ``reference/staging/predictions/<config>/<regime>-seed<k>.json`` (:func:`write_predictions`, a few tens
+   of kB, committed; :func:`read_predictions` validates them against the split);
+2. **evaluate** — the explainers of :data:`REFERENCE_EXPLAINERS` on every test sentence of each (config, seed)
+   unit, **unfiltered** (the zero-shot model's own attributions being every other model's RMA reference), into
+   ``reference/staging/seed-<k>/store``, plus, per model, its **evaluation columns**
+   (``staging/seed-<k>/columns/<config>/<regime>.json.gz``, :mod:`gecobench.evaluation.unit_columns`) and the
+   unit's marker ``units/<config>.json`` (record ids, columns' fingerprints). Needs that seed's weights, nothing
+   from other seeds: commit it as it finishes;
+3. **filters** — each config's shared subset (``reference/filters/<config>.json``) from the committed prediction
+   files alone, once every defining seed's are in; the subset records which files define it and their
+   fingerprints (a changed file makes it stale: refused, never silently replaced);
+4. **derive** — each evaluated unit's paper-filter records from its committed columns, cut down to the subset's
+   sentences and scored by the run's own scoring path (:func:`gecobench.evaluation.runner.derive_records`: the
+   same ``_filtered_chunk`` and ``_build_records`` a run with both filters uses; bootstrap intervals recomputed):
+   no weights, no model run, any machine;
+5. **promote** — a seed whose every unit has both filters' records moves into ``reference/store``
+   (:func:`promote_seed`, after :func:`_check_staged_seed`: every marked record present, explainers × regimes
+   per filter, every paper record on the config's current subset and all on one sentence set).
 
-Every stage resumes: a checkpoint whose recorded schedule equals the planned one is kept, a subset file whose
-defining models are the plan's is kept, evaluation chunks are checkpointed by the runner, staged or promoted units
-are not run again, and records already in a store are not written again. ``--shard K/N`` gives one of N machines
-(or process groups) its share of the evaluation units; each unit is whole, so shards never overlap, and a shard
-trains the checkpoints of the units it evaluates. The subsets need every seed's checkpoints of a config: compute
-them where the whole zoo is and commit ``reference/filters/``; a shard then reads the committed ones.
-Wall times per unit go to ``reference/timings.json``.
+**Why store columns, not per-sentence metric values.** Every number in a record is a function of per-row values:
+MA, the per-label groups, the property metrics SP, CVR, relevance rank accuracy, AUPRC, MRC, SNC and LD are means
+over sentences (MRC/SNC/LD and faithfulness on a subsample of the first chunks, which the paper filter cuts down
+further); but RMA is a *median* of per-sentence log ratios, the gender gaps and the paired explainer comparisons are
+differences with a bootstrap clustered by source sentence, DMA compares every explainer of the run on each sentence,
+faithfulness has removal curves, the per-gender block re-splits all of them, and counts, ``accuracy_on_scored`` and
+diagnostics come from the rows kept. Storing each metric's per-sentence values would need a second aggregation path
+per metric kind (and one more for each metric added later), against the package's rule of one scoring path. What
+the run itself scores from is smaller than the weights and complete: per chunk the rows, predictions and, per
+explainer, the word-score columns of every kind (the model's, the zero-shot reference's, the randomised, noisy and
+other-target copies' on the properties subsample, the faithfulness columns) with their seconds. Stored losslessly
+(float32 bit patterns where the values are float32, float64 otherwise), a derived record is the record a run with
+the paper's filter and these attributions writes; a direct run on the subset alone batches only the kept rows, so
+it differs by float32 rounding of padded batches (test: ``tests/test_reference_derive.py``). Nothing needs a seed's
+model to be retrained. Runtime seconds of a derived record are the unit's, scaled to the rows kept (as a run with
+both filters reports them).
+
+Every stage resumes: a checkpoint whose recorded schedule equals the planned one is kept, a prediction file that
+names the checkpoint here is kept, a subset file defined by exactly the committed prediction files is kept,
+evaluation chunks are checkpointed by the runner, evaluated, staged or promoted units are not run again, and records
+already in a store are not written again. ``--shard K/N`` gives one of N machines (or process groups) its share of
+the evaluation units; each unit is whole, so shards never overlap, and a shard trains the checkpoints of the units it
+evaluates. Wall times per unit go to ``reference/timings.json``.
 """
 
 from __future__ import annotations
