@@ -691,13 +691,17 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
                                  progress=progress, filters=("none",), unit_columns=gathered)
         split = load_split(unit.config, settings.split, settings.data_dir)
         keys = list(_explainer_keys(plan.explainers).values())
-        columns = {}
-        for regime, model in zip(plan.regimes, models):
+        columns: dict[str, dict[str, Any]] = {}
+        zero_shot = None
+        # the zero-shot model first: the others' reference columns are its own attributions, stored once
+        for regime, model in sorted(zip(plan.regimes, models), key=lambda pair: pair[0] != "ZS"):
             document = columns_document(unit.config, split, [_spec_key(e) for e in plan.explainers],
-                                        gathered[str(model)])
+                                        gathered[str(model)], zero_shot)
+            zero_shot = document if regime == "ZS" else zero_shot
             path = write_columns(plan.columns_file(unit, regime), document)
             columns[regime] = {"path": _relative(plan, path), "sha256": document["sha256"],
                                "checkpoint_sha256": document["model"]["checkpoint_sha256"]}
+        columns = {regime: columns[regime] for regime in plan.regimes}
         try:
             export_zero_shot_attributions(plan, unit, checkpoints)
         except ValueError as err:  # e.g. records made earlier and their checkpoints since removed: say so, go on
@@ -759,13 +763,17 @@ def derive_units(plan: ReferencePlan, seeds: Iterable[int] | None = None,
                              f"{list(plan.explainers)}: evaluate the unit again")
         start, cpu_start = time.perf_counter(), time.process_time()
         columns = {}
-        for regime in plan.regimes:
+        zero_shot = None
+        for regime in sorted(plan.regimes, key=lambda r: r != "ZS"):
             facts = (marker.get("columns") or {}).get(regime)
             if facts is None:
                 raise FileNotFoundError(f"{unit.key}: its marker names no columns of {regime}; evaluate the unit "
                                         "again (its unfiltered records are kept)")
-            document = read_columns(plan.staging_dir / facts["path"], split, facts["sha256"])
+            document = read_columns(plan.staging_dir / facts["path"], split, facts["sha256"], zero_shot)
+            zero_shot = document if regime == "ZS" else zero_shot
             columns[f"{unit.config}/{regime}/seed{unit.seed}"] = document["entry"]
+        columns = {f"{unit.config}/{regime}/seed{unit.seed}": columns[f"{unit.config}/{regime}/seed{unit.seed}"]
+                   for regime in plan.regimes}
         summary = derive_records(explainers, unit.config, columns, settings, "paper",
                                  str(plan.staged_store(unit.seed)), subset=subset)
         timings.record(f"derive/{unit.config}/seed{unit.seed}", time.perf_counter() - start,

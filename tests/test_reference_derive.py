@@ -91,10 +91,11 @@ def test_columns_file_round_trips_and_refuses_edits_and_other_data(tmp_path: Pat
 
 def _tiny_plan(root: Path, checkpoints: Path, **changes: Any) -> ReferencePlan:
     return dataclasses.replace(ReferencePlan(
-        seeds=(0, 1), configs=("binary_all",), regimes=("ZS", "OLA"),
+        seeds=(0, 1), configs=("binary_all",), regimes=("ZS", "OLA", "C"),
         explainers=("saliency", "input_x_gradient"), max_groups=4, bootstrap=20, properties_groups=16,
         checkpoint_root=checkpoints, store=root / "store", zoo_summary=root / "zoo_summary.json",
-        timings=root / "timings.json", schedules={"ZS": ("tiny", {}), "OLA": ("tiny", {})}), **changes)
+        timings=root / "timings.json", schedules={"ZS": ("tiny", {}), "OLA": ("tiny", {}), "C": ("tiny", {})}),
+        **changes)
 
 
 def _write_fake_predictions(plan: ReferencePlan, unit: ZooUnit, split: Any, wrong: set[int]) -> Path:
@@ -125,6 +126,8 @@ def test_subset_comes_from_prediction_files_alone_and_names_them(tmp_path: Path,
     plan = _tiny_plan(tmp_path / "reference", tmp_path / "no-weights-here")
     ids = [split.rows[g[0]].sentence_id for g in split.groups[:4]]
     _write_fake_predictions(plan, ZooUnit("binary_all", "OLA", 0), split, {ids[0]})
+    _write_fake_predictions(plan, ZooUnit("binary_all", "C", 0), split, set())
+    _write_fake_predictions(plan, ZooUnit("binary_all", "C", 1), split, set())
     with pytest.raises(FileNotFoundError, match="binary_all/OLA/seed1"):
         write_filter_subsets(plan, data_dir=str(geco_dir))
     assert "[waiting]" in "\n".join(plan_report(plan))
@@ -134,8 +137,9 @@ def test_subset_comes_from_prediction_files_alone_and_names_them(tmp_path: Path,
     subset = write_filter_subsets(plan, data_dir=str(geco_dir))["binary_all"]
     assert list(subset.source_sentence_ids) == sorted({ids[1], ids[3]})
     assert sorted(f["path"] for f in subset.prediction_files) == [
+        "predictions/binary_all/C-seed0.json", "predictions/binary_all/C-seed1.json",
         "predictions/binary_all/OLA-seed0.json", "predictions/binary_all/OLA-seed1.json"]
-    assert {m["checkpoint_sha256"] for m in subset.defined_by} == {"sha-OLA-0", "sha-OLA-1"}
+    assert {m["checkpoint_sha256"] for m in subset.defined_by} == {"sha-OLA-0", "sha-OLA-1", "sha-C-0", "sha-C-1"}
     assert "[done]" in "\n".join(plan_report(plan))
     assert write_filter_subsets(plan, data_dir=str(geco_dir)) == {"binary_all": subset}  # kept as it is
     # a prediction file that changed (a retrained checkpoint) makes the subset stale: refused, never replaced
@@ -218,11 +222,18 @@ def test_a_unit_committed_on_one_machine_gets_its_paper_records_on_another(tmp_p
     assert derive_units(machine_b) == [EvaluationUnit("binary_all", 0), EvaluationUnit("binary_all", 1)]
     monkeypatch.undo()
     subset = write_filter_subsets(machine_b)["binary_all"]
-    assert {(m["regime"], m["seed"]) for m in subset.defined_by} == {("OLA", 0), ("OLA", 1)}
+    assert {(m["regime"], m["seed"]) for m in subset.defined_by} == {(r, s) for r in ("OLA", "C") for s in (0, 1)}
+    # C's zero-shot reference columns are the zero-shot model's own attributions: stored once, in ZS's file
+    from gecobench.evaluation.unit_columns import read_columns
+
+    marker = json.loads(machine_b.unit_marker(EvaluationUnit("binary_all", 0)).read_text())
+    c_columns = read_columns(machine_b.staging_dir / marker["columns"]["C"]["path"],
+                             zero_shot=read_columns(machine_b.staging_dir / marker["columns"]["ZS"]["path"]))
+    assert c_columns["zero_shot_columns_sha256"] == marker["columns"]["ZS"]["sha256"]
 
     staged = [r for seed in (0, 1) for r in LocalStore(machine_b.staged_store(seed)).read_all().documents]
     paper = [r for r in staged if r["protocol"]["filter"] == "paper"]
-    assert len(paper) == len([r for r in staged if r["protocol"]["filter"] == "none"]) == 2 * 2 * 2
+    assert len(paper) == len([r for r in staged if r["protocol"]["filter"] == "none"]) == 2 * 3 * 2
     # one sentence set for every regime and seed of the config: the subset's
     assert {r["filter"]["scored_fingerprint"] for r in paper} == {subset.fingerprint}
     assert {r["protocol"]["filter_subset_sha256"] for r in paper} == {subset.fingerprint}
@@ -243,9 +254,33 @@ def test_a_unit_committed_on_one_machine_gets_its_paper_records_on_another(tmp_p
         for part in ("metrics", "groups", "by_gender", "comparisons", "counts", "filter", "protocol", "dataset"):
             _numbers_close(derived[record_id].get(part), record.get(part), f"{record_id}.{part}", tolerance)
         assert derived[record_id]["model"]["checkpoint_sha256"] == record["model"]["checkpoint_sha256"]
+    with_reference = [r for r in direct.values() if r["model"]["regime"] == "C"]
+    assert with_reference and all(r["model"]["zero_shot_reference"] for r in with_reference)  # RMA is derived too
 
     for seed in (0, 1):
         promote_seed(machine_b, seed)
     promoted = LocalStore(machine_b.store).read_all()
-    assert promoted.warnings == [] and len(promoted.documents) == 2 * 2 * 2 * 2
+    assert promoted.warnings == [] and len(promoted.documents) == 2 * 3 * 2 * 2
     assert machine_b.predictions_file(ZooUnit("binary_all", "OLA", 0)).is_file(), "predictions outlive promotion"
+
+
+def test_a_reference_column_equal_to_the_zero_shot_columns_is_stored_once(tmp_path: Path) -> None:
+    zero_shot_entry = _entry()
+    zs = columns_document("binary_all", _split_stub(), ["saliency-x"], zero_shot_entry)
+    write_columns(tmp_path / "zs.json.gz", zs)
+    model = _entry()
+    model["chunks"][0]["explainers"]["saliency-x"]["scores"]["reference"] = [[0.5, 0.25], [1.0, 0.125]]
+    other = _entry()
+    other["chunks"][0]["explainers"]["saliency-x"]["scores"]["reference"] = [[0.5, 0.25], [1.0, 0.5]]  # differs
+    shared = columns_document("binary_all", _split_stub(), ["saliency-x"], model, zs)
+    kept = columns_document("binary_all", _split_stub(), ["saliency-x"], other, zs)
+    assert shared["zero_shot_columns_sha256"] == zs["sha256"] and kept["zero_shot_columns_sha256"] is None
+    write_columns(tmp_path / "m.json.gz", shared)
+    with pytest.raises(UnitColumnsError, match="not given"):
+        read_columns(tmp_path / "m.json.gz")
+    read_zs = read_columns(tmp_path / "zs.json.gz")
+    back = read_columns(tmp_path / "m.json.gz", zero_shot=read_zs)
+    assert back["entry"]["chunks"][0]["explainers"] == model["chunks"][0]["explainers"]
+    wrong = dict(read_zs, sha256="0" * 64)
+    with pytest.raises(UnitColumnsError, match="given 0000"):
+        read_columns(tmp_path / "m.json.gz", zero_shot=wrong)

@@ -78,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from gecobench.evaluation.filters import FilterSubsetError
+    from gecobench.evaluation.unit_columns import UnitColumnsError
     from gecobench.reference import plan_report
 
     outputs = {}
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         return _run(plan, args)
-    except (FileNotFoundError, FilterSubsetError) as err:  # a stage that needs another first: say which, no trace
+    except (FileNotFoundError, FilterSubsetError, UnitColumnsError) as err:  # a stage that needs another first: say which, no trace
         print(f"error: {err}", file=sys.stderr)
         return 2
 

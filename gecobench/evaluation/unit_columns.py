@@ -82,12 +82,40 @@ def columns_sha256(payload: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def columns_document(config: str, split: Any, explainer_keys: list[str], entry: Mapping[str, Any]) -> dict[str, Any]:
-    """The file's document for one model's entry of ``run_evaluation(unit_columns=...)``."""
+#: a model's zero-shot reference column that is, bit for bit, the zero-shot model's own attributions of the unit
+SAME_AS_ZERO_SHOT = "same as the zero-shot model's main column"
+
+
+def columns_document(config: str, split: Any, explainer_keys: list[str], entry: Mapping[str, Any],
+                     zero_shot: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The file's document for one model's entry of ``run_evaluation(unit_columns=...)``.
+
+    ``zero_shot`` (the written document of the unit's zero-shot model): a chunk's reference column equal to the
+    zero-shot model's own attributions of the same rows (what the runner uses as the RMA reference when it evaluates
+    the zero-shot model in the same run) is stored as :data:`SAME_AS_ZERO_SHOT`, bound to that document's SHA-256:
+    the reference columns are a third of a unit's bytes otherwise."""
+    chunks = [_plain_chunk(c) for c in entry["chunks"]]
+    shared = 0
+    if zero_shot is not None:
+        theirs = {c["chunk"]: c for c in decode(zero_shot["chunks"])}
+        for chunk in chunks:
+            other = theirs.get(chunk["chunk"])
+            if other is None or other["kept"] != chunk["kept"]:
+                continue
+            explainers = {}
+            for key, result in chunk["explainers"].items():
+                scores = result.get("scores") or {}
+                own = ((other["explainers"].get(key) or {}).get("scores") or {}).get("main")
+                if scores.get("reference") is not None and scores["reference"] == own:
+                    result = {**result, "scores": {**scores, "reference": SAME_AS_ZERO_SHOT}}
+                    shared += 1
+                explainers[key] = result
+            chunk["explainers"] = explainers
     payload = {"config": config, "split": split.split, "dataset_fingerprint": split.fingerprint,
                "explainer_keys": list(explainer_keys), "model": entry["model"], "reference": entry["reference"],
                "reference_reason": entry.get("reference_reason"), "n_processes": entry.get("n_processes", 1),
-               "chunks": encode([_plain_chunk(c) for c in entry["chunks"]])}
+               "zero_shot_columns_sha256": zero_shot["sha256"] if shared else None,
+               "chunks": encode(chunks)}
     return {"format": COLUMNS_FORMAT, "sha256": columns_sha256(payload), **payload}
 
 
@@ -108,10 +136,13 @@ def write_columns(path: str | os.PathLike[str], document: Mapping[str, Any]) -> 
     return path
 
 
-def read_columns(path: str | os.PathLike[str], split: Any = None, sha256: str | None = None) -> dict[str, Any]:
+def read_columns(path: str | os.PathLike[str], split: Any = None, sha256: str | None = None,
+                 zero_shot: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Read and validate one columns file; with ``split``, refused unless made on that config, split and data;
-    with ``sha256``, unless its payload has that hash. Returns the entry ``derive_records`` takes (chunks decoded,
-    row keys as integers) under ``"entry"``, and the document's other fields."""
+    with ``sha256``, unless its payload has that hash. A file whose reference columns are the zero-shot model's
+    needs ``zero_shot``, what this function returned for that model's file (refused unless its SHA-256 is the one
+    recorded). Returns the entry ``derive_records`` takes (chunks decoded, row keys as integers, reference columns
+    filled in) under ``"entry"``, and the document's other fields."""
     path = Path(path)
     try:
         document = json.loads(gzip.decompress(path.read_bytes()))
@@ -138,6 +169,12 @@ def read_columns(path: str | os.PathLike[str], split: Any = None, sha256: str | 
     chunks = decode(document["chunks"])
     if not isinstance(chunks, list):
         raise UnitColumnsError(f"{path}: 'chunks' is not a list")
+    wanted = document.get("zero_shot_columns_sha256")
+    if wanted is not None and (zero_shot is None or zero_shot.get("sha256") != wanted):
+        raise UnitColumnsError(f"{path}: its reference columns are those of the zero-shot columns {wanted[:16]}…; "
+                               + ("not given" if zero_shot is None else
+                                  f"given {str(zero_shot.get('sha256'))[:16]}…"))
+    theirs = {c["chunk"]: c for c in zero_shot["entry"]["chunks"]} if wanted is not None else {}
     for position, chunk in enumerate(chunks):
         lacking = [k for k in _CHUNK_FIELDS if not isinstance(chunk, dict) or k not in chunk]
         if lacking:
@@ -151,7 +188,13 @@ def read_columns(path: str | os.PathLike[str], split: Any = None, sha256: str | 
         if wrong:
             raise UnitColumnsError(f"{path}: chunk {position} has no columns of {wrong}")
         for key, result in chunk["explainers"].items():
-            main = (result.get("scores") or {}).get("main")
+            scores = result.get("scores") or {}
+            if scores.get("reference") == SAME_AS_ZERO_SHOT:
+                other = theirs.get(position)
+                if other is None or other["kept"] != chunk["kept"] or key not in other["explainers"]:
+                    raise UnitColumnsError(f"{path}: chunk {position}, {key}: the zero-shot columns lack its rows")
+                scores["reference"] = [list(r) for r in other["explainers"][key]["scores"]["main"]]
+            main = scores.get("main")
             if main is not None and len(main) != len(chunk["kept"]):
                 raise UnitColumnsError(f"{path}: chunk {position}, {key}: {len(main)} attribution rows for "
                                        f"{len(chunk['kept'])} kept rows")
