@@ -567,8 +567,8 @@ def subset_state(plan: ReferencePlan, config: str) -> tuple[str, str]:
                    for u in present}
         recorded = {f["path"]: f["sha256"] for f in subset.prediction_files}
         if recorded == current and len(current) == len(units):
-            return "done", f"{subset.size} of {subset.n_considered} source sentences, {len(recorded)} prediction " \
-                           f"files, {subset.fingerprint[:12]}"
+            return "done", (f"{subset.size} of {subset.n_considered} source sentences, {len(recorded)} prediction "
+                            f"files, {subset.fingerprint[:12]}")
         return "stale", (f"defined by {len(recorded)} prediction files, the plan's {len(units)} now committed "
                          f"differ ({len(current)} present)")
     if len(present) == len(units):
@@ -588,7 +588,12 @@ def write_filter_subsets(plan: ReferencePlan, configs: Iterable[str] | None = No
     those committed now; otherwise it is refused with what to do, never silently replaced (records derived with it
     carry its fingerprint). A missing one needs every defining checkpoint's prediction file."""
     from gecobench.evaluation.data import load_split
-    from gecobench.evaluation.filters import FilterSubsetError, load_subset, shared_subset, subset_file
+    from gecobench.evaluation.filters import (
+        FilterSubsetError,
+        load_subset,
+        shared_subset,
+        subset_file,
+    )
     from gecobench.evaluation.runner import split_into_chunks
 
     subsets = {}
@@ -902,9 +907,8 @@ def _check_staged_seed(plan: ReferencePlan, seed: int, units: list[EvaluationUni
 
 
 def plan_report(plan: ReferencePlan, shard: tuple[int, int] | None = None) -> list[str]:
-    """What the plan holds, unit by unit: the zoo, the subsets, staged/promoted/missing units, and what to commit."""
-    from gecobench.evaluation.filters import load_subset, subset_file
-
+    """What the plan holds, unit by unit: the zoo (trained here or not; prediction files), the subsets, the
+    evaluation units (missing, evaluated, staged, promoted), what to commit and what to run next."""
     lines = []
     for unit in zoo_units_of_shard(plan, shard):
         preset, overrides = plan.schedule_for(unit.regime, unit.config)

@@ -164,7 +164,11 @@ def test_the_same_criteria_judge_the_non_binary_pair() -> None:
 def test_several_seeds_give_seed_means_intervals_and_per_seed_verdicts(monkeypatch) -> None:
     """Five seeds: the findings are judged on the seed means, each says in how many seeds it holds on its own and
     gives its statistic's mean and across-seed t-interval; the side-by-side shows each cell's interval."""
-    from gecobench.paper_comparison import check_findings_across_seeds, compare_records, mean_index
+    from gecobench.paper_comparison import (
+        check_findings_across_seeds,
+        compare_records,
+        mean_index,
+    )
     from gecobench.pooling import across_seeds
 
     seeds = (0, 1, 2, 3, 4)

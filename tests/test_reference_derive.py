@@ -100,8 +100,8 @@ def _tiny_plan(root: Path, checkpoints: Path, **changes: Any) -> ReferencePlan:
 
 def _write_fake_predictions(plan: ReferencePlan, unit: ZooUnit, split: Any, wrong: set[int]) -> Path:
     """A prediction file as write_predictions writes it, every row correct except the source sentences ``wrong``."""
-    from gecobench.reference import PREDICTIONS_FORMAT, _write_json
     from gecobench.evaluation.runner import split_into_chunks
+    from gecobench.reference import PREDICTIONS_FORMAT, _write_json
 
     rows = []
     for chunk in split_into_chunks(split, plan.evaluation_settings(unit.seed)):
@@ -197,7 +197,7 @@ def test_a_unit_committed_on_one_machine_gets_its_paper_records_on_another(tmp_p
     columns); machine B, without A's weights, trains and evaluates seed 1, computes the shared subset from the
     prediction files and derives both seeds' paper-filter records: equal to a direct filtered evaluation of A's
     models on the same subset, and every regime of the config scored on the same sentences."""
-    import gecobench.evaluation.runner as runner
+    from gecobench.evaluation import runner
 
     repository = tmp_path / "reference"
     machine_a = _tiny_plan(repository, tmp_path / "machine-a", seeds=(0,), filter_seeds=(0, 1))

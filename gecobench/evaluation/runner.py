@@ -842,7 +842,7 @@ class StoredModel:
     @classmethod
     def from_json(cls, document: Any, where: str) -> StoredModel:
         if not isinstance(document, dict) or not isinstance(document.get("info"), dict):
-            raise ValueError(f"{where}: a model's facts need an 'info' object")
+            raise ValueError(f"{where}: a model's facts need an 'info' object")  # noqa: TRY004 (bad file content)
         missing = [k for k in ("path", "checkpoint_sha256", "name", "function_sha256", "num_labels")
                    if k not in document]
         if missing:
