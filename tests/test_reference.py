@@ -504,10 +504,12 @@ def test_finished_units_wait_in_staging_until_their_seed_is_complete(tmp_path: P
 
 def test_filter_subsets_need_every_planned_seed_and_refuse_another_seed_set(tmp_path: Path, geco_dir: Path,
                                                                               bert_tokenizer) -> None:
+    """The subsets come from the checkpoints' prediction files (written where the weights are), so a machine
+    without the weights computes the same subset; a plan of other seeds refuses a subset the files do not define."""
     from conftest import make_tiny_bert_classifier
 
     from gecobench.evaluation.filters import FilterSubsetError
-    from gecobench.reference import write_filter_subsets
+    from gecobench.reference import write_filter_subsets, write_predictions
 
     plan = ReferencePlan(seeds=(0, 1), configs=("binary_all",), regimes=("ZS", "CE"), max_groups=4,
                          store=tmp_path / "reference" / "store", checkpoint_root=tmp_path / "runs",
@@ -519,6 +521,7 @@ def test_filter_subsets_need_every_planned_seed_and_refuse_another_seed_set(tmp_
         bert_tokenizer.save_pretrained(folder)
         (folder / "gecobench_model.json").write_text(json.dumps({"regime": "CE", "base_model": "tiny", "seed": seed, "base_revision": None,
                                                                   "geco_config": "binary_all", "num_labels": 2}))
+        write_predictions(plan, ZooUnit("binary_all", "CE", seed), data_dir=str(geco_dir))
     with pytest.raises(FileNotFoundError, match="binary_all/CE/seed1"):
         write_filter_subsets(plan, data_dir=str(geco_dir))
     subsets = write_filter_subsets(dataclasses.replace(plan, seeds=(0,)), data_dir=str(geco_dir))
@@ -529,3 +532,11 @@ def test_filter_subsets_need_every_planned_seed_and_refuse_another_seed_set(tmp_
     # a plan that runs seed 0 of a reference defined by seed 0 keeps it
     assert write_filter_subsets(dataclasses.replace(plan, seeds=(0,), filter_seeds=(0,)),
                                 data_dir=str(geco_dir)) == subsets
+    # another machine (no weights), the same committed prediction file: the same subset, computed afresh
+    import shutil
+
+    shutil.rmtree(tmp_path / "runs")
+    (plan.filters_dir / "binary_all.json").unlink()
+    again = write_filter_subsets(dataclasses.replace(plan, seeds=(0,)), data_dir=str(geco_dir))
+    assert again["binary_all"].fingerprint == subsets["binary_all"].fingerprint
+    assert again["binary_all"].defined_by == subsets["binary_all"].defined_by
