@@ -766,6 +766,15 @@ def derive_units(plan: ReferencePlan, seeds: Iterable[int] | None = None,
         if explainers != list(plan.explainers):
             raise ValueError(f"{unit.key} was evaluated with explainers {explainers}, the plan's are "
                              f"{list(plan.explainers)}: evaluate the unit again")
+        # the models scored must be the ones whose predictions defined the subset (a checkpoint retrained after
+        # its unit was evaluated would have its own predictions, and so another subset)
+        defining = {(m.get("regime"), m.get("seed")): m.get("checkpoint_sha256") for m in subset.defined_by}
+        strangers = [regime for regime, facts in (marker.get("columns") or {}).items()
+                     if (regime, unit.seed) in defining and facts.get("checkpoint_sha256") != defining[(regime, unit.seed)]]
+        if strangers:
+            raise ValueError(f"{unit.key}: the columns of {', '.join(strangers)} are of another checkpoint than the "
+                             "one whose predictions define the subset: evaluate the unit again with that checkpoint "
+                             "(or recompute the subset from the evaluated checkpoints' prediction files)")
         start, cpu_start = time.perf_counter(), time.process_time()
         columns = {}
         zero_shot = None

@@ -284,3 +284,24 @@ def test_a_reference_column_equal_to_the_zero_shot_columns_is_stored_once(tmp_pa
     wrong = dict(read_zs, sha256="0" * 64)
     with pytest.raises(UnitColumnsError, match="given 0000"):
         read_columns(tmp_path / "m.json.gz", zero_shot=wrong)
+
+
+def test_a_unit_evaluated_on_another_checkpoint_than_the_subset_s_is_refused(tmp_path: Path, geco_dir: Path) -> None:
+    from gecobench.evaluation.data import load_split
+    from gecobench.reference import _write_json
+
+    split = load_split("binary_all", "test", str(geco_dir))
+    plan = _tiny_plan(tmp_path / "reference", tmp_path / "no-weights")
+    for regime in ("ZS", "OLA", "C"):
+        for seed in (0, 1):
+            _write_fake_predictions(plan, ZooUnit("binary_all", regime, seed), split, set())
+    unit = EvaluationUnit("binary_all", 0)
+    columns = {r: {"path": f"seed-0/columns/binary_all/{r}.json.gz", "sha256": "0" * 64,
+                   "checkpoint_sha256": f"sha-{r}-0"} for r in ("ZS", "OLA", "C")}
+    columns["C"]["checkpoint_sha256"] = "retrained"
+    _write_json(plan.unit_marker(unit), {"config": "binary_all", "seed": 0, "record_ids": [], "filters": ["none"],
+                                         "columns": columns, "explainers": list(plan.explainers),
+                                         "regimes": list(plan.regimes)})
+    assert unit_state(plan, unit) == "evaluated"
+    with pytest.raises(ValueError, match="columns of C are of another checkpoint"):
+        derive_units(plan, seeds=(0,), data_dir=str(geco_dir))
