@@ -100,9 +100,12 @@ def side_by_side(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
     for (config, regime, explainer), published in sorted(paper.items()):
         record = index.get((config, regime, explainer))
         ours = _value(record, MA, "median") if record else None
+        interval = ((record.get("metrics") or {}).get(MA) or {}).get("median_seed_interval") if record else None
         rows.append({"config": config, "regime": regime, "explainer": explainer, "paper_median": published,
                      "ours_median": ours, "ours_mean": _value(record, MA) if record else None,
-                     "difference": None if ours is None else ours - published})
+                     "difference": None if ours is None else ours - published,
+                     **({"ours_median_seed_interval": interval, "n_seeds": record.get("n_seeds")}
+                        if interval is not None else {})})
     return rows
 
 
@@ -115,6 +118,10 @@ class Finding:
     criterion: str
     holds: bool | None  # None: the records needed are missing
     evidence: str
+    #: the finding's number that the criterion thresholds (its ``statistic_name`` says which), for the mean and
+    #: interval across seeds (:func:`check_findings_across_seeds`); None where the records needed are missing
+    statistic: float | None = None
+    statistic_name: str = ""
 
 
 def _ma(index: Mapping[tuple[str, str, str], Mapping[str, Any]], config: str, regime: str, explainer: str) -> float | None:
@@ -153,7 +160,8 @@ def check_findings(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
         1, "MA is lower on D_S than on D_A for most methods (most below 0.25 on D_S)",
         "more than half of the (regime, method) pairs have MA(D_S) < MA(D_A)",
         (len(lower) > len(pairs) / 2) if pairs else None,
-        f"{len(lower)} of {len(pairs)} pairs lower on D_S; {len(below)} of {len(pairs)} below 0.25 on D_S"))
+        f"{len(lower)} of {len(pairs)} pairs lower on D_S; {len(below)} of {len(pairs)} below 0.25 on D_S",
+        len(lower) / len(pairs) if pairs else None, "share of pairs lower on D_S (holds above 0.5)"))
 
     # 2. Integrated Gradients first for the pretrained models
     firsts, cells = [], 0
@@ -171,7 +179,8 @@ def check_findings(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
     findings.append(Finding(
         2, "For the pretrained (BERT) models Integrated Gradients beats the other methods",
         "IG has the highest MA among the non-baseline methods in most (regime, config) cells of C/CE/CEf/CEfAf",
-        (ig_first > cells / 2) if cells else None, f"IG first in {ig_first} of {cells}: " + "; ".join(firsts)))
+        (ig_first > cells / 2) if cells else None, f"IG first in {ig_first} of {cells}: " + "; ".join(firsts),
+        ig_first / cells if cells else None, "share of cells with IG first (holds above 0.5)"))
 
     # 3. OLA higher overall; Input×Gradient near Pattern Variant
     def mean_ma(regime: str) -> float | None:
@@ -189,7 +198,9 @@ def check_findings(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
         "OLA has the highest mean MA over methods and configs, and Pattern Variant − Input×Gradient ≤ 0.10 on OLA",
         (ola_best and ixg_close) if means and ixg_gap else None,
         "mean MA: " + ", ".join(f"{r} {v:.2f}" for r, v in sorted(means.items(), key=lambda kv: -kv[1]))
-        + "; OLA PV − IxG: " + ", ".join(f"{c} {format_number(pv - ixg, 2, signed=True)}" for c, pv, ixg in ixg_gap)))
+        + "; OLA PV − IxG: " + ", ".join(f"{c} {format_number(pv - ixg, 2, signed=True)}" for c, pv, ixg in ixg_gap),
+        max(pv - ixg for _, pv, ixg in ixg_gap) if ixg_gap else None,
+        "largest Pattern Variant − Input×Gradient on OLA (≤ 0.10 for the second half)"))
 
     # 4. Trained or fine-tuned embeddings above C and CEfAf on D_A, with positive RMA
     da = {r: statistics.fmean(v) for r in PRETRAINED_REGIMES
@@ -204,7 +215,9 @@ def check_findings(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
         "min(mean MA of CE, CEf) > max(mean MA of C, CEfAf) on D_A, and RMA > 0 for every method of CE and CEf",
         (above and len(positive) == len(rmas)) if len(da) == 4 and rmas else None,
         "mean MA on D_A: " + ", ".join(f"{r} {v:.2f}" for r, v in da.items())
-        + f"; RMA > 0 in {len(positive)} of {len(rmas)} (CE/CEf × method)"))
+        + f"; RMA > 0 in {len(positive)} of {len(rmas)} (CE/CEf × method)",
+        min(da["CE"], da["CEf"]) - max(da["C"], da["CEfAf"]) if len(da) == 4 else None,
+        "min(CE, CEf) − max(C, CEfAf) mean MA on D_A (> 0 for the first half)"))
 
     # 5. Nobody reaches Pattern Variant; Uniform Random at the share of ground-truth words
     gaps, uniform = [], []
@@ -225,7 +238,68 @@ def check_findings(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
         (not reaches and len(near_share) == len(uniform)) if gaps and uniform else None,
         f"a method reaches PV in {len(reaches)} of {len(gaps)} cells; Uniform Random within 0.05 of the share in "
         f"{len(near_share)} of {len(uniform)} (share: "
-        + ", ".join(f"{c} {s:.3f}" for c, s in sorted(ground_truth_share.items()) if c in configs) + ")"))
+        + ", ".join(f"{c} {s:.3f}" for c, s in sorted(ground_truth_share.items()) if c in configs) + ")",
+        max(best - pv for _, _, pv, best in gaps) if gaps else None,
+        "largest best method − Pattern Variant over the cells (< 0 for the first half)"))
+    return findings
+
+
+def record_seeds(records: Iterable[Mapping[str, Any]]) -> list[int]:
+    """The model seeds of a store's built-in explainer records, sorted."""
+    return sorted({int(r["model"]["seed"]) for r in records
+                   if r.get("record_type") == "explainer_score" and r["model"].get("seed") is not None
+                   and r["explainer"].get("source", "builtin") == "builtin"})
+
+
+def mean_index(indices: Mapping[int, Mapping[tuple[str, str, str], Mapping[str, Any]]]
+               ) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """One synthetic record per (config, regime, explainer): MA (mean and median) and RMA averaged over the seeds
+    that have the cell, with the across-seed interval (:func:`gecobench.pooling.across_seeds`) and ``n_seeds``:
+    what the findings and the side-by-side are judged on when a store holds several seeds."""
+    from gecobench.pooling import across_seeds
+
+    keys = sorted({key for index in indices.values() for key in index})
+    pooled: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for key in keys:
+        records = [index[key] for index in indices.values() if key in index]
+        metrics: dict[str, Any] = {}
+        for metric, fields in ((MA, ("value", "median")), (RMA, ("value",))):
+            block: dict[str, Any] = {}
+            for field in fields:
+                mean, low, high, n = across_seeds(_value(r, metric, field) for r in records)
+                block[field] = mean
+                block[f"{field}_seed_interval"] = (low, high)
+                block["n_seeds"] = n
+            metrics[metric] = block
+        pooled[key] = {"record_id": f"mean of {len(records)} seed(s)", "metrics": metrics,
+                       "n_seeds": len(records)}
+    return pooled
+
+
+def check_findings_across_seeds(indices: Mapping[int, Mapping[tuple[str, str, str], Mapping[str, Any]]],
+                                ground_truth_share: Mapping[str, float],
+                                configs: tuple[str, str] = BINARY_PAIR) -> list[Finding]:
+    """The five findings judged on the seed means (:func:`mean_index`), each with how many seeds it holds in on
+    its own and its statistic's mean and 95 % t-interval across seeds. With one seed: :func:`check_findings`."""
+    from gecobench.pooling import across_seeds
+
+    if len(indices) == 1:
+        return check_findings(next(iter(indices.values())), ground_truth_share, configs)
+    pooled = check_findings(mean_index(indices), ground_truth_share, configs)
+    per_seed = {seed: check_findings(index, ground_truth_share, configs) for seed, index in indices.items()}
+    findings = []
+    for position, finding in enumerate(pooled):
+        answers = [found[position] for found in per_seed.values()]
+        held = sum(1 for f in answers if f.holds)
+        judged = sum(1 for f in answers if f.holds is not None)
+        mean, low, high, n = across_seeds(f.statistic for f in answers)
+        spread = ("" if mean is None else
+                  f"; {finding.statistic_name}: {format_number(mean, 2)} (95 % t-interval across {n} seeds "
+                  f"{format_number(low, 2)} to {format_number(high, 2)})")
+        findings.append(Finding(finding.number, finding.claim, finding.criterion + ", on the means over seeds",
+                                finding.holds,
+                                f"seed means: {finding.evidence}; holds in {held} of {judged} seeds on its own"
+                                + spread, mean, finding.statistic_name))
     return findings
 
 
@@ -244,7 +318,10 @@ def render_pivot(rows: list[dict[str, Any]]) -> str:
     lines: list[str] = []
     for config in dict.fromkeys(r["config"] for r in rows):
         cells = {(r["explainer"], r["regime"]): r for r in rows if r["config"] == config}
-        lines += [f"**{config}** — median MA, this package (paper)", "",
+        seeds = max((r.get("n_seeds") or 1 for r in rows if r["config"] == config), default=1)
+        title = ("median MA, this package (paper)" if seeds == 1 else
+                 f"median MA, this package: mean over {seeds} seeds [95 % t-interval across seeds] (paper)")
+        lines += [f"**{config}** — {title}", "",
                   "| explainer | " + " | ".join(regimes) + " |", "|---|" + "---|" * len(regimes)]
         for explainer in dict.fromkeys(e for e, _ in cells):
             row = []
@@ -254,6 +331,9 @@ def render_pivot(rows: list[dict[str, Any]]) -> str:
                     row.append("")
                 else:
                     ours = "—" if cell["ours_median"] is None else f"{cell['ours_median']:.2f}"
+                    low, high = cell.get("ours_median_seed_interval") or (None, None)
+                    if cell["ours_median"] is not None and low is not None and high is not None:
+                        ours += f" [{low:.2f}, {high:.2f}]"
                     row.append(f"{ours} ({cell['paper_median']:.2f})")
             lines.append(f"| {explainer} | " + " | ".join(row) + " |")
         lines.append("")
@@ -271,10 +351,17 @@ def render_markdown(rows: list[dict[str, Any]], findings: list[Finding], pivot: 
         lines = ["| config | regime | explainer | paper median | this package (median) | difference |",
                  "|---|---|---|---|---|---|"]
         lines += [f"| {r['config']} | {r['regime']} | {r['explainer']} | {r['paper_median']:.2f} | "
-                  f"{fmt(r['ours_median'])} | {fmt(r['difference'], signed=True)} |" for r in rows]
+                  f"{fmt(r['ours_median'])}{_seed_interval(r)} | {fmt(r['difference'], signed=True)} |"
+                  for r in rows]
         lines.append("")
     lines.append(render_findings(findings))
     return "\n".join(lines)
+
+
+def _seed_interval(row: Mapping[str, Any]) -> str:
+    """`` [low, high]`` across seeds for a row of several seeds; empty for one."""
+    low, high = row.get("ours_median_seed_interval") or (None, None)
+    return "" if row.get("ours_median") is None or low is None or high is None else f" [{low:.2f}, {high:.2f}]"
 
 
 def render_findings(findings: list[Finding]) -> str:
@@ -315,15 +402,24 @@ def render_ours_only(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
     return "\n".join(lines)
 
 
-def compare_records(records: Iterable[Mapping[str, Any]], filtered: bool = True, seed: int = 0,
-                    figures: str | Path | None = None, pivot: bool = False) -> str:
+def compare_records(records: Iterable[Mapping[str, Any]], filtered: bool = True, seed: int | None = None,
+                    figures: str | Path | None = None, pivot: bool = False,
+                    seeds: Iterable[int] | None = None) -> str:
     """The whole comparison of a store's records with the paper, as Markdown: what
     ``scripts/compare_with_paper.py`` prints and ``docs/reproducing.md`` shows — the side-by-side, the findings,
-    then this package's tables for the configs the paper publishes no figure for."""
-    index = index_records(records, filtered=filtered, seed=seed)
+    then this package's tables for the configs the paper publishes no figure for.
+
+    ``seed`` compares one model seed; ``seeds`` several; neither: every seed the records hold. With several, each
+    cell is the mean over seeds with its 95 % t-interval across seeds, and each finding is judged on the seed means
+    with how many seeds it holds in and its statistic's across-seed interval (:func:`check_findings_across_seeds`)."""
+    records = list(records)
+    chosen = [seed] if seed is not None else sorted(set(seeds)) if seeds is not None else record_seeds(records)
+    chosen = chosen or [0]
+    indices = {s: index_records(records, filtered=filtered, seed=s) for s in chosen}
+    index = indices[chosen[0]] if len(chosen) == 1 else mean_index(indices)
     paper = load_paper_medians(figures)
     share = {c: ground_truth_share(c) for c in BINARY_PAIR}
-    text = render_markdown(side_by_side(index, paper), check_findings(index, share), pivot=pivot)
+    text = render_markdown(side_by_side(index, paper), check_findings_across_seeds(indices, share), pivot=pivot)
     ours_only = render_ours_only(index, paper)
     if ours_only:
         text += "\n" + ours_only
@@ -331,5 +427,5 @@ def compare_records(records: Iterable[Mapping[str, Any]], filtered: bool = True,
         share = {c: ground_truth_share(c) for c in NONBINARY_PAIR}
         text += ("\nThe same five criteria on the non-binary configurations (D_A = `nonbinary_all`, D_S = "
                  "`nonbinary_subject`; the paper has no figure to compare with):\n\n"
-                 + render_findings(check_findings(index, share, NONBINARY_PAIR)))
+                 + render_findings(check_findings_across_seeds(indices, share, NONBINARY_PAIR)))
     return text

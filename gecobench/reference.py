@@ -1,31 +1,60 @@
 """The reference results: the full GECOBench grid (model zoo, every built-in explainer on every test sentence).
 
-``make reference`` → ``scripts/reference.py`` → :func:`run_reference`. The plan is one object,
-:class:`ReferencePlan`, so the command, the docs and the tests agree on what "the reference" is:
+``gecobench reference`` (``make reference``; :mod:`gecobench.cli.reference`) runs the stages below. The plan is one object,
+:class:`ReferencePlan`, so the command, the docs and the tests agree on what "the reference" is.
+
+**The problem the stages solve.** The paper's filter is one shared sentence subset per config, defined by every
+trained model of every seed (:mod:`gecobench.evaluation.filters`). Weights are not committed (too big) and a
+session may start on a new machine, so a design that keeps weights until every seed is trained loses work. So the
+weights are needed only where they are made, and what the later stages need is committed as soon as it exists:
 
 1. **zoo** — six regimes × four GECO configs for each seed, with the schedule that brings every regime but ZS
    to ≥ 80 % test accuracy on this 2-core CPU (:data:`REFERENCE_SCHEDULES`); checkpoints under
-   ``runs/reference/zoo`` (not committed), their summary in ``reference/zoo_summary.json`` (committed);
-2. **filters** — the paper's filter is one shared sentence subset per config, defined by the predictions of every
-   trained model of the config, every seed of the plan (:mod:`gecobench.evaluation.filters`): so the whole zoo of
-   every planned seed is trained first, then each config's subset is written to ``reference/filters/<config>.json``
-   (committed; a submission is scored on the same subset);
-3. **evaluate** — the explainers of :data:`REFERENCE_EXPLAINERS` on every test sentence of each (config, seed)
-   unit, with the paper's filter and without (:data:`FILTERS`, from one attribution pass), the zero-shot model's
-   own attributions being every other model's RMA reference. Each finished unit's records land in the
-   **staging** folder ``reference/staging/seed-<k>/`` (inside the repository, ignored by the Space and the
-   store's readers), with a marker ``units/<config>.json``, so it can be committed as it finishes and a new
-   machine resumes from the repository;
-4. **promote** — a seed whose every config is staged moves into ``reference/store``
-   (:func:`promote_seed`; ``promoted-seed-<k>.json`` in the staging folder says so).
+   ``runs/reference/zoo`` (not committed), their summary in ``reference/zoo_summary.json`` (committed). Right
+   after training, each checkpoint's **test predictions** (every row of the evaluation's sentence groups: source
+   sentence id, gender variant's label, predicted class, correct or not; its checkpoint fingerprint and accuracy)
+   go to ``reference/staging/predictions/<config>/<regime>-seed<k>.json`` (:func:`write_predictions`, a few tens
+   of kB, committed; :func:`read_predictions` validates them against the split);
+2. **evaluate** — the explainers of :data:`REFERENCE_EXPLAINERS` on every test sentence of each (config, seed)
+   unit, **unfiltered** (the zero-shot model's own attributions being every other model's RMA reference), into
+   ``reference/staging/seed-<k>/store``, plus, per model, its **evaluation columns**
+   (``staging/seed-<k>/columns/<config>/<regime>.json.gz``, :mod:`gecobench.evaluation.unit_columns`) and the
+   unit's marker ``units/<config>.json`` (record ids, columns' fingerprints). Needs that seed's weights, nothing
+   from other seeds: commit it as it finishes;
+3. **filters** — each config's shared subset (``reference/filters/<config>.json``) from the committed prediction
+   files alone, once every defining seed's are in; the subset records which files define it and their
+   fingerprints (a changed file makes it stale: refused, never silently replaced);
+4. **derive** — each evaluated unit's paper-filter records from its committed columns, cut down to the subset's
+   sentences and scored by the run's own scoring path (:func:`gecobench.evaluation.runner.derive_records`: the
+   same ``_filtered_chunk`` and ``_build_records`` a run with both filters uses; bootstrap intervals recomputed):
+   no weights, no model run, any machine;
+5. **promote** — a seed whose every unit has both filters' records moves into ``reference/store``
+   (:func:`promote_seed`, after :func:`_check_staged_seed`: every marked record present, explainers × regimes
+   per filter, every paper record on the config's current subset and all on one sentence set).
 
-Every stage resumes: a checkpoint whose recorded schedule equals the planned one is kept, a subset file whose
-defining models are the plan's is kept, evaluation chunks are checkpointed by the runner, staged or promoted units
-are not run again, and records already in a store are not written again. ``--shard K/N`` gives one of N machines
-(or process groups) its share of the evaluation units; each unit is whole, so shards never overlap, and a shard
-trains the checkpoints of the units it evaluates. The subsets need every seed's checkpoints of a config: compute
-them where the whole zoo is and commit ``reference/filters/``; a shard then reads the committed ones.
-Wall times per unit go to ``reference/timings.json``.
+**Why store columns, not per-sentence metric values.** Every number in a record is a function of per-row values:
+MA, the per-label groups, the property metrics SP, CVR, relevance rank accuracy, AUPRC, MRC, SNC and LD are means
+over sentences (MRC/SNC/LD and faithfulness on a subsample of the first chunks, which the paper filter cuts down
+further); but RMA is a *median* of per-sentence log ratios, the gender gaps and the paired explainer comparisons are
+differences with a bootstrap clustered by source sentence, DMA compares every explainer of the run on each sentence,
+faithfulness has removal curves, the per-gender block re-splits all of them, and counts, ``accuracy_on_scored`` and
+diagnostics come from the rows kept. Storing each metric's per-sentence values would need a second aggregation path
+per metric kind (and one more for each metric added later), against the package's rule of one scoring path. What
+the run itself scores from is smaller than the weights and complete: per chunk the rows, predictions and, per
+explainer, the word-score columns of every kind (the model's, the zero-shot reference's, the randomised, noisy and
+other-target copies' on the properties subsample, the faithfulness columns) with their seconds. Stored losslessly
+(float32 bit patterns where the values are float32, float64 otherwise), a derived record is the record a run with
+the paper's filter and these attributions writes; a direct run on the subset alone batches only the kept rows, so
+it differs by float32 rounding of padded batches (test: ``tests/test_reference_derive.py``). Nothing needs a seed's
+model to be retrained. Runtime seconds of a derived record are the unit's, scaled to the rows kept (as a run with
+both filters reports them).
+
+Every stage resumes: a checkpoint whose recorded schedule equals the planned one is kept, a prediction file that
+names the checkpoint here is kept, a subset file defined by exactly the committed prediction files is kept,
+evaluation chunks are checkpointed by the runner, evaluated, staged or promoted units are not run again, and records
+already in a store are not written again. ``--shard K/N`` gives one of N machines (or process groups) its share of
+the evaluation units; each unit is whole, so shards never overlap, and a shard trains the checkpoints of the units it
+evaluates. Wall times per unit go to ``reference/timings.json``.
 """
 
 from __future__ import annotations
@@ -52,6 +81,10 @@ REFERENCE_DIR = REPO_ROOT / "reference"
 REFERENCE_STORE = REFERENCE_DIR / "store"
 #: finished (config, seed) units wait here until their seed is complete (:func:`promote_seed`)
 STAGING_FOLDER = "staging"
+#: inside the staging folder: each checkpoint's test predictions, and each staged unit's evaluation columns
+PREDICTIONS_FOLDER = "predictions"
+COLUMNS_FOLDER = "columns"
+PREDICTIONS_FORMAT = "gecobench-predictions/1"
 ZOO_SUMMARY = REFERENCE_DIR / "zoo_summary.json"
 TIMINGS = REFERENCE_DIR / "timings.json"
 DEFAULT_CHECKPOINT_ROOT = REPO_ROOT / "runs" / "reference"
@@ -226,6 +259,18 @@ class ReferencePlan:
     def promotion_marker(self, seed: int) -> Path:
         return self.staging_dir / f"promoted-seed-{seed}.json"
 
+    def predictions_file(self, unit: ZooUnit) -> Path:
+        """``staging/predictions/<config>/<regime>-seed<k>.json``: one checkpoint's test predictions (committed)."""
+        return self.staging_dir / PREDICTIONS_FOLDER / unit.config / f"{unit.regime}-seed{unit.seed}.json"
+
+    def columns_file(self, unit: EvaluationUnit, regime: str) -> Path:
+        """``staging/seed-<k>/columns/<config>/<regime>.json.gz``: what every record of one model is scored from."""
+        return self.seed_staging(unit.seed) / COLUMNS_FOLDER / unit.config / f"{regime}.json.gz"
+
+    @property
+    def defining_seeds(self) -> tuple[int, ...]:
+        return self.filter_seeds if self.filter_seeds is not None else self.seeds
+
     def evaluation_settings(self, seed: int) -> Any:
         """The :class:`~gecobench.evaluation.runner.EvaluationSettings` of one seed's evaluation."""
         from gecobench.evaluation.runner import EvaluationSettings
@@ -313,8 +358,11 @@ class Timings:
 
 
 def run_zoo(plan: ReferencePlan, shard: tuple[int, int] | None = None, threads: int = 1,
-            progress: bool = True, train: Callable[..., Path] | None = None) -> list[ZooUnit]:
-    """Train every missing or outdated checkpoint of this shard; return the units trained now."""
+            progress: bool = True, train: Callable[..., Path] | None = None,
+            predictions: bool = True) -> list[ZooUnit]:
+    """Train every missing or outdated checkpoint of this shard; return the units trained now. With
+    ``predictions``, every current checkpoint's test predictions are written (:func:`write_predictions`) where the
+    committed file is missing or names another checkpoint."""
     if train is None:
         from gecobench.models.training import train_regime as train
     timings = Timings(plan.timings)
@@ -324,6 +372,8 @@ def run_zoo(plan: ReferencePlan, shard: tuple[int, int] | None = None, threads: 
         folder = plan.checkpoint(unit)
         if checkpoint_is_current(plan, unit):
             log.info("[%d/%d] %s: done already", i, len(units), unit.key)
+            if predictions and predictions_state(plan, unit) != "current":
+                _with_threads(threads, functools.partial(write_predictions, plan, unit))
             continue
         if folder.exists():
             # Made with another schedule: keep it beside, never silently reuse or delete it.
@@ -337,7 +387,117 @@ def run_zoo(plan: ReferencePlan, shard: tuple[int, int] | None = None, threads: 
                                                  show_progress=progress, **overrides))
         timings.record(unit.key, time.perf_counter() - start, cpu_seconds=round(time.process_time() - cpu_start, 1))
         trained.append(unit)
+        if predictions:
+            _with_threads(threads, functools.partial(write_predictions, plan, unit))
     return trained
+
+
+def _canonical_sha256(document: Any) -> str:
+    import hashlib
+
+    return hashlib.sha256(json.dumps(document, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
+def write_predictions(plan: ReferencePlan, unit: ZooUnit, data_dir: str | None = None) -> Path:
+    """One checkpoint's test predictions (every row of the evaluation's sentence groups: source sentence id, gender
+    variant's label, predicted class, correct or not) and accuracy, in :meth:`ReferencePlan.predictions_file`.
+
+    Predicted as the evaluation predicts (same chunks and batching, :func:`~gecobench.evaluation.runner.
+    chunk_predictions`), so the paper's subset computed from these files is the one a run on the weights computes.
+    A small file, committed: the subset then needs no weights, so seeds trained on different machines (or
+    sessions) define it together."""
+    from gecobench.evaluation.data import load_split
+    from gecobench.evaluation.modelling import load_model
+    from gecobench.evaluation.runner import chunk_predictions, split_into_chunks
+
+    folder = plan.checkpoint(unit)
+    settings = plan.evaluation_settings(unit.seed)
+    split = load_split(unit.config, settings.split, data_dir if data_dir is not None else settings.data_dir)
+    start, cpu_start = time.perf_counter(), time.process_time()
+    lm = load_model(folder)
+    rows = []
+    for chunk in split_into_chunks(split, settings):
+        for row, predicted in chunk_predictions(lm, split, chunk, settings).items():
+            label = split.rows[row].label
+            rows.append({"row": row, "sentence_id": int(split.rows[row].sentence_id), "label": int(label),
+                         "predicted": int(predicted), "correct": int(predicted) == int(label)})
+    document = {"format": PREDICTIONS_FORMAT, "config": unit.config, "regime": unit.regime, "seed": unit.seed,
+                "name": unit.key, "checkpoint_sha256": lm.checkpoint_sha256, "function_sha256": lm.function_sha256,
+                "split": split.split, "dataset_fingerprint": split.fingerprint,
+                "chunking": {"chunk_size": settings.chunk_size, "batch_size": settings.batch_size,
+                             "max_groups": settings.max_groups},
+                "test_accuracy": lm.info.get("test_accuracy"),
+                "accuracy": sum(r["correct"] for r in rows) / len(rows) if rows else None, "n_rows": len(rows),
+                "rows": rows}
+    path = plan.predictions_file(unit)
+    _write_json(path, document)
+    Timings(plan.timings).record(f"predictions/{unit.config}/{unit.regime}/seed{unit.seed}",
+                                 time.perf_counter() - start, cpu_seconds=round(time.process_time() - cpu_start, 1))
+    log.info("%s: test predictions written to %s (commit it)", unit.key, path)
+    return path
+
+
+def read_predictions(path: Path, split: Any = None, unit: ZooUnit | None = None) -> dict[str, Any]:
+    """A predictions file, validated (ValueError naming the file and what is wrong); with ``split``, refused unless
+    made on its config, split and data with every row's sentence id and label; with ``unit``, unless that
+    checkpoint's. The document gains ``sha256``: its fingerprint (canonical JSON, provenance left out)."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path}: cannot read a predictions file ({err})") from None
+    if not isinstance(document, dict) or document.get("format") != PREDICTIONS_FORMAT:
+        raise ValueError(f"{path}: not a predictions file (expected format {PREDICTIONS_FORMAT!r})")
+    missing = [k for k in ("config", "regime", "seed", "checkpoint_sha256", "split", "dataset_fingerprint", "rows")
+               if k not in document]
+    if missing:
+        raise ValueError(f"{path}: missing field(s) {missing}")
+    if unit is not None and (document["config"], document["regime"], document["seed"]) != (
+            unit.config, unit.regime, unit.seed):
+        raise ValueError(f"{path}: predictions of {document['config']}/{document['regime']}/seed{document['seed']}, "
+                         f"not of {unit.key}")
+    rows = document["rows"]
+    if not isinstance(rows, list) or not rows:
+        raise ValueError(f"{path}: 'rows' must be a non-empty list")
+    seen = set()
+    for position, row in enumerate(rows):
+        if not isinstance(row, dict) or not all(isinstance(row.get(k), int) and not isinstance(row.get(k), bool)
+                                                for k in ("row", "sentence_id", "label", "predicted")):
+            raise ValueError(f"{path}: rows[{position}] needs integer row, sentence_id, label and predicted")
+        if row.get("correct") is not (row["predicted"] == row["label"]):
+            raise ValueError(f"{path}: rows[{position}] says correct={row.get('correct')!r} for predicted "
+                             f"{row['predicted']} and label {row['label']}")
+        if row["row"] in seen:
+            raise ValueError(f"{path}: row {row['row']} appears twice")
+        seen.add(row["row"])
+    if split is not None:
+        if (document["config"], document["split"], document["dataset_fingerprint"]) != (
+                split.config, split.split, split.fingerprint):
+            raise ValueError(f"{path}: predictions on {document['config']}/{document['split']} with data "
+                             f"{str(document['dataset_fingerprint'])[:16]}…, not on {split.config}/{split.split} "
+                             f"({split.fingerprint[:16]}…)")
+        for row in rows:
+            if not 0 <= row["row"] < len(split.rows):
+                raise ValueError(f"{path}: row {row['row']} is not in the split")
+            truth = split.rows[row["row"]]
+            if (row["sentence_id"], row["label"]) != (int(truth.sentence_id), int(truth.label)):
+                raise ValueError(f"{path}: row {row['row']} names sentence {row['sentence_id']} label "
+                                 f"{row['label']}; the split has {truth.sentence_id} label {truth.label}")
+    return {**document, "sha256": _canonical_sha256({k: v for k, v in document.items() if k != "provenance"})}
+
+
+def predictions_state(plan: ReferencePlan, unit: ZooUnit) -> str:
+    """``current`` (the file names the checkpoint here, or there is a file and no checkpoint here: committed by
+    the machine that trained it), ``stale`` (it names another checkpoint than the one here) or ``missing``."""
+    path = plan.predictions_file(unit)
+    if not path.is_file():
+        return "missing"
+    if not checkpoint_is_current(plan, unit):
+        return "current"
+    from gecobench.provenance import checkpoint_fingerprints
+
+    document = json.loads(path.read_text(encoding="utf-8"))
+    return "current" if document.get("checkpoint_sha256") == checkpoint_fingerprints(plan.checkpoint(unit))[0] \
+        else "stale"
 
 
 def _with_threads(threads: int, work: Callable[[], Any]) -> Any:
@@ -382,97 +542,172 @@ def write_zoo_summary(plan: ReferencePlan) -> list[dict[str, Any]]:
     return rows
 
 
-def _defining_checkpoints(plan: ReferencePlan, config: str) -> dict[str, Path]:
-    """The checkpoints whose predictions define a config's shared subset: every planned seed of every regime but
-    ZS (see :mod:`gecobench.evaluation.filters`), by folder."""
+def _defining_units(plan: ReferencePlan, config: str) -> list[ZooUnit]:
+    """The checkpoints whose predictions define a config's shared subset: every defining seed of every regime but
+    ZS (see :mod:`gecobench.evaluation.filters`)."""
     from gecobench.evaluation.filters import ZERO_SHOT_REGIME
 
-    seeds = plan.filter_seeds if plan.filter_seeds is not None else plan.seeds
-    return {f"{config}/{r}/seed{s}": plan.checkpoint(ZooUnit(config, r, s))
-            for s in seeds for r in plan.regimes if r != ZERO_SHOT_REGIME}
+    return [ZooUnit(config, r, s) for s in plan.defining_seeds for r in plan.regimes if r != ZERO_SHOT_REGIME]
+
+
+def _relative(plan: ReferencePlan, path: Path) -> str:
+    return Path(path).relative_to(plan.staging_dir).as_posix()
+
+
+def subset_state(plan: ReferencePlan, config: str) -> tuple[str, str]:
+    """``(state, detail)`` of a config's shared subset: ``done`` (its file is defined by exactly the prediction
+    files committed now), ``stale`` (by others), ``to compute`` (every prediction file is there) or ``waiting``."""
+    from gecobench.evaluation.filters import load_subset, subset_file
+
+    units = _defining_units(plan, config)
+    present = [u for u in units if plan.predictions_file(u).is_file()]
+    path = subset_file(Path(plan.store).parent, config)
+    if path.is_file():
+        subset = load_subset(path, config)
+        current = {_relative(plan, plan.predictions_file(u)): read_predictions(plan.predictions_file(u))["sha256"]
+                   for u in present}
+        recorded = {f["path"]: f["sha256"] for f in subset.prediction_files}
+        if recorded == current and len(current) == len(units):
+            return "done", (f"{subset.size} of {subset.n_considered} source sentences, {len(recorded)} prediction "
+                            f"files, {subset.fingerprint[:12]}")
+        return "stale", (f"defined by {len(recorded)} prediction files, the plan's {len(units)} now committed "
+                         f"differ ({len(current)} present)")
+    if len(present) == len(units):
+        return "to compute", f"all {len(units)} prediction files present"
+    missing = [u.key for u in units if u not in present]
+    return "waiting", f"{len(present)} of {len(units)} prediction files; missing {', '.join(missing[:4])}" + (
+        " …" if len(missing) > 4 else "")
 
 
 def write_filter_subsets(plan: ReferencePlan, configs: Iterable[str] | None = None,
                          data_dir: str | None = None) -> dict[str, Any]:
-    """The paper's shared subset of each config in ``plan.filters_dir`` (``<config>.json``); returns them by config.
+    """The paper's shared subset of each config in ``plan.filters_dir`` (``<config>.json``), computed from the
+    committed prediction files of every defining checkpoint (:func:`write_predictions`) — no weights needed; returns
+    them by config.
 
-    A subset file already there is kept when the plan's checkpoints that exist here are among its defining models
-    and their number is the plan's (so a shard that trained only its own units can use a committed subset);
-    otherwise it is refused with what to do, never silently replaced (records staged with it carry its
-    fingerprint). A missing one is computed from every planned seed's checkpoints, which must all exist."""
+    A subset file already there is kept when the prediction files it records (path and fingerprint) are exactly
+    those committed now; otherwise it is refused with what to do, never silently replaced (records derived with it
+    carry its fingerprint). A missing one needs every defining checkpoint's prediction file."""
     from gecobench.evaluation.data import load_split
-    from gecobench.evaluation.filters import FilterSubsetError, load_subset, subset_file
-    from gecobench.evaluation.runner import compute_paper_subset
-    from gecobench.provenance import checkpoint_fingerprints
+    from gecobench.evaluation.filters import (
+        FilterSubsetError,
+        load_subset,
+        shared_subset,
+        subset_file,
+    )
+    from gecobench.evaluation.runner import split_into_chunks
 
     subsets = {}
     for config in configs or plan.configs:
         path = subset_file(Path(plan.store).parent, config)
-        folders = _defining_checkpoints(plan, config)
-        present = {name: folder for name, folder in folders.items() if (folder / MODEL_INFO_FILE).is_file()}
-        if path.is_file():
-            subset = load_subset(path, config)
-            defined = set(subset.defining_checkpoints)
-            strangers = [name for name, folder in present.items() if checkpoint_fingerprints(folder)[0] not in defined]
-            if strangers or len(defined) != len(folders):
-                raise FilterSubsetError(
-                    f"{path} was defined by {len(defined)} models, the plan's {len(folders)} differ"
-                    + (f" (not among them: {', '.join(strangers)})" if strangers else "")
-                    + ": retrained checkpoints or another set of seeds. Records made with it keep its fingerprint; "
-                    "delete the file (and the staged records made with it) to compute the subset again")
-            subsets[config] = subset
+        state, detail = subset_state(plan, config)
+        if state == "done":
+            subsets[config] = load_subset(path, config)
             continue
-        missing = sorted(name for name in folders if name not in present)
-        if missing:
+        if state == "stale":
+            raise FilterSubsetError(
+                f"{path} is {detail}: retrained checkpoints or another set of seeds. Records derived with it keep "
+                "its fingerprint; delete the file (and the staged paper-filter records made with it) to compute "
+                "the subset again")
+        if state == "waiting":
             raise FileNotFoundError(
-                f"the paper's filter of {config} needs every planned seed's checkpoints; missing: {', '.join(missing)}. "
-                "Train the zoo of those seeds first (--stage zoo --seeds ..., without --shard), or commit "
-                f"{path} from the machine that has them")
+                f"the paper's filter of {config} needs the test predictions of every defining checkpoint: {detail}. "
+                "Train those seeds' zoo (--stage zoo --seeds ...) and commit reference/staging/predictions")
         settings = plan.evaluation_settings(plan.seeds[0])
-        if data_dir is not None:
-            settings = dataclasses.replace(settings, data_dir=data_dir)
-        split = load_split(config, settings.split, settings.data_dir)
+        split = load_split(config, settings.split, data_dir if data_dir is not None else settings.data_dir)
+        groups = [g for chunk in split_into_chunks(split, settings) for g in chunk]
+        wanted_rows = {i for g in groups for i in g}
         start, cpu_start = time.perf_counter(), time.process_time()
-        subset = compute_paper_subset([str(f) for f in folders.values()], split, settings)
+        predictions: dict[str, dict[int, int]] = {}
+        models: dict[str, dict[str, Any]] = {}
+        files = []
+        for unit in _defining_units(plan, config):
+            file = plan.predictions_file(unit)
+            document = read_predictions(file, split, unit)
+            by_row = {r["row"]: r["predicted"] for r in document["rows"]}
+            lacking = sorted(wanted_rows - set(by_row))
+            if lacking:
+                raise ValueError(f"{file}: no prediction for row(s) {lacking[:5]} of the plan's sentence groups "
+                                 f"(made with chunking {document.get('chunking')})")
+            predictions[unit.key] = by_row
+            models[unit.key] = {"name": str(plan.checkpoint(unit)), "regime": unit.regime, "seed": unit.seed,
+                                "checkpoint_sha256": document["checkpoint_sha256"]}
+            files.append({"path": _relative(plan, file), "sha256": document["sha256"]})
+        subset = dataclasses.replace(shared_subset(split, groups, predictions, models), prediction_files=tuple(files))
         subset.write(path)
         Timings(plan.timings).record(f"filters/{config}", time.perf_counter() - start,
-                                     cpu_seconds=round(time.process_time() - cpu_start, 1), models=len(folders))
-        log.info("%s: the paper's filter keeps %d of %d source sentences (%d models); written to %s", config,
-                 subset.size, subset.n_considered, len(subset.defined_by), path)
+                                     cpu_seconds=round(time.process_time() - cpu_start, 1), models=len(files))
+        log.info("%s: the paper's filter keeps %d of %d source sentences (%d prediction files); written to %s",
+                 config, subset.size, subset.n_considered, len(files), path)
         subsets[config] = subset
     return subsets
 
 
+def _marker(plan: ReferencePlan, unit: EvaluationUnit) -> dict[str, Any] | None:
+    path = plan.unit_marker(unit)
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
 def unit_state(plan: ReferencePlan, unit: EvaluationUnit) -> str:
-    """``promoted`` (its seed is in the store), ``staged`` (finished, waiting for its seed) or ``missing``."""
+    """``promoted`` (its seed is in the store), ``staged`` (both filters' records, waiting for its seed),
+    ``evaluated`` (the unfiltered records and the columns; the paper's filter still to derive) or ``missing``."""
     marker = plan.promotion_marker(unit.seed)
     if marker.is_file() and unit.config in json.loads(marker.read_text(encoding="utf-8")).get("configs", []):
         return "promoted"
-    return "staged" if plan.unit_marker(unit).is_file() else "missing"
+    document = _marker(plan, unit)
+    if document is None:
+        return "missing"
+    return "staged" if "paper" in document.get("filters", ()) else "evaluated"
 
 
 def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, progress: bool = True,
                     checkpoint_dir: Path | None = None) -> list[EvaluationUnit]:
     """Score every explainer on every model of each evaluation unit of this shard into the seed's staging store,
-    on the paper's shared subsets (:func:`write_filter_subsets`) and unfiltered; a finished unit gets its marker.
-    Staged and promoted units are skipped. Returns the units run now."""
+    unfiltered (every scorable test sentence), and store each model's evaluation columns beside
+    (:mod:`gecobench.evaluation.unit_columns`) so the paper's filter is derived later without weights
+    (:func:`derive_units`); a finished unit gets its marker. Units already evaluated, staged or promoted are
+    skipped. Returns the units run now. Needs the unit's checkpoints here, with their prediction files."""
+    from gecobench.evaluation.data import load_split
     from gecobench.evaluation.runner import run_evaluation
+    from gecobench.evaluation.unit_columns import columns_document, write_columns
 
     timings = Timings(plan.timings)
     todo = [u for u in select_shard(plan.evaluation_units(), shard) if unit_state(plan, u) == "missing"]
-    subsets = write_filter_subsets(plan, sorted({u.config for u in todo})) if todo else {}
     done = []
     for unit in todo:
         models = plan.models_of(unit.config, unit.seed)
         missing = [m for m in models if not (Path(m) / MODEL_INFO_FILE).is_file()]
         if missing:
             raise FileNotFoundError(f"{unit.key}: checkpoints missing ({', '.join(missing)}); run the zoo stage first")
+        for regime in plan.regimes:
+            # the prediction file must be the weights evaluated here: written where missing or of another checkpoint
+            zoo_unit = ZooUnit(unit.config, regime, unit.seed)
+            state = predictions_state(plan, zoo_unit)
+            if state != "current":
+                if state == "stale":
+                    log.warning("%s: its prediction file names another checkpoint; written again (a subset "
+                                "defined by the old one is then stale and refused)", zoo_unit.key)
+                write_predictions(plan, zoo_unit)
         settings = plan.evaluation_settings(unit.seed)
         start, cpu_start = time.perf_counter(), time.process_time()
         checkpoints = checkpoint_dir or Path(plan.checkpoint_root) / "eval_checkpoints"
+        gathered: dict[str, dict[str, Any]] = {}
         summary = run_evaluation(list(plan.explainers), models, [unit.config], settings,
                                  store_location=str(plan.staged_store(unit.seed)), checkpoint_dir=checkpoints,
-                                 progress=progress, filters=FILTERS, filter_subsets={unit.config: subsets[unit.config]})
+                                 progress=progress, filters=("none",), unit_columns=gathered)
+        split = load_split(unit.config, settings.split, settings.data_dir)
+        keys = list(_explainer_keys(plan.explainers).values())
+        columns: dict[str, dict[str, Any]] = {}
+        zero_shot = None
+        # the zero-shot model first: the others' reference columns are its own attributions, stored once
+        for regime, model in sorted(zip(plan.regimes, models), key=lambda pair: pair[0] != "ZS"):
+            document = columns_document(unit.config, split, [_spec_key(e) for e in plan.explainers],
+                                        gathered[str(model)], zero_shot)
+            zero_shot = document if regime == "ZS" else zero_shot
+            path = write_columns(plan.columns_file(unit, regime), document)
+            columns[regime] = {"path": _relative(plan, path), "sha256": document["sha256"],
+                               "checkpoint_sha256": document["model"]["checkpoint_sha256"]}
+        columns = {regime: columns[regime] for regime in plan.regimes}
         try:
             export_zero_shot_attributions(plan, unit, checkpoints)
         except ValueError as err:  # e.g. records made earlier and their checkpoints since removed: say so, go on
@@ -492,10 +727,78 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
                            **facts)
         _write_json(plan.unit_marker(unit), {
             "config": unit.config, "seed": unit.seed, "record_ids": sorted(summary.written + summary.existing),
-            "filters": list(FILTERS), "filter_subset_sha256": subsets[unit.config].fingerprint,
-            "explainers": list(plan.explainers), "regimes": list(plan.regimes), "seconds": round(seconds, 1)})
-        log.info("%s staged in %s: commit it (git add %s)", unit.key, plan.seed_staging(unit.seed),
-                 plan.seed_staging(unit.seed))
+            "filters": ["none"], "columns": columns, "explainers": list(plan.explainers), "explainer_keys": keys,
+            "regimes": list(plan.regimes), "seconds": round(seconds, 1)})
+        log.info("%s evaluated (unfiltered; the paper's filter is derived once every seed's predictions are in) in "
+                 "%s: commit it (git add %s)", unit.key, plan.seed_staging(unit.seed), plan.seed_staging(unit.seed))
+        done.append(unit)
+    return done
+
+
+def _spec_key(text: str) -> str:
+    from gecobench.evaluation.runner import ExplainerSpec
+
+    return ExplainerSpec.parse(text).key()
+
+
+def derive_units(plan: ReferencePlan, seeds: Iterable[int] | None = None,
+                 data_dir: str | None = None) -> list[EvaluationUnit]:
+    """The paper-filter records of every evaluated unit (of ``seeds``; default the plan's), derived from its
+    committed columns on the shared subset (:func:`write_filter_subsets`, from the prediction files) by the run's
+    own scoring path (:func:`gecobench.evaluation.runner.derive_records`): no weights, no model run. Each unit's
+    marker then lists both filters' records and the subset's fingerprint. Returns the units derived now."""
+    from gecobench.evaluation.data import load_split
+    from gecobench.evaluation.runner import derive_records
+    from gecobench.evaluation.unit_columns import read_columns
+
+    wanted = set(plan.seeds if seeds is None else seeds)
+    todo = [u for u in plan.evaluation_units() if u.seed in wanted and unit_state(plan, u) == "evaluated"]
+    subsets = write_filter_subsets(plan, sorted({u.config for u in todo}), data_dir) if todo else {}
+    timings = Timings(plan.timings)
+    done = []
+    for unit in todo:
+        marker = _marker(plan, unit) or {}
+        subset = subsets[unit.config]
+        settings = plan.evaluation_settings(unit.seed)
+        if data_dir is not None:
+            settings = dataclasses.replace(settings, data_dir=data_dir)
+        split = load_split(unit.config, settings.split, settings.data_dir)
+        explainers = list(marker.get("explainers") or plan.explainers)
+        if explainers != list(plan.explainers):
+            raise ValueError(f"{unit.key} was evaluated with explainers {explainers}, the plan's are "
+                             f"{list(plan.explainers)}: evaluate the unit again")
+        # the models scored must be the ones whose predictions defined the subset (a checkpoint retrained after
+        # its unit was evaluated would have its own predictions, and so another subset)
+        defining = {(m.get("regime"), m.get("seed")): m.get("checkpoint_sha256") for m in subset.defined_by}
+        strangers = [regime for regime, facts in (marker.get("columns") or {}).items()
+                     if (regime, unit.seed) in defining and facts.get("checkpoint_sha256") != defining[(regime, unit.seed)]]
+        if strangers:
+            raise ValueError(f"{unit.key}: the columns of {', '.join(strangers)} are of another checkpoint than the "
+                             "one whose predictions define the subset: evaluate the unit again with that checkpoint "
+                             "(or recompute the subset from the evaluated checkpoints' prediction files)")
+        start, cpu_start = time.perf_counter(), time.process_time()
+        columns = {}
+        zero_shot = None
+        for regime in sorted(plan.regimes, key=lambda r: r != "ZS"):
+            facts = (marker.get("columns") or {}).get(regime)
+            if facts is None:
+                raise FileNotFoundError(f"{unit.key}: its marker names no columns of {regime}; evaluate the unit "
+                                        "again (its unfiltered records are kept)")
+            document = read_columns(plan.staging_dir / facts["path"], split, facts["sha256"], zero_shot)
+            zero_shot = document if regime == "ZS" else zero_shot
+            columns[f"{unit.config}/{regime}/seed{unit.seed}"] = document["entry"]
+        columns = {f"{unit.config}/{regime}/seed{unit.seed}": columns[f"{unit.config}/{regime}/seed{unit.seed}"]
+                   for regime in plan.regimes}
+        summary = derive_records(explainers, unit.config, columns, settings, "paper",
+                                 str(plan.staged_store(unit.seed)), subset=subset)
+        timings.record(f"derive/{unit.config}/seed{unit.seed}", time.perf_counter() - start,
+                       cpu_seconds=round(time.process_time() - cpu_start, 1), records=len(summary.written))
+        _write_json(plan.unit_marker(unit), {
+            **{k: v for k, v in marker.items() if k != "provenance"}, "filters": ["none", "paper"],
+            "paper_record_ids": sorted(summary.written + summary.existing),
+            "filter_subset_sha256": subset.fingerprint})
+        log.info("%s: %d paper-filter records derived on %d source sentences", unit.key,
+                 len(summary.written) + len(summary.existing), subset.size)
         done.append(unit)
     return done
 
@@ -527,12 +830,17 @@ def promote_seed(plan: ReferencePlan, seed: int, replace: bool = False) -> dict[
     missing = [u.key for u in units if unit_state(plan, u) == "missing"]
     if missing:
         raise ValueError(f"seed {seed} is not complete: {', '.join(missing)} not staged")
+    underived = [u.key for u in units if unit_state(plan, u) == "evaluated"]
+    if underived:
+        raise ValueError(f"seed {seed} is not complete: {', '.join(underived)} have no paper-filter records yet "
+                         "(gecobench reference --stage derive, once every seed's predictions are committed)")
     if all(unit_state(plan, u) == "promoted" for u in units):
         return json.loads(plan.promotion_marker(seed).read_text(encoding="utf-8"))
     staged_root = plan.staged_store(seed)
     staged = LocalStore(staged_root).read_all()
     if staged.warnings:
         raise ValueError(f"staged records of seed {seed} do not all read: {staged.warnings[:3]}")
+    _check_staged_seed(plan, seed, units, staged.documents)
     target = LocalStore(plan.store)
     removed: list[str] = []
     if replace:
@@ -570,45 +878,86 @@ def promote_seed(plan: ReferencePlan, seed: int, replace: bool = False) -> dict[
     return summary
 
 
-def plan_report(plan: ReferencePlan, shard: tuple[int, int] | None = None) -> list[str]:
-    """What the plan holds, unit by unit: the zoo, the subsets, staged/promoted/missing units, and what to commit."""
-    from gecobench.evaluation.filters import load_subset, subset_file
+def _check_staged_seed(plan: ReferencePlan, seed: int, units: list[EvaluationUnit],
+                       documents: list[dict[str, Any]]) -> None:
+    """Refuse (ValueError naming what is wrong) a seed whose staged units do not hold exactly what their markers
+    say: every marked record present; for a unit with columns, each filter's records are explainers × regimes,
+    the paper's on the config's current subset (:func:`write_filter_subsets`), every regime's on the same
+    sentences."""
+    from gecobench.evaluation.filters import record_filter
 
+    by_id = {d["record_id"]: d for d in documents}
+    for unit in units:
+        marker = _marker(plan, unit)
+        if marker is None:  # promoted already
+            continue
+        ids = list(marker.get("record_ids", [])) + list(marker.get("paper_record_ids", []))
+        absent = [rid for rid in ids if rid not in by_id]
+        if absent:
+            raise ValueError(f"{unit.key}: {len(absent)} marked record(s) not in the staging store, e.g. {absent[0]}")
+        if "columns" not in marker:  # a unit staged before the columns existed: its records as they are
+            continue
+        subset = write_filter_subsets(plan, [unit.config])[unit.config]
+        if marker.get("filter_subset_sha256") != subset.fingerprint:
+            raise ValueError(f"{unit.key}: derived on subset {str(marker.get('filter_subset_sha256'))[:12]}, the "
+                             f"config's is now {subset.fingerprint[:12]}: delete its paper records and derive again")
+        records = [by_id[rid] for rid in ids]
+        expected = len(marker["explainers"]) * len(marker["regimes"])
+        for name in ("none", "paper"):
+            mine = [r for r in records if record_filter(r.get("protocol")) == name]
+            if len(mine) != expected:
+                raise ValueError(f"{unit.key}: {len(mine)} records of filter {name!r}, expected {expected} "
+                                 f"({len(marker['explainers'])} explainers × {len(marker['regimes'])} regimes)")
+            if name == "paper":
+                wrong = [r["record_id"] for r in mine if r["protocol"].get("filter_subset_sha256") != subset.fingerprint]
+                scored = {r["filter"]["scored_fingerprint"] for r in mine}
+                if wrong or len(scored) != 1:
+                    raise ValueError(f"{unit.key}: paper-filter records not all scored on the subset "
+                                     f"{subset.fingerprint[:12]} ({len(wrong)} name another; {len(scored)} sentence sets)")
+
+
+def plan_report(plan: ReferencePlan, shard: tuple[int, int] | None = None) -> list[str]:
+    """What the plan holds, unit by unit: the zoo (trained here or not; prediction files), the subsets, the
+    evaluation units (missing, evaluated, staged, promoted), what to commit and what to run next."""
     lines = []
     for unit in zoo_units_of_shard(plan, shard):
         preset, overrides = plan.schedule_for(unit.regime, unit.config)
-        state = "done" if checkpoint_is_current(plan, unit) else "to train"
-        lines.append(f"{unit.key:<40} {preset:<8} {overrides}  [{state}]")
+        trained = "trained here" if checkpoint_is_current(plan, unit) else "no checkpoint here"
+        state = {"current": "predictions committed", "stale": "predictions of another checkpoint",
+                 "missing": "predictions to write"}[predictions_state(plan, unit)]
+        if trained == "no checkpoint here" and state == "predictions to write":
+            trained, state = "to train", "then predictions"
+        lines.append(f"{unit.key:<40} {preset:<8} {overrides}  [{trained}; {state}]")
+    subsets_ready = True
     for config in plan.configs:
-        path = subset_file(Path(plan.store).parent, config)
-        if path.is_file():
-            subset = load_subset(path, config)
-            lines.append(f"{'filters/' + config:<40} {subset.size} of {subset.n_considered} source sentences, "
-                         f"{len(subset.defined_by)} models, {subset.fingerprint[:12]}  [done]")
-        else:
-            lines.append(f"{'filters/' + config:<40} needs every planned seed's zoo  [to compute]")
+        state, detail = subset_state(plan, config)
+        subsets_ready = subsets_ready and state in ("done", "to compute")
+        lines.append(f"{'filters/' + config:<40} {detail}  [{state}]")
     states: dict[int, dict[str, str]] = {}
     for unit in select_shard(plan.evaluation_units(), shard):
         state = unit_state(plan, unit)
         states.setdefault(unit.seed, {})[unit.config] = state
+        what = {"evaluated": "evaluated: unfiltered records + columns; paper filter to derive"}.get(state, state)
         lines.append(f"{unit.key:<40} {len(plan.explainers)} explainers × {len(plan.regimes)} models × "
-                     f"{len(FILTERS)} filters  [{state}]")
-    staged = sorted(seed for seed, by in states.items() if "staged" in by.values())
+                     f"{len(FILTERS)} filters  [{what}]")
+    staged = sorted(seed for seed, by in states.items() if {"staged", "evaluated"} & set(by.values()))
     complete = sorted(seed for seed, by in states.items()
                       if set(by.values()) == {"staged"} and set(by) == set(plan.configs))
-    missing = sum(1 for by in states.values() for s in by.values() if s == "missing")
-    lines.append(f"units: {sum(1 for by in states.values() for s in by.values() if s != 'missing')} done, "
-                 f"{missing} missing")
+    count = {name: sum(1 for by in states.values() for s in by.values() if s == name)
+             for name in ("promoted", "staged", "evaluated", "missing")}
+    lines.append("units: " + ", ".join(f"{n} {name}" for name, n in count.items()))
     try:
         where = plan.staging_dir.relative_to(REPO_ROOT)
         filters = plan.filters_dir.relative_to(REPO_ROOT)
     except ValueError:
         where, filters = plan.staging_dir, plan.filters_dir
-    if staged:
+    if staged or plan.staging_dir.joinpath(PREDICTIONS_FOLDER).is_dir():
         lines.append(f"to commit: git add {filters} {where} reference/zero_shot_attributions reference/timings.json "
-                     f"&& git commit -m 'reference: staged units of seed(s) {', '.join(map(str, staged))}'")
+                     "reference/zoo_summary.json && git commit -m 'reference: predictions and staged units'")
+    if count["evaluated"] and subsets_ready:
+        lines.append("to derive the paper's filter: gecobench reference --stage derive")
     for seed in complete:
-        lines.append(f"seed {seed} is complete: python scripts/reference.py --stage promote --seeds {seed} "
+        lines.append(f"seed {seed} is complete: gecobench reference --stage promote --seeds {seed} "
                      "(then commit reference/store and the staging folder)")
     return lines
 

@@ -159,3 +159,53 @@ def test_the_same_criteria_judge_the_non_binary_pair() -> None:
     assert "nonbinary_subject" in findings[1].evidence and "binary_all" not in findings[1].evidence.replace("nonbinary_all", "")
     # the default pair is the paper's: on non-binary records alone nothing of it is measured
     assert all(f.holds is None for f in check_findings(index_records(records), share))
+
+
+def test_several_seeds_give_seed_means_intervals_and_per_seed_verdicts(monkeypatch) -> None:
+    """Five seeds: the findings are judged on the seed means, each says in how many seeds it holds on its own and
+    gives its statistic's mean and across-seed t-interval; the side-by-side shows each cell's interval."""
+    from gecobench.paper_comparison import (
+        check_findings_across_seeds,
+        compare_records,
+        mean_index,
+    )
+    from gecobench.pooling import across_seeds
+
+    seeds = (0, 1, 2, 3, 4)
+    records = []
+    for seed in seeds:
+        for record in _paper_like_grid():
+            record = dict(record)  # a copy per seed
+            shift = 0.002 * seed
+            record["metrics"] = {k: {f: v + shift for f, v in b.items()} for k, b in record["metrics"].items()}
+            # seed 4: CE below C on binary_all (finding 4 fails there alone)
+            if seed == 4 and record["model"]["regime"] in ("CE", "CEf") and record["dataset"]["config"] == "binary_all":
+                record["metrics"]["mass_accuracy"] = {"value": 0.05, "median": 0.05}
+            record["model"] = {**record["model"], "seed": seed}
+            record["record_id"] = f"{record['record_id']}-s{seed}"
+            records.append(record)
+    indices = {seed: index_records(records, seed=seed) for seed in seeds}
+    pooled = mean_index(indices)
+    cell = pooled[("binary_all", "OLA", "input_x_gradient")]["metrics"]["mass_accuracy"]
+    expected = across_seeds([0.95 + 0.002 * s for s in seeds])
+    assert cell["n_seeds"] == 5 and cell["value"] == pytest.approx(expected[0])
+    assert cell["value_seed_interval"] == pytest.approx(expected[1:3])
+    findings = check_findings_across_seeds(indices, SHARE)
+    assert [f.number for f in findings] == [1, 2, 3, 4, 5]
+    assert "holds in 4 of 5 seeds" in findings[3].evidence
+    for position, finding in enumerate(findings):
+        held = sum(bool(check_findings(indices[s], SHARE)[position].holds) for s in seeds)
+        assert f"holds in {held} of 5 seeds" in finding.evidence
+    per_seed = [check_findings(indices[s], SHARE)[3].statistic for s in seeds]
+    assert findings[3].statistic == pytest.approx(across_seeds(per_seed)[0])
+    assert "95 % t-interval across 5 seeds" in findings[3].evidence
+    import gecobench.paper_comparison as comparison
+
+    monkeypatch.setattr(comparison, "ground_truth_share", lambda config: SHARE[config])  # no split to read
+    text = compare_records(records, pivot=True)  # every seed by default
+    assert "mean over 5 seeds" in text
+    low, high = cell["median_seed_interval"]
+    assert f"{cell['median']:.2f} [{low:.2f}, {high:.2f}]" in text
+    # one seed asked for: the single-seed comparison, no intervals across seeds
+    single = compare_records(records, pivot=True, seed=0)
+    assert "mean over" not in single and "holds in" not in single

@@ -24,6 +24,7 @@ from gecobench.reference import (
     ZooUnit,
     checkpoint_is_current,
     coverage,
+    derive_units,
     extend_zero_shot_attributions,
     parse_shard,
     promote_seed,
@@ -103,16 +104,16 @@ def test_zoo_resumes_and_retrains_only_cells_whose_schedule_changed(tmp_path: Pa
     plan = ReferencePlan(seeds=(0,), configs=("binary_all",), regimes=("ZS", "C"), checkpoint_root=tmp_path / "runs",
                          store=tmp_path / "store", zoo_summary=tmp_path / "zoo.json", timings=tmp_path / "t.json")
     calls: list = []
-    run_zoo(plan, train=_fake_train(calls))
+    run_zoo(plan, train=_fake_train(calls), predictions=False)
     assert calls == [("ZS", "binary_all"), ("C", "binary_all")]
-    run_zoo(plan, train=_fake_train(calls))
+    run_zoo(plan, train=_fake_train(calls), predictions=False)
     assert len(calls) == 2, "finished checkpoints with the planned schedule are kept"
 
     changed = ReferencePlan(seeds=(0,), configs=("binary_all",), regimes=("ZS", "C"), checkpoint_root=tmp_path / "runs",
                             store=tmp_path / "store", zoo_summary=tmp_path / "zoo.json", timings=tmp_path / "t.json",
                             schedules={"ZS": ("short", {"max_train_sentences": 600}), "C": ("short", {"epochs": 3})})
     assert not checkpoint_is_current(changed, ZooUnit("binary_all", "C", 0))
-    run_zoo(changed, train=_fake_train(calls))
+    run_zoo(changed, train=_fake_train(calls), predictions=False)
     assert calls[2:] == [("C", "binary_all")]
     stale = list((tmp_path / "runs" / "zoo" / "binary_all" / "C").glob("seed0.stale-*"))
     assert len(stale) == 1, "the outdated checkpoint is kept beside, not deleted"
@@ -132,15 +133,20 @@ def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -
                          schedules={"ZS": ("tiny", {}), "OLA": ("tiny", {})})
     run_zoo(plan, progress=False)
     run_evaluations(plan, progress=False)
+    assert unit_state(plan, EvaluationUnit("binary_all", 0)) == "evaluated"
+    with pytest.raises(ValueError, match="no paper-filter records yet"):
+        promote_seed(plan, 0)
+    assert derive_units(plan) == [EvaluationUnit("binary_all", 0)]
     # the finished unit waits in the staging folder, which the store's readers (and the Space's) do not see
     assert unit_state(plan, EvaluationUnit("binary_all", 0)) == "staged"
     assert LocalStore(plan.store).read_all().documents == []
-    staged_ids = set(json.loads(plan.unit_marker(EvaluationUnit("binary_all", 0)).read_text())["record_ids"])
+    marker = json.loads(plan.unit_marker(EvaluationUnit("binary_all", 0)).read_text())
+    staged_ids = set(marker["record_ids"]) | set(marker["paper_record_ids"])
     assert run_evaluations(plan, progress=False) == [], "a staged unit is not run again"
     promote_seed(plan, 0)
     assert unit_state(plan, EvaluationUnit("binary_all", 0)) == "promoted" and not plan.seed_staging(0).exists()
     timings = json.loads(plan.timings.read_text())
-    assert set(timings["stages_cpu_seconds"]) == {"zoo", "filters", "evaluate"}
+    assert set(timings["stages_cpu_seconds"]) == {"zoo", "predictions", "filters", "evaluate", "derive"}
     assert "filters/binary_all" in timings["units"]  # the shared subset: one forward pass of a tiny model, timed
     assert all(entry["cpu_seconds"] > 0 for key, entry in timings["units"].items() if not key.startswith("filters/"))
     (evaluate_key,) = [key for key in timings["units"] if key.startswith("evaluate/")]
@@ -457,7 +463,7 @@ def _stage(plan: ReferencePlan, unit: EvaluationUnit, explainers: tuple[str, ...
         store.append(record)
         ids.append(record["record_id"])
     _write_json(plan.unit_marker(unit), {"config": unit.config, "seed": unit.seed, "record_ids": ids,
-                                         "filter_subset_sha256": "0" * 64})
+                                         "filters": ["none", "paper"], "filter_subset_sha256": "0" * 64})
     return ids
 
 
@@ -498,10 +504,12 @@ def test_finished_units_wait_in_staging_until_their_seed_is_complete(tmp_path: P
 
 def test_filter_subsets_need_every_planned_seed_and_refuse_another_seed_set(tmp_path: Path, geco_dir: Path,
                                                                               bert_tokenizer) -> None:
+    """The subsets come from the checkpoints' prediction files (written where the weights are), so a machine
+    without the weights computes the same subset; a plan of other seeds refuses a subset the files do not define."""
     from conftest import make_tiny_bert_classifier
 
     from gecobench.evaluation.filters import FilterSubsetError
-    from gecobench.reference import write_filter_subsets
+    from gecobench.reference import write_filter_subsets, write_predictions
 
     plan = ReferencePlan(seeds=(0, 1), configs=("binary_all",), regimes=("ZS", "CE"), max_groups=4,
                          store=tmp_path / "reference" / "store", checkpoint_root=tmp_path / "runs",
@@ -513,6 +521,7 @@ def test_filter_subsets_need_every_planned_seed_and_refuse_another_seed_set(tmp_
         bert_tokenizer.save_pretrained(folder)
         (folder / "gecobench_model.json").write_text(json.dumps({"regime": "CE", "base_model": "tiny", "seed": seed, "base_revision": None,
                                                                   "geco_config": "binary_all", "num_labels": 2}))
+        write_predictions(plan, ZooUnit("binary_all", "CE", seed), data_dir=str(geco_dir))
     with pytest.raises(FileNotFoundError, match="binary_all/CE/seed1"):
         write_filter_subsets(plan, data_dir=str(geco_dir))
     subsets = write_filter_subsets(dataclasses.replace(plan, seeds=(0,)), data_dir=str(geco_dir))
@@ -523,3 +532,11 @@ def test_filter_subsets_need_every_planned_seed_and_refuse_another_seed_set(tmp_
     # a plan that runs seed 0 of a reference defined by seed 0 keeps it
     assert write_filter_subsets(dataclasses.replace(plan, seeds=(0,), filter_seeds=(0,)),
                                 data_dir=str(geco_dir)) == subsets
+    # another machine (no weights), the same committed prediction file: the same subset, computed afresh
+    import shutil
+
+    shutil.rmtree(tmp_path / "runs")
+    (plan.filters_dir / "binary_all.json").unlink()
+    again = write_filter_subsets(dataclasses.replace(plan, seeds=(0,)), data_dir=str(geco_dir))
+    assert again["binary_all"].fingerprint == subsets["binary_all"].fingerprint
+    assert again["binary_all"].defined_by == subsets["binary_all"].defined_by

@@ -24,7 +24,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pivot", action="store_true",
                         help="one table per config (explainers × regimes, cells 'ours (paper)') instead of one row per cell")
     parser.add_argument("--unfiltered", action="store_true", help="use the records without the correctness filter")
-    parser.add_argument("--seed", type=int, default=0, help="model seed (default 0)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="one model seed (default: every seed in the store: mean and 95 %% t-interval across "
+                             "seeds per cell and per finding)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=None, help="these model seeds only")
     return parser
 
 
@@ -42,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     report = LocalStore(folder).read_all("explainer_score")
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    print(compare_records(report.documents, filtered=not args.unfiltered, seed=args.seed, figures=args.figures,
+    print(compare_records(report.documents, filtered=not args.unfiltered, seed=args.seed, seeds=args.seeds, figures=args.figures,
                           pivot=args.pivot), end="")
     return 0
 

@@ -1,21 +1,24 @@
 """The reference results: train the zoo and score every built-in explainer on every test sentence.
 
-Stages, in order: zoo (every planned seed), filters (the paper's shared subset per config, from every seed's
-models), evaluate ((config, seed) units into the staging folder), promote (a complete seed into the store).
-Resumable (finished checkpoints, subsets, staged units and records are kept) and shardable:
+Stages: zoo (train, and write each checkpoint's test predictions), evaluate ((config, seed) units, unfiltered,
+with the columns every record is scored from), filters (the paper's shared subset per config, from every seed's
+committed prediction files: no weights), derive (the paper-filter records of every evaluated unit, from its
+columns: no weights), promote (a complete seed into the store). Resumable and shardable:
 
   gecobench reference --plan                      # what is done, staged, missing, and what to commit
-  gecobench reference                             # every stage (make reference)
-  gecobench reference --stage zoo --shard 1/2     # this machine's half of the zoo
-  gecobench reference --stage filters             # the shared subsets (needs every seed's zoo)
-  gecobench reference --stage evaluate --seeds 0 1 2
+  gecobench reference                             # every stage that can run here (make reference)
+  gecobench reference --stage zoo --seeds 1       # train seed 1's zoo, write its prediction files
+  gecobench reference --stage evaluate --seeds 1 --configs binary_all    # one unit (needs its weights here)
+  gecobench reference --stage filters             # the shared subsets (needs every seed's prediction files)
+  gecobench reference --stage derive              # paper-filter records of every evaluated unit
   gecobench reference --stage promote --seeds 0   # seed 0 complete: staged records into the store
   accelerate launch --multi_gpu --num_processes 2 -m gecobench reference --stage evaluate   # 2 CPU processes
 
-Checkpoints go to runs/reference/ (not committed). Committed: the subsets in reference/filters/, each finished
-unit in reference/staging/seed-<k>/ (commit it as it finishes: a new machine resumes from the repository), the
-promoted records in reference/store/, the zoo summary in reference/zoo_summary.json and the wall time of every
-unit in reference/timings.json. The Space and the store's readers ignore the staging folder.
+Checkpoints go to runs/reference/ (not committed). Committed: the prediction files in
+reference/staging/predictions/, each evaluated unit in reference/staging/seed-<k>/ (records, columns, marker:
+commit it as it finishes, a new machine resumes from the repository without the weights), the subsets in
+reference/filters/, the promoted records in reference/store/, the zoo summary in reference/zoo_summary.json and
+the wall time of every unit in reference/timings.json. The Space and the store's readers ignore the staging folder.
 """
 
 from __future__ import annotations
@@ -37,8 +40,9 @@ from gecobench.reference import (
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gecobench reference", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--stage", choices=["zoo", "filters", "evaluate", "promote", "all"], default="all",
-                        help="all: zoo, filters, evaluate, then promote every complete seed")
+    parser.add_argument("--stage", choices=["zoo", "filters", "evaluate", "derive", "promote", "all"],
+                        default="all", help="all: zoo, evaluate, then (once every seed's prediction files are "
+                        "committed) filters and derive, then promote every complete seed")
     parser.add_argument("--seeds", nargs="+", type=int, default=list(REFERENCE_SEEDS),
                         help=f"default: {' '.join(map(str, REFERENCE_SEEDS))} (the paper's five)")
     parser.add_argument("--filter-seeds", nargs="+", type=int, default=list(REFERENCE_SEEDS),
@@ -74,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from gecobench.evaluation.filters import FilterSubsetError
+    from gecobench.evaluation.unit_columns import UnitColumnsError
     from gecobench.reference import plan_report
 
     outputs = {}
@@ -88,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         return _run(plan, args)
-    except (FileNotFoundError, FilterSubsetError) as err:  # a stage that needs another first: say which, no trace
+    except (FileNotFoundError, FilterSubsetError, UnitColumnsError) as err:  # a stage that needs another first: say which, no trace
         print(f"error: {err}", file=sys.stderr)
         return 2
 
@@ -96,10 +101,12 @@ def main(argv: list[str] | None = None) -> int:
 def _run(plan: ReferencePlan, args: argparse.Namespace) -> int:
     from gecobench.reference import (
         EvaluationUnit,
+        derive_units,
         plan_report,
         promote_seed,
         run_evaluations,
         run_zoo,
+        subset_state,
         unit_state,
         write_filter_subsets,
         write_zoo_summary,
@@ -112,13 +119,20 @@ def _run(plan: ReferencePlan, args: argparse.Namespace) -> int:
                  if r["regime"] != "ZS" and not r["meets_80_percent"]]
         print(f"zoo: {len(rows)} checkpoints summarised in {plan.zoo_summary}"
               + (f"; below 80 %: {', '.join(below)}" if below else "; every regime but ZS ≥ 80 %"))
-    if args.stage in ("filters", "all"):
-        subsets = write_filter_subsets(plan)
-        print("filters: " + ", ".join(f"{c} {s.size}/{s.n_considered}" for c, s in subsets.items())
-              + f" source sentences kept, in {plan.filters_dir}")
     if args.stage in ("evaluate", "all"):
         run_evaluations(plan, args.shard, progress=not args.quiet)
         print(f"evaluation: finished units staged in {plan.staging_dir}")
+    if args.stage in ("filters", "derive", "all"):
+        waiting = [c for c in plan.configs if subset_state(plan, c)[0] == "waiting"]
+        if waiting and args.stage == "all":
+            print(f"filters: waiting for prediction files of {', '.join(waiting)} (other seeds' zoo); not derived yet")
+        else:
+            subsets = write_filter_subsets(plan)
+            print("filters: " + ", ".join(f"{c} {s.size}/{s.n_considered}" for c, s in subsets.items())
+                  + f" source sentences kept, in {plan.filters_dir}")
+            if args.stage in ("derive", "all"):
+                derived = derive_units(plan)
+                print(f"derive: paper-filter records of {len(derived)} unit(s) staged in {plan.staging_dir}")
     if args.stage in ("promote", "all"):
         for seed in plan.seeds:
             states = {unit_state(plan, EvaluationUnit(c, seed)) for c in plan.configs}
@@ -128,7 +142,7 @@ def _run(plan: ReferencePlan, args: argparse.Namespace) -> int:
                 continue
             summary = promote_seed(plan, seed, replace=args.replace)
             print(f"seed {seed}: {summary['records']} records in {plan.store}")
-    if args.stage in ("evaluate", "promote", "all"):
+    if args.stage in ("evaluate", "derive", "promote", "all"):
         print("\n".join(line for line in plan_report(plan, args.shard) if line.startswith(("units:", "to commit",
                                                                                             "seed "))))
     return 0

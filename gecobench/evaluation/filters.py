@@ -102,10 +102,14 @@ class FilterSubset:
     n_considered: int = 0
     zero_shot_counted: bool = False
     provenance: dict[str, Any] = field(default_factory=dict, compare=False)
+    #: the committed prediction files it was computed from (``path``, ``sha256``), when it was computed from files
+    #: (the reference's :func:`gecobench.reference.write_filter_subsets`); empty when computed from loaded models
+    prediction_files: tuple[dict[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "source_sentence_ids", tuple(sorted(int(i) for i in self.source_sentence_ids)))
         object.__setattr__(self, "defined_by", tuple(dict(m) for m in self.defined_by))
+        object.__setattr__(self, "prediction_files", tuple(dict(m) for m in self.prediction_files))
 
     @property
     def fingerprint(self) -> str:
@@ -124,7 +128,8 @@ class FilterSubset:
                 "dataset_fingerprint": self.dataset_fingerprint, "fingerprint": self.fingerprint,
                 "n_source_sentences": self.size, "n_considered": self.n_considered,
                 "zero_shot_counted": self.zero_shot_counted, "defined_by": list(self.defined_by),
-                "source_sentence_ids": list(self.source_sentence_ids), "provenance": self.provenance}
+                "source_sentence_ids": list(self.source_sentence_ids), "provenance": self.provenance,
+                **({"prediction_files": list(self.prediction_files)} if self.prediction_files else {})}
 
     @classmethod
     def from_json(cls, document: Any, where: str = "subset") -> FilterSubset:
@@ -145,7 +150,12 @@ class FilterSubset:
                      defined_by=tuple(document.get("defined_by") or ()),
                      n_considered=int(document.get("n_considered") or 0),
                      zero_shot_counted=bool(document.get("zero_shot_counted", False)),
-                     provenance=dict(document.get("provenance") or {}))
+                     provenance=dict(document.get("provenance") or {}),
+                     prediction_files=tuple(document.get("prediction_files") or ()))
+        bad = [f for f in subset.prediction_files if not (isinstance(f.get("path"), str)
+                                                          and isinstance(f.get("sha256"), str))]
+        if bad:
+            raise FilterSubsetError(f"{where}: prediction_files entries need a path and a sha256: {bad[:2]}")
         if document["fingerprint"] != subset.fingerprint:
             raise FilterSubsetError(f"{where}: fingerprint {document['fingerprint']!r} is not the hash of its config "
                                     f"and ids ({subset.fingerprint}); the file was edited or is corrupt")

@@ -715,7 +715,7 @@ def run_evaluation(
     instances: list[Explainer] | None = None, filters: Sequence[str | bool] | None = None,
     reference_attributions: str | Path | PublishedReferences | None = None,
     zero_shot: str | LoadedModel | None = None,
-    filter_subsets: Any = None,
+    filter_subsets: Any = None, unit_columns: dict[str, dict[str, Any]] | None = None,
 ) -> RunSummary:
     """Evaluate every explainer × model × config; append one record each to the results store.
 
@@ -744,6 +744,12 @@ def run_evaluation(
     ``reference_attributions`` (a bundle, a folder of bundles, a reference dataset folder or its Hub id; see
     :mod:`gecobench.evaluation.published_reference`) supplies zero-shot reference attributions published for the
     run's zero-shot checkpoints, data and attribution protocol, so they are read instead of computed.
+
+    ``unit_columns`` (a dict, filled when the run computes on every scorable row, i.e. with the ``none`` filter
+    among ``filters``): model path → the gathered chunks every record of the model is scored from, and the
+    facts of the model and its zero-shot reference, so that the records of another filter can be built later
+    from them without the weights (:func:`derive_records`; :mod:`gecobench.evaluation.unit_columns` stores them).
+    A model whose records exist already is then gathered again from its chunk checkpoints.
 
     Safe to run under ``accelerate launch`` / ``torchrun`` with any number of processes: only the main process
     writes records. Returns a :class:`RunSummary` (meaningful on the main process).
@@ -815,7 +821,8 @@ def run_evaluation(
                 identities = [_identity_record(s, e, lm, split, unit_protocol) for s, e in zip(specs, explainers_now)]
                 units[flag] = (unit_protocol, identities,
                                [record_id_for(explainer_score_identity(i)) for i in identities])
-            if all(store.exists("explainer_score", rid) for _, _, ids in units.values() for rid in ids):
+            if unit_columns is None and all(store.exists("explainer_score", rid)
+                                            for _, _, ids in units.values() for rid in ids):
                 summary.existing.extend(rid for _, _, ids in units.values() for rid in ids)
                 log.info("records for %s on %s already in the store; skipped", model_key(model_path), config)
                 continue
@@ -917,6 +924,11 @@ def run_evaluation(
                 cpu = [r["resumed_cpu_seconds"] for r in ordered]
                 summary.resumed_cpu_seconds = (None if summary.resumed_cpu_seconds is None or None in cpu
                                                else summary.resumed_cpu_seconds + sum(cpu))
+                if unit_columns is not None and compute_filter == NONE:
+                    unit_columns[model_key(model_path)] = {
+                        "chunks": ordered, "model": stored_model_facts(lm), "reference": (
+                            stored_model_facts(reference) if reference is not None else None),
+                        "reference_reason": ref_reason, "n_processes": accelerator.num_processes}
                 for flag, (unit_protocol, identities, record_ids) in units.items():
                     identities = [identities[i] for i in alive]
                     record_ids = [record_ids[i] for i in alive]
@@ -927,20 +939,120 @@ def run_evaluation(
                         continue
                     scored = (ordered if flag == compute_filter
                               else [_filtered_chunk(split, c, flag, subset) for c in ordered])
-                    side_documents: dict[str, dict[str, Any]] = {}
-                    records = _build_records(alive_specs, alive_instances, identities, record_ids, lm, split,
-                                             scored, variants[flag], unit_protocol, reference, ref_reason,
-                                             accelerator.num_processes, side_documents)
-                    records = _with_filter_blocks(records, flag, split, scored, subset, subset_source, lm)
-                    for record in records:
-                        if store.exists("explainer_score", record["record_id"]):
-                            summary.existing.append(record["record_id"])
-                            continue
-                        store.append(record)
-                        summary.written.append(record["record_id"])
-                        if record["record_id"] in side_documents:  # the Space's per-sentence drill-down
-                            write_sentence_scores(store, side_documents[record["record_id"]])
+                    _append_records(store, summary, alive_specs, alive_instances, identities, record_ids, lm, split,
+                                    scored, variants[flag], unit_protocol, reference, ref_reason,
+                                    accelerator.num_processes, flag, subset, subset_source)
             accelerator.wait_for_everyone()
+    return summary
+
+
+def _append_records(store: Any, summary: RunSummary, specs: list[ExplainerSpec], explainers: list[Explainer],
+                    identities: list[dict[str, Any]], record_ids: list[str], lm: Any, split: GecoSplit,
+                    scored: list[dict[str, Any]], settings: EvaluationSettings, protocol: dict[str, Any],
+                    reference: Any, ref_reason: str | None, n_processes: int, flag: str,
+                    subset: FilterSubset | None, subset_source: str | None) -> None:
+    """Score one filter's chunks of one model, and append its records (and side files) to ``store``: the one
+    path from gathered chunks to records, for a run and for records derived later (:func:`derive_records`)."""
+    side_documents: dict[str, dict[str, Any]] = {}
+    records = _build_records(specs, explainers, identities, record_ids, lm, split, scored, settings, protocol,
+                             reference, ref_reason, n_processes, side_documents)
+    records = _with_filter_blocks(records, flag, split, scored, subset, subset_source, lm)
+    for record in records:
+        if store.exists("explainer_score", record["record_id"]):
+            summary.existing.append(record["record_id"])
+            continue
+        store.append(record)
+        summary.written.append(record["record_id"])
+        if record["record_id"] in side_documents:  # the Space's per-sentence drill-down
+            write_sentence_scores(store, side_documents[record["record_id"]])
+
+
+@dataclass
+class StoredModel:
+    """What records say about a model, without its weights: the stand-in of a :class:`LoadedModel` when records
+    are derived from stored chunks (:func:`derive_records`)."""
+
+    info: dict[str, Any]
+    path: str
+    checkpoint_sha256: str | None
+    name: str
+    function_sha256: str | None
+    num_labels: int
+
+    @property
+    def regime(self) -> str:
+        return str(self.info.get("regime", "unknown"))
+
+    @property
+    def base_model(self) -> str:
+        return str(self.info.get("base_model", "unknown"))
+
+    @classmethod
+    def from_json(cls, document: Any, where: str) -> StoredModel:
+        if not isinstance(document, dict) or not isinstance(document.get("info"), dict):
+            raise ValueError(f"{where}: a model's facts need an 'info' object")  # noqa: TRY004 (bad file content)
+        missing = [k for k in ("path", "checkpoint_sha256", "name", "function_sha256", "num_labels")
+                   if k not in document]
+        if missing:
+            raise ValueError(f"{where}: model facts lack {missing}")
+        return cls(info=dict(document["info"]), path=str(document["path"]),
+                   checkpoint_sha256=document["checkpoint_sha256"], name=str(document["name"]),
+                   function_sha256=document["function_sha256"], num_labels=int(document["num_labels"]))
+
+
+def stored_model_facts(lm: Any) -> dict[str, Any]:
+    """The facts of a (loaded or stored) model that its records read (:class:`StoredModel`), JSON-ready."""
+    return {"info": dict(lm.info), "path": str(lm.path), "checkpoint_sha256": lm.checkpoint_sha256,
+            "name": lm.name, "function_sha256": lm.function_sha256, "num_labels": int(lm.num_labels)}
+
+
+def derive_records(explainers: list[ExplainerSpec | str], config: str, columns: dict[str, dict[str, Any]],
+                   settings: EvaluationSettings, filter: str, store_location: str | None,
+                   subset: FilterSubset | None = None, data_dir: str | None = None) -> RunSummary:
+    """The records of ``filter`` for every model of ``columns`` (what :func:`run_evaluation` gathered with the
+    ``none`` filter: model path → chunks and facts), built by the run's own scoring path from the chunks cut down to
+    the filter's rows: what a run with that filter and the same attributions writes, without loading any model.
+
+    The explainers must be the run's, in its order (their chunk columns are keyed by spec); the records of the
+    ``paper`` filter score ``subset`` (checked against the split) and name it as a subset read from a file."""
+    name = filter_name(filter)
+    specs = [ExplainerSpec.parse(e) if isinstance(e, str) else e for e in explainers]
+    split = load_split(config, settings.split, data_dir if data_dir is not None else settings.data_dir)
+    if name == PAPER:
+        if subset is None:
+            raise ValueError(f"{config}: records of the paper's filter need its shared subset")
+        subset.check_for(split)
+    explainers_now = [get_explainer(spec.name, **spec.params) for spec in specs]
+    fit_explainers(explainers_now, explained=lambda rows=split.rows: rows, train=lambda: [
+        r for r in load_split(config, "train", settings.data_dir).rows if scorable(r)])
+    variant = dataclasses.replace(settings, filter=name)
+    store = open_results_store(store_location)
+    summary = RunSummary()
+    if subset is not None and name == PAPER:
+        summary.filter_subsets[config] = subset
+    compared = compared_explainers(specs, explainers_now)
+    for model_path, entry in columns.items():
+        lm = StoredModel.from_json(entry.get("model"), f"columns of {model_path}")
+        reference = (StoredModel.from_json(entry["reference"], f"reference of {model_path}")
+                     if entry.get("reference") is not None else None)
+        chunks = entry["chunks"]
+        wanted = {spec.key() for spec in specs}
+        for chunk in chunks:
+            if not wanted <= set(chunk["explainers"]):
+                raise ValueError(f"columns of {model_path}, chunk {chunk['chunk']}: no scores of "
+                                 f"{sorted(wanted - set(chunk['explainers']))}")
+        protocol = {**variant.protocol(),
+                    "rma_reference_sha256": reference.checkpoint_sha256 if reference is not None else None,
+                    "compared_explainers": compared, **_subset_protocol(name, subset)}
+        identities = [_identity_record(s, e, lm, split, protocol) for s, e in zip(specs, explainers_now)]
+        record_ids = [record_id_for(explainer_score_identity(i)) for i in identities]
+        if all(store.exists("explainer_score", rid) for rid in record_ids):
+            summary.existing.extend(record_ids)
+            continue
+        scored = chunks if name == NONE else [_filtered_chunk(split, c, name, subset) for c in chunks]
+        _append_records(store, summary, specs, explainers_now, identities, record_ids, lm, split, scored,
+                        variant, protocol, reference, entry.get("reference_reason"),
+                        int(entry.get("n_processes") or 1), name, subset, "file" if subset is not None else None)
     return summary
 
 
