@@ -162,6 +162,10 @@ SEEDS = Column(
     "is the mean over the seeds and its interval the 95 % Student-t interval of that mean across seeds "
     "(mean ± t · sd / √n); with n = 1 it is that record's 95 % bootstrap interval over sentences.",
     has_interval=False, digits=0, kind="info")
+INTERVAL = Column(
+    "interval_kind", "Interval", "Which interval the row's [low, high] are: the record's 95 % bootstrap interval over "
+    "source sentences (one seed), or the 95 % Student-t interval of the mean across the seeds pooled (see Seeds).",
+    has_interval=False, kind="info")
 RANK = Column("rank", "Rank", "Position by MA among the real explainers of this model; baselines (Uniform Random, "
               "Pattern Variant) are ranked apart, below them, and never take a rank.", has_interval=False, digits=0,
               kind="id")
@@ -186,7 +190,7 @@ RECORD = Column("record_id", "Record", "The record(s) the row is computed from (
                 "the record file).", has_interval=False, kind="id")
 
 #: every column, in display order
-COLUMNS: tuple[Column, ...] = (RANK, EXPLAINER, KIND, SEEDS, *(c for _, c in _METRICS[:5]), LARGEST_GAP,
+COLUMNS: tuple[Column, ...] = (RANK, EXPLAINER, KIND, SEEDS, INTERVAL, *(c for _, c in _METRICS[:5]), LARGEST_GAP,
                                *GROUP_COLUMNS.values(), *(c for _, c in _METRICS[5:]), VS_BEST, VS_NEXT, DIFFERS_BY,
                                RUNTIME, RECORD)
 _BY_NAME = {c.name: c for c in COLUMNS}

@@ -78,7 +78,8 @@ def readable_shading(markup: str) -> str:
 
 
 def shaded_cells(markup: str) -> list[tuple[RGB, RGB]]:
-    """(text, background) of every cell of ``markup`` that :func:`readable_shading` styled: what a test checks."""
-    found = re.findall(r"background-color: #([0-9a-f]{6}); color: #([0-9a-f]{6})", markup)
+    """(text, background) of every opaque shaded cell of ``markup`` (styled by :func:`readable_shading` or
+    :func:`leaderboard_space.colours.cell_style`): what a test checks."""
+    found = re.findall(r"background(?:-color)?: #([0-9a-f]{6}); color: #([0-9a-f]{6})", markup)
     as_rgb = lambda h: tuple(int(h[i:i + 2], 16) for i in (0, 2, 4))
     return [(as_rgb(text), as_rgb(background)) for background, text in found]

@@ -151,7 +151,10 @@ def definition(header: str) -> str | None:
         return COLUMNS[header]
     if header in REGIMES:
         return f"Regime {header}: {REGIMES[header]}"
-    return None
+    # the columns the tables declare (gecobench.columns): one definition for the Space, downloads and the CLI
+    from gecobench.columns import definitions as declared_definitions
+
+    return declared_definitions().get(header)
 
 
 def header_definitions(headers: list[str]) -> dict[str, str]:
