@@ -226,7 +226,7 @@ def test_old_records_still_read_everywhere_filters_are_read(zoo, scripted_predic
                    EvaluationSettings(data_dir=str(geco_dir), **FAST), store_location=str(tmp_path / "new"),
                    checkpoint_dir=tmp_path / "ck", progress=False, filters=("paper", "none"))
     new = _records(tmp_path / "new")
-    assert SCHEMA_VERSION == "2.1" and {r["schema_version"] for r in new} == {"2.1"}
+    assert SCHEMA_VERSION == "2.2" and {r["schema_version"] for r in new} == {"2.2"}
     paper = next(r for r in new if r["filter"]["name"] == "paper")
     old = _legacy(paper)
     validate_stored_record(old)

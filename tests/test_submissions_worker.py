@@ -68,8 +68,11 @@ def test_code_submission_finishes_and_a_failing_one_does_not_disturb_it(tmp_path
     assert "raised RuntimeError" in failed.last_event["reason"] and failed.last_event["log_excerpt"]
     finished = requests.get(good.request_id).last_event
     assert finished["isolation"]["sandbox"].startswith("bubblewrap")
-    # GECO's binary groups hold two gender variants: they go to two separate sandbox runs.
-    assert finished["isolation"]["runs_per_model"] == 2
+    # GECO's binary groups hold two gender variants: they go to two separate runs of rows, and each run of rows is
+    # explained once per model (the real one, its re-initialised copy) and once for the perturbation kinds, each in
+    # a sandbox run of its own.
+    assert finished["isolation"]["rows_runs_per_model"] == 2
+    assert finished["isolation"]["runs_per_model"] == 2 * 3
 
     records = {r["explainer"]["submission_id"]: r for r in LocalStore(config.results_location).read_all().documents}
     assert [records[good.request_id]["record_id"]] == finished["result_record_ids"]
