@@ -18,7 +18,7 @@ its fields allow. A record with a suspicion flag (:func:`ranked_apart`) is ranke
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -116,8 +116,19 @@ def flag_marks(record: Mapping[str, Any]) -> list[str]:
 
 def mark_text(record: Mapping[str, Any]) -> str:
     """The marks as one bracketed text for a table cell or a label (``""`` when there are none)."""
-    marks = flag_marks(record)
-    return " ".join(f"[{m}]" for m in marks)
+    return pool_mark_text([record])
+
+
+def pool_flags(records: Iterable[Mapping[str, Any]]) -> dict[str, bool]:
+    """The flags of a pool of records (one explainer on one model over seeds): every flag any of them has."""
+    records = list(records)
+    return {name: any(bool(flags_of(r).get(name)) for r in records) for name in FLAG_NAMES}
+
+
+def pool_mark_text(records: Iterable[Mapping[str, Any]]) -> str:
+    """The marks of a pool as one bracketed text (``[model-independent] [explains the data, not the model]``)."""
+    flags = pool_flags(records)
+    return " ".join(f"[{MARKS[name]}]" for name in FLAG_NAMES if flags[name])
 
 
 def ranked_apart(record: Mapping[str, Any]) -> bool:
