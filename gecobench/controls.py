@@ -28,6 +28,7 @@ built-ins' control scores, which calibrate the flag: ``gecobench controls score`
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -86,8 +87,13 @@ def _derived(secret: str, *parts: Any) -> int:
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
-def gendered_words(data_dir: str | Path | None = None) -> set[str]:
+def gendered_words(data_dir: str | Path | None = None) -> frozenset[str]:
     """Every word (lower case) marked as ground truth in any row of any GECO config and split."""
+    return _gendered_words(str(data_dir) if data_dir is not None else None)
+
+
+@functools.lru_cache(maxsize=4)
+def _gendered_words(data_dir: str | None) -> frozenset[str]:
     from gecobench.evaluation.data import GECO_CONFIGS, load_split
 
     found: set[str] = set()
@@ -95,10 +101,10 @@ def gendered_words(data_dir: str | Path | None = None) -> set[str]:
         for split in ("train", "test"):
             for row in load_split(config, split, data_dir).rows:
                 found.update(w.lower() for w, g in zip(row.words, row.ground_truth) if g)
-    return found
+    return frozenset(found)
 
 
-def choose_secret_words(sentences: Sequence[Sequence[str]], excluded: set[str], rng: random.Random,
+def choose_secret_words(sentences: Sequence[Sequence[str]], excluded: frozenset[str] | set[str], rng: random.Random,
                         coverage: tuple[float, float] = TARGET_COVERAGE) -> tuple[str, ...]:
     """A random set of non-gendered words (not in ``excluded``) that together occur in a ``coverage`` fraction of
     ``sentences``; words occurring in 2–15 % of the sentences each, added in random order until the set's

@@ -49,6 +49,7 @@ def test_the_secret_seed_must_be_given(monkeypatch):
     assert control_seed() == "abc"
 
 
+@pytest.mark.slow
 def test_secret_words_are_never_gendered_and_depend_on_the_seed(geco_dir):
     from gecobench.evaluation.data import load_split
 
@@ -64,6 +65,7 @@ def test_secret_words_are_never_gendered_and_depend_on_the_seed(geco_dir):
     assert 0.35 <= covered <= 0.6
 
 
+@pytest.mark.slow
 def test_control_checkpoints_hide_the_secret(tiny_controls):
     folder, controls = tiny_controls
     (control,) = controls

@@ -133,3 +133,13 @@ def test_precomputed_attributions_are_scored_as_self_reported(tmp_path, model_se
     assert record["metrics"]["model_randomisation_check"]["value"] is None
     assert "self-reported" in record["metrics"]["model_randomisation_check"]["reason"]
     assert record["runtime"]["seconds_per_sentence"] is None
+    # An upload of the (public) ground-truth masks is flagged, marked on the leaderboard and ranked apart.
+    from gecobench.flags import ranked_apart
+
+    flags = record["flags"]
+    assert flags["self_reported"] and flags["matches_ground_truth"] and ranked_apart(record)
+    assert flags["ground_truth_match"]["share"] == 1.0 and flags["ground_truth_match"]["n_scored"] > 0
+    from gecobench.evaluation.leaderboard import explainer_rows
+
+    (row,) = explainer_rows([record])
+    assert row[3] == "oracle [self-reported] [matches the ground truth]" and row[7] == "flagged"
