@@ -118,7 +118,7 @@ def choose_secret_words(sentences: Sequence[Sequence[str]], excluded: frozenset[
         for w in words:
             frequency[w] = frequency.get(w, 0) + 1
     candidates = sorted(w for w, c in frequency.items()
-                        if _WORD.match(w) and w not in excluded and 0.08 * n <= c <= 0.35 * n)
+                        if _WORD.match(w) and w not in excluded and 0.015 * n <= c <= 0.35 * n)
     rng.shuffle(candidates)
     chosen: list[str] = []
     covered = np.zeros(n, dtype=bool)
@@ -152,7 +152,7 @@ def train_control_models(
 
     Each control: a secret word set drawn with the secret seed, the training sentences of ``config`` (their
     first ``max_train_sentences`` source sentences, all variants) relabelled by it, a paper OLA trained with the
-    authors' optimiser (Adam, lr 0.01, weight decay 0.1, eps 1e-5, batch 64; ``epochs`` epochs, the weights of
+    authors' optimiser (Adam, lr 0.01, eps 1e-5, batch 64, but no weight decay; ``epochs`` epochs, the weights of
     the best validation loss kept), its accuracy on the relabelled test split recorded. Writes
     ``out_dir/controls.json`` (the secret words: keep the folder private) and one checkpoint folder per control.
     """
@@ -173,7 +173,9 @@ def train_control_models(
     excluded = gendered_words(data_dir)
     train_split = load_split(config, "train", data_dir)
     test_split = load_split(config, "test", data_dir)
-    schedule = make_schedule("ola_paper", epochs=epochs)
+    # The authors' OLA optimiser but without weight decay (a departure): with their 0.1 on Adam, the embedding of a
+    # handful of secret words is pulled back faster than it learns, and the control stays at the majority class.
+    schedule = make_schedule("ola_paper", epochs=epochs, weight_decay=0.0)
     controls: list[ControlModel] = []
     for index in range(n_controls):
         rng = random.Random(_derived(secret, "words", index))

@@ -109,9 +109,10 @@ def flags_of(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def flag_marks(record: Mapping[str, Any]) -> list[str]:
-    """The marks of a record in display order (``[]``: nothing to mark)."""
-    flags = flags_of(record)
-    return [MARKS[name] for name in FLAG_NAMES if flags.get(name)]
+    """The marks of a record in display order (``[]``: nothing to mark; a baseline's model independence is not
+    marked, see :func:`pool_mark_text`)."""
+    text = pool_mark_text([record])
+    return [m.strip("[]") for m in text.split("] [")] if text else []
 
 
 def mark_text(record: Mapping[str, Any]) -> str:
@@ -126,8 +127,15 @@ def pool_flags(records: Iterable[Mapping[str, Any]]) -> dict[str, bool]:
 
 
 def pool_mark_text(records: Iterable[Mapping[str, Any]]) -> str:
-    """The marks of a pool as one bracketed text (``[model-independent] [explains the data, not the model]``)."""
+    """The marks of a pool as one bracketed text (``[model-independent] [explains the data, not the model]``).
+
+    A baseline's model independence is its definition, not a finding: the views label baselines as such
+    (``[baseline]`` in the Space), so it is left out here; its ``flags`` field stays true in records and downloads.
+    """
+    records = list(records)
     flags = pool_flags(records)
+    if records and all(r.get("explainer", {}).get("is_baseline", False) for r in records):
+        flags["model_independent"] = False
     return " ".join(f"[{MARKS[name]}]" for name in FLAG_NAMES if flags[name])
 
 
