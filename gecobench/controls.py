@@ -320,6 +320,7 @@ def builtin_control_scores(
     numbers the data-not-model threshold is calibrated from. Returns explainer name → :func:`control_block`."""
     from gecobench.evaluation.data import load_split, scorable
     from gecobench.explainers import get_explainer
+    from gecobench.explainers.base import fit_explainers
     from gecobench.explainers.engine import attribute
     from gecobench.models import load_zoo_model
 
@@ -332,6 +333,10 @@ def builtin_control_scores(
     out: dict[str, dict[str, Any]] = {}
     for name in explainers:
         explainer = get_explainer(name)
+        # As the runner does: a learning explainer is fitted on its split (the rows explained, with their GECO
+        # labels, or the training rows) — the controls' secret rule is never shown to it.
+        fit_explainers([explainer], lambda: rows, lambda: [r for r in load_split(config, "train", data_dir).rows
+                                                           if scorable(r)])
         scores = []
         for model, tokenizer, _ in loaded:
             scores.append([np.asarray(s, dtype=float) for s in attribute(explainer, model, tokenizer, words, targets,

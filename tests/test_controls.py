@@ -132,3 +132,20 @@ def test_ground_truth_match_tells_masks_from_attributions():
     # A good explainer that puts most of its mass on one ground-truth word is no copy of the mask.
     peaked = ground_truth_match([[0.9, 0.05, 0.0, 0.05], [0.1, 0.8, 0.1]], truth)
     assert not peaked["flagged"] and peaked["share"] == 0.0
+
+
+def test_downloads_and_the_space_carry_the_flags():
+    from gecobench.results_export import flatten_explainer_score
+    from leaderboard_space.flags import flag_mark, is_ranked_apart
+
+    near_chance = {"mass_accuracy": {"value": 0.05, "ci_low": 0.02, "ci_high": 0.08}, "chance_mass_accuracy": 0.1,
+                   "n_controls": 2}
+    record = {**_record(0.99, source="submission"), "record_id": "0" * 16, "schema_version": "2.1",
+              "model": {"regime": "OLA", "base_model": "b"}, "dataset": {"config": "binary_all", "split": "test",
+                                                                         "fingerprint": "f"},
+              "counts": {"n_sentences": 2, "n_scored": 2},
+              "provenance": {"package_version": "1", "git_commit": "x", "created_at": "t"}, "controls": near_chance}
+    row = flatten_explainer_score(record)
+    assert row["flag.data_not_model"] is True and row["flag.self_reported"] is False
+    assert row["controls.mass_accuracy.value"] == 0.05 and row["controls.chance_mass_accuracy"] == 0.1
+    assert row["flags"] == "[explains the data, not the model]" == flag_mark(record) and is_ranked_apart(record)

@@ -217,7 +217,7 @@ def answer_key_text(geco_dir: Path) -> str:
 
 
 def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Path, shared_data: Path,
-                      control_dir: Path | None = None) -> dict:
+                      control_dir: Path | None = None, max_groups: int = 1) -> dict:
     """Submit ``names`` and the benign example, run the queue (two workers), and check containment."""
     requests = RequestStore(tmp_path / "requests")
     results = tmp_path / "results"
@@ -242,7 +242,7 @@ def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Pat
                                       submitter="mallory").request_id
     benign = submit_file(requests, "code", {**META, "name": "gradient_norm", "version": "1.0.0"}, EXAMPLE,
                          submitter="ada").request_id
-    settings = EvaluationSettings(max_groups=1, bootstrap=20, filter="none", properties=False,
+    settings = EvaluationSettings(max_groups=max_groups, bootstrap=20, filter="none", properties=False,
                                   data_dir=str(geco_dir))
     config = WorkerConfig(model_paths=model_set, configs=["binary_all"], results_location=str(results),
                           data_dir=str(geco_dir), settings=settings, checkpoint_dir=str(tmp_path / "ckpt"),
@@ -424,15 +424,16 @@ def test_a_lexicon_and_a_forged_constant_are_flagged(tmp_path, model_set, geco_d
     # The hand-written gender lexicon scores high on the real model and near chance on the hidden control: it
     # explains the data, not the model. A constant result forged on descriptor 3 is the same on the real and the
     # re-initialised model (one model per run, opaque ids): model-independent. The benign example is neither.
+    # Twelve source sentences a run: enough that some hold one of the control's secret words.
     views = run_hostile_queue(("lexicon_explainer", "forge_constant_result"), tmp_path, model_set, geco_dir,
-                              shared_data, control_dir=control_dir)
+                              shared_data, control_dir=control_dir, max_groups=12)
     _check(views)
 
 
 @pytest.mark.slow
 def test_learned_lexicon_and_answer_key_are_flagged(tmp_path, model_set, geco_dir, shared_data, control_dir):
     _check(run_hostile_queue(("learned_lexicon", "answer_key"), tmp_path, model_set, geco_dir, shared_data,
-                             control_dir=control_dir))
+                             control_dir=control_dir, max_groups=12))
 
 
 @pytest.mark.slow
