@@ -23,10 +23,12 @@ from typing import Any
 
 import numpy as np
 
-# Calibrated from the built-ins' MA on the control models (docs/submissions.md, "Control models"): every
-# model-based built-in scores its control MA well above chance + this lift, while a lookup of the gendered words
-# scores at or below chance (the secret words are never gendered).
-DATA_NOT_MODEL_CONTROL_LIFT = 0.05
+# Calibrated from the built-ins' MA on the control models (docs/submissions.md, "Control models"; two controls,
+# the first 40 test sentence groups, chance 0.066): every model-based built-in scores at least 2.3 × chance there
+# (Kernel SHAP 0.153; the gradient methods 0.50-0.58, LIME 0.33), the lookups of the gendered words at most 1.6 ×
+# (a learnt lexicon 0.103, an answer key 0.014, a hand-written lexicon 0.000; Uniform Random 0.061). "Near
+# chance" is below twice chance: the secret words are never gendered, so a lookup can only reach them by accident.
+DATA_NOT_MODEL_CHANCE_RATIO = 2.0
 # A real-model MA below this is no claim worth flagging (an explainer near chance everywhere is merely weak).
 DATA_NOT_MODEL_REAL_MA = 0.5
 # A precomputed attribution "is" the ground truth when its total-variation distance from the uniform
@@ -59,7 +61,7 @@ def data_not_model(real_ma: float | None, controls: Mapping[str, Any] | None) ->
     if control_ma is None or not isinstance(chance, (int, float)):
         return None
     return bool(real_ma is not None and real_ma >= DATA_NOT_MODEL_REAL_MA
-                and control_ma < float(chance) + DATA_NOT_MODEL_CONTROL_LIFT)
+                and control_ma < DATA_NOT_MODEL_CHANCE_RATIO * float(chance))
 
 
 def ground_truth_match(attributions: Sequence[Sequence[float]], ground_truth: Sequence[Sequence[int]]

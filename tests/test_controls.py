@@ -20,7 +20,7 @@ from gecobench.controls import (
     train_control_models,
 )
 from gecobench.flags import (
-    DATA_NOT_MODEL_CONTROL_LIFT,
+    DATA_NOT_MODEL_CHANCE_RATIO,
     data_not_model,
     flag_marks,
     flags_of,
@@ -103,7 +103,7 @@ def _record(ma, **explainer):
 
 def test_data_not_model_needs_a_high_real_ma_and_a_control_ma_near_chance():
     near_chance = {"mass_accuracy": {"value": 0.1}, "chance_mass_accuracy": 0.1, "n_controls": 2}
-    follows = {"mass_accuracy": {"value": 0.1 + 2 * DATA_NOT_MODEL_CONTROL_LIFT}, "chance_mass_accuracy": 0.1}
+    follows = {"mass_accuracy": {"value": 0.1 * DATA_NOT_MODEL_CHANCE_RATIO + 0.01}, "chance_mass_accuracy": 0.1}
     assert data_not_model(0.95, near_chance) is True
     assert data_not_model(0.95, follows) is False
     assert data_not_model(0.2, near_chance) is False  # weak everywhere is no lookup
