@@ -160,7 +160,12 @@ def train_control_models(
 
     from gecobench.evaluation.data import load_split
     from gecobench.models.base_models import default_base_model, load_tokenizer
-    from gecobench.models.data import GecoRow, WordsCollator, split_by_sentence, subsample_sentences
+    from gecobench.models.data import (
+        GecoRow,
+        WordsCollator,
+        split_by_sentence,
+        subsample_sentences,
+    )
     from gecobench.models.ola import build_ola
     from gecobench.models.training import _make_optimizer, make_schedule
 
@@ -184,7 +189,7 @@ def train_control_models(
         secret_words = choose_secret_words([r.words for r in train_all], excluded, rng)
         control = ControlModel(f"control-{index}", "", secret_words)
 
-        def relabel(rows):
+        def relabel(rows, control=control):
             return [GecoRow(list(r.words), control.label(r.words), r.sentence_id) for r in rows]
 
         train_rows, val_rows = split_by_sentence(relabel(train_all), 0.1, _derived(secret, "split", index))

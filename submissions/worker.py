@@ -245,7 +245,12 @@ def _run_code(view: RequestView, requests: RequestStore, config: WorkerConfig) -
     words scores near chance on the controls. The perturbation kinds (``noisy``, ``other_target``) come from a
     run of their own on the real model and stay the submission's word.
     """
-    from gecobench.controls import control_applies, control_block, control_per_sentence, load_control_models
+    from gecobench.controls import (
+        control_applies,
+        control_block,
+        control_per_sentence,
+        load_control_models,
+    )
     from gecobench.evaluation.modelling import LoadedModel
     from gecobench.evaluation.precomputed import PrecomputedExplainer
     from gecobench.evaluation.runner import find_zero_shot_reference

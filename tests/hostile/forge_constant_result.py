@@ -12,8 +12,10 @@ HOST = json.loads(r"""__HOST__""")
 
 
 def _forge():
-    job = json.load(open("/sandbox/input/job.json"))
-    items = json.load(open(job["inputs_file"]))["items"]
+    with open("/sandbox/input/job.json") as handle:
+        job = json.load(handle)
+    with open(job["inputs_file"]) as handle:
+        items = json.load(handle)["items"]
     lines = [json.dumps({"explainer": {"name": "forge_constant_result", "version": "1", "params": {},
                                        "model_independent": False}, "main_seconds": 0.0})]
     for k, kind in enumerate(job["kinds"]):

@@ -6,7 +6,6 @@ so its MRC alone does not give it away (#35: MRC 0.85). The hidden control model
 from collections import Counter
 
 import numpy as np
-import torch
 
 from gecobench.explainers import Explainer
 
@@ -17,7 +16,7 @@ class LearnedLexicon(Explainer):
     def fit(self, train_words, train_labels):
         by_class = [Counter(), Counter()]
         for sentence, label in zip(train_words, train_labels):
-            for word in set(w.lower() for w in sentence):
+            for word in {w.lower() for w in sentence}:
                 by_class[int(label) % 2][word] += 1
         self.lexicon = {w for c in (0, 1) for w, n in by_class[c].items() if n >= 2 and by_class[1 - c][w] == 0}
 
