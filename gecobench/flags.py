@@ -25,8 +25,8 @@ import numpy as np
 
 # Calibrated from the built-ins' MA on the control models (docs/submissions.md, "Control models"; two controls,
 # the first 40 test sentence groups, chance 0.066): every model-based built-in scores at least 2.3 × chance there
-# (Kernel SHAP 0.153; the gradient methods 0.50-0.58, LIME 0.33), the lookups of the gendered words at most 1.6 ×
-# (a learnt lexicon 0.103, an answer key 0.014, a hand-written lexicon 0.000; Uniform Random 0.061). "Near
+# (Kernel SHAP 0.153; the gradient methods 0.50-0.58, LIME 0.33), Uniform Random 0.9 ×, and the lookups of the
+# gendered words at most 0.2 × (a learnt lexicon 0.014, an answer key 0.014, a hand-written lexicon 0.000). "Near
 # chance" is below twice chance: the secret words are never gendered, so a lookup can only reach them by accident.
 DATA_NOT_MODEL_CHANCE_RATIO = 2.0
 # A real-model MA below this is no claim worth flagging (an explainer near chance everywhere is merely weak).

@@ -1,4 +1,4 @@
-"""A lookup learnt from the data: fit() finds the words that occur with one class only in the training sentences
+"""A lookup learnt from the data: fit() finds the words that occur (nearly) only with one class in the training sentences
 (the gendered words, which is where the two variants of a sentence differ) and highlights them; on the real model
 it returns honest-looking scores that even depend on the model a little (its embedding norms added at a twentieth),
 so its MRC alone does not give it away (#35: MRC 0.85). The hidden control models do: flagged."""
@@ -18,7 +18,9 @@ class LearnedLexicon(Explainer):
         for sentence, label in zip(train_words, train_labels):
             for word in {w.lower() for w in sentence}:
                 by_class[int(label) % 2][word] += 1
-        self.lexicon = {w for c in (0, 1) for w, n in by_class[c].items() if n >= 2 and by_class[1 - c][w] == 0}
+        # A word nearly always with one class (the pronouns turn up with the other now and then: a second
+        # character of the sentence).
+        self.lexicon = {w for c in (0, 1) for w, n in by_class[c].items() if n >= 2 and by_class[1 - c][w] * 10 <= n}
 
     def explain(self, model, tokenizer, words, targets):
         out = []
