@@ -34,6 +34,9 @@ import jsonschema
 # every record) to the optional ``agreement`` block, outside the identity; ``explainer.source`` ``user`` (an
 # explainer loaded from a user's module) with ``explainer.source_sha256``, the fingerprint of its code, part of
 # its identity. 2.1 and 2.0 records stay valid and keep their ids (their identity reads their protocol as stored).
+# Also in 2.2: the optional ``flags`` block (model_independent, self_reported, data_not_model, matches_ground_truth;
+# gecobench.flags) and the optional ``controls`` block (a code submission's MA on the hub's hidden control models,
+# gecobench.controls). 2.0 and 2.1 records, which lack both, stay valid; gecobench.flags.flags_of derives their flags.
 SCHEMA_VERSION = "2.2"
 RECORD_TYPES = ("explainer_score", "model_bias")
 
@@ -249,6 +252,38 @@ EXPLAINER_SCORE_SCHEMA: dict[str, Any] = {
             },
         },
         "provenance": _PROVENANCE,
+        "flags": {
+            "type": "object",
+            "description": "the marks every view shows (gecobench.flags): model-independent, self-reported, "
+                           "explains the data not the model, matches the ground truth",
+            "required": ["model_independent", "self_reported", "data_not_model", "matches_ground_truth"],
+            "properties": {
+                "model_independent": {"type": "boolean"},
+                "self_reported": {"type": "boolean"},
+                "data_not_model": {"type": "boolean"},
+                "matches_ground_truth": {"type": "boolean"},
+                "controls_scored": {"type": "boolean"},
+                "ground_truth_match": {
+                    "type": "object",
+                    "properties": {"share": {"type": "number", "minimum": 0, "maximum": 1},
+                                   "n_scored": {"type": "integer", "minimum": 0},
+                                   "tolerance": {"type": "number", "minimum": 0},
+                                   "flagged": {"type": "boolean"}},
+                },
+            },
+        },
+        "controls": {
+            "type": "object",
+            "description": "MA on the hub's hidden control models (gecobench.controls), whose correct explanation "
+                           "is a secret set of non-gendered words",
+            "required": ["mass_accuracy", "chance_mass_accuracy", "n_controls"],
+            "properties": {
+                "mass_accuracy": _METRIC_VALUE,
+                "chance_mass_accuracy": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+                "n_controls": {"type": "integer", "minimum": 0},
+                "what": {"type": "string"},
+            },
+        },
     },
 }
 

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from gecobench.flags import FLAG_NAMES, flags_of, mark_text
 from gecobench.provenance import git_commit, utc_now
 from gecobench.records import RECORD_TYPES
 
@@ -57,6 +58,17 @@ def flatten_explainer_score(record: dict[str, Any]) -> dict[str, Any]:
             row[f"{name}.{field}"] = float(value) if isinstance(value, (int, float)) else None
     for group, values in sorted((record.get("groups") or {}).items()):
         row[f"mass_accuracy.{group}"] = values.get("mass_accuracy")
+    # The marks every view shows (gecobench.flags; derived for records older than schema 2.2).
+    flags = flags_of(record)
+    for name in FLAG_NAMES:
+        row[f"flag.{name}"] = bool(flags.get(name))
+    row["flags"] = mark_text(record)
+    controls = (record.get("controls") or {})
+    control_ma = controls.get("mass_accuracy") or {}
+    for field in METRIC_FIELDS:
+        value = control_ma.get(field)
+        row[f"controls.mass_accuracy.{field}"] = float(value) if isinstance(value, (int, float)) else None
+    row["controls.chance_mass_accuracy"] = controls.get("chance_mass_accuracy")
     row["record_json"] = json.dumps(record, sort_keys=True, ensure_ascii=False)
     return row
 

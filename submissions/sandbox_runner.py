@@ -202,7 +202,10 @@ def main(job_path: str) -> int:
             return [np.asarray(x, dtype=float).tolist() for x in attribute(explainer, variant, tok, words, tgt, seed=seed)]
 
         started = time.perf_counter()
-        scores = {"main": run(model, tokenizer, targets)}
+        # The worker asks for "main" alone on every model it scores (the real one, its re-initialised copy, the
+        # zero-shot reference, the hidden controls: one model per run, which this process cannot tell apart), and
+        # for the perturbation kinds in a run of their own.
+        scores = {"main": run(model, tokenizer, targets)} if "main" in kinds else {}
         main_seconds = time.perf_counter() - started
         for kind in ("randomised", "noisy"):
             if kind in variants:

@@ -21,7 +21,9 @@ import logging
 import os
 import random
 import secrets
+import shutil
 import socket
+import tempfile
 import time
 import traceback
 from collections import defaultdict
@@ -58,6 +60,9 @@ class WorkerConfig:
     settings: Any = None  # gecobench.evaluation.runner.EvaluationSettings
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     checkpoint_dir: str = "runs/submission_checkpoints"
+    # The hub's private folder of hidden control models (gecobench.controls; ``controls.json`` and checkpoints,
+    # never published). Default: $GECOBENCH_CONTROL_DIR; None or empty: no control runs.
+    control_dir: str | None = field(default_factory=lambda: os.environ.get("GECOBENCH_CONTROL_DIR") or None)
     # Only for local testing: run code submissions without bubblewrap (rlimits and the audit hook only).
     unsafe_no_sandbox: bool = False
     # How long a RUNNING claim holds before another worker may recover it (default: from the limits).
@@ -176,7 +181,76 @@ def mean_model_randomisation_check(main: dict[Any, list[float]], randomised: dic
     return float(values.mean()) if values.size else None
 
 
+def save_randomised_checkpoint(model_path: str | os.PathLike[str], folder: Path, seed: int) -> Path:
+    """The model at ``model_path`` re-initialised (:func:`~gecobench.evaluation.modelling.randomised_copy`, the
+    built-ins' model-randomisation copy) and saved as a checkpoint folder of the same form: the sandbox is given
+    it like any other model, so the submission cannot tell the randomisation run from the real one."""
+    from gecobench.evaluation.modelling import randomised_copy
+    from gecobench.models import load_zoo_model
+
+    model, _, _ = load_zoo_model(model_path)
+    shutil.copytree(model_path, folder)
+    for weights in [*folder.glob("*.safetensors"), *folder.glob("*.bin"), *folder.glob("*.safetensors.index.json")]:
+        weights.unlink()
+    randomised_copy(model, seed).save_pretrained(folder)
+    for path in [folder, *folder.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return folder
+
+
+@dataclass
+class _Variant:
+    """One model a submission is run on, one sandbox run per run of rows: what the worker alone knows of it."""
+
+    role: str  # "main", "randomised", "reference" or "control"
+    path: str
+    control: Any = None
+
+
+def _explain_on(payload: Path, variant: _Variant, run_rows: list[Any], train_rows: list[Any], kinds: tuple[str, ...],
+                config: WorkerConfig, settings: Any, rng: random.Random, isolation: dict[str, Any]):
+    """One sandbox run of the submission on one model: the rows in a fresh random order under fresh opaque ids.
+    Returns (result, scores in ``run_rows``' order per kind)."""
+    order = list(range(len(run_rows)))
+    rng.shuffle(order)
+    rows = [run_rows[i] for i in order]
+    result = run_submission(
+        payload, variant.path, [list(r.words) for r in rows], [r.label for r in rows],
+        limits=config.limits, seed=settings.seed, kinds=kinds, randomisation_seed=settings.randomisation_seed,
+        noise_std=settings.noise_std, train_words=[list(r.words) for r in train_rows],
+        train_labels=[r.label for r in train_rows], unsafe_no_sandbox=config.unsafe_no_sandbox,
+        item_ids=[secrets.token_hex(8) for _ in rows],
+    )
+    isolation.update(result.isolation)
+    if not result.ok:
+        raise SubmissionRunError(result.reason, result.log_excerpt, dict(isolation))
+    back: dict[str, list[Any]] = {}
+    for kind, values in result.outputs["scores"].items():
+        unshuffled: list[Any] = [None] * len(rows)
+        for position, row_scores in zip(order, values):
+            unshuffled[position] = row_scores
+        back[kind] = unshuffled
+    return result, back
+
+
 def _run_code(view: RequestView, requests: RequestStore, config: WorkerConfig) -> tuple[list[str], dict[str, Any]]:
+    """Run a code submission on every model of the set and on the hidden controls; score it.
+
+    Every model the submission is scored on gets runs of its own, asking only for ``main`` scores: the real
+    model, its re-initialised copy (the model-randomisation check), the zero-shot reference (RMA) and each hidden
+    control model (:mod:`gecobench.controls`). Each run shows one model at the same path and the same rows (one
+    gender variant per source sentence, shuffled anew, fresh opaque ids), so the process — or a result it forges
+    on descriptor 3 — cannot know which model a run is: a forged result can only hold what an explainer of the
+    model it was given would produce. A constant is then measured model-independent; a lookup of the gendered
+    words scores near chance on the controls. The perturbation kinds (``noisy``, ``other_target``) come from a
+    run of their own on the real model and stay the submission's word.
+    """
+    from gecobench.controls import (
+        control_applies,
+        control_block,
+        control_per_sentence,
+        load_control_models,
+    )
     from gecobench.evaluation.modelling import LoadedModel
     from gecobench.evaluation.precomputed import PrecomputedExplainer
     from gecobench.evaluation.runner import find_zero_shot_reference
@@ -188,53 +262,89 @@ def _run_code(view: RequestView, requests: RequestStore, config: WorkerConfig) -
     rng = random.Random(secrets.randbits(64))  # unpredictable to the submission: no seed it could know
     record_ids: list[str] = []
     isolation: dict[str, Any] = {}
-    for geco_config in config.configs:
-        groups, train_rows = _groups_to_explain(config, geco_config)
-        for model_path in config.model_paths:
-            kinds = ["main", "randomised"]
-            if settings.properties:
-                kinds += ["noisy", "other_target"]
-            # Only the checkpoint's facts are needed to find its zero-shot reference, not its weights.
-            facts = LoadedModel(model=None, tokenizer=None, info=read_model_info(model_path), path=str(model_path))
-            reference_path, _ = find_zero_shot_reference(facts, config.model_paths)
-            if reference_path:
-                kinds.append("reference")
-            scores: dict[str, dict[tuple[int, int], list[float]]] = defaultdict(dict)
-            reported: dict[str, Any] = {}
-            timing = OutsideTiming()
-            num_labels = int(facts.info.get("num_labels") or 2)
-            runs = one_variant_per_run(groups, rng)
-            for run_rows in runs:
-                ids = [secrets.token_hex(8) for _ in run_rows]
-                result = run_submission(
-                    payload, model_path, [list(r.words) for r in run_rows], [r.label for r in run_rows],
-                    limits=config.limits, seed=settings.seed, kinds=tuple(kinds),
-                    randomisation_seed=settings.randomisation_seed, noise_std=settings.noise_std,
-                    reference_model_path=reference_path,
-                    train_words=[list(r.words) for r in train_rows], train_labels=[r.label for r in train_rows],
-                    unsafe_no_sandbox=config.unsafe_no_sandbox, item_ids=ids,
+    controls = load_control_models(config.control_dir) if config.control_dir else []
+    staging = Path(tempfile.mkdtemp(prefix="gecobench-worker-"))  # the randomised copies; removed below
+    try:
+        for geco_config in config.configs:
+            groups, train_rows = _groups_to_explain(config, geco_config)
+            control_scores: dict[int, dict[tuple[int, int], list[float]]] = defaultdict(dict)
+            config_controls = controls if controls and control_applies(geco_config) else []
+            controls_done = False
+            control_rows: list[Any] = []
+            for model_index, model_path in enumerate(config.model_paths):
+                # Only the checkpoint's facts are needed to find its zero-shot reference, not its weights.
+                facts = LoadedModel(model=None, tokenizer=None, info=read_model_info(model_path), path=str(model_path))
+                reference_path, _ = find_zero_shot_reference(facts, config.model_paths)
+                randomised = save_randomised_checkpoint(model_path, staging / f"randomised-{model_index}",
+                                                        settings.randomisation_seed)
+                variants = [_Variant("main", str(model_path)), _Variant("randomised", str(randomised))]
+                if reference_path:
+                    variants.append(_Variant("reference", str(reference_path)))
+                with_controls = not controls_done and bool(config_controls)
+                if with_controls:
+                    variants += [_Variant("control", c.checkpoint, (i, c)) for i, c in enumerate(config_controls)]
+                perturbation_kinds = ("noisy", "other_target") if settings.properties else ()
+                scores: dict[str, dict[tuple[int, int], list[float]]] = defaultdict(dict)
+                reported: dict[str, Any] = {}
+                timing = OutsideTiming()
+                num_labels = int(facts.info.get("num_labels") or 2)
+                runs = one_variant_per_run(groups, rng)
+                sandbox_runs = 0
+                for run_rows in runs:
+                    jobs = [(variant, ("main",)) for variant in variants]
+                    if perturbation_kinds:
+                        jobs.append((_Variant("main", str(model_path)), perturbation_kinds))
+                    rng.shuffle(jobs)  # no fixed order of models either
+                    for variant, kinds in jobs:
+                        result, back = _explain_on(payload, variant, run_rows, train_rows, kinds, config, settings,
+                                                   rng, isolation)
+                        keys = [(row.sentence_id, row.label) for row in run_rows]
+                        if variant.role == "control":
+                            index, _ = variant.control
+                            control_scores[index].update(zip(keys, back["main"]))
+                            continue
+                        for kind, values in back.items():
+                            kind = variant.role if kind == "main" else kind
+                            scores[kind].update(zip(keys, values))
+                        if variant.role == "main":
+                            reported = result.outputs["explainer"]
+                        sandbox_runs += 1
+                        timing.add(result, len(run_rows), score_passes(kinds, num_labels))
+                    if with_controls:
+                        control_rows += run_rows
+                if with_controls:
+                    controls_done = True
+                isolation.update(runs_per_model=sandbox_runs, rows_runs_per_model=len(runs),
+                                 inputs="one gender variant per source sentence per run, one model per run (real, "
+                                        "re-initialised, reference, hidden controls), shuffled, opaque ids")
+                mrc = mean_model_randomisation_check(scores["main"], scores.get("randomised", {}))
+                measured_independent = mrc is not None and mrc < MODEL_INDEPENDENT_MRC
+                isolation["model_independent_by_mrc"] = measured_independent
+                isolation["mean_mrc"] = None if mrc is None else round(mrc, 6)
+                isolation["timing"] = timing.report()
+                controls_record = None
+                if config_controls and control_scores:
+                    keys = [(r.sentence_id, r.label) for r in control_rows]
+                    per_sentence, chance = control_per_sentence(
+                        config_controls, [[list(r.words) for r in control_rows]] * len(config_controls),
+                        [[control_scores[i][k] for k in keys] for i in range(len(config_controls))])
+                    controls_record = control_block(per_sentence, chance, len(config_controls), settings.bootstrap,
+                                                    settings.seed)
+                    isolation["controls"] = {"mass_accuracy": controls_record["mass_accuracy"]["value"],
+                                             "chance": controls_record["chance_mass_accuracy"]}
+                kept_scores = {kind: table for kind, table in scores.items()
+                               if kind == "main" or kind in ("randomised", "reference") or settings.properties}
+                explainer = PrecomputedExplainer(
+                    meta["name"], meta["version"], kept_scores, source="submission", submission_id=view.request_id,
+                    model_independent=bool(reported.get("model_independent")) or measured_independent,
+                    params=_public_params(reported.get("params") or {}),
+                    seconds_per_row=timing.seconds_per_explanation(),
                 )
-                isolation = {**result.isolation, "runs_per_model": len(runs),
-                             "inputs": "one gender variant per source sentence per run, shuffled, opaque ids"}
-                if not result.ok:
-                    raise SubmissionRunError(result.reason, result.log_excerpt, isolation)
-                for kind, values in result.outputs["scores"].items():
-                    for row, row_scores in zip(run_rows, values):
-                        scores[kind][(row.sentence_id, row.label)] = row_scores
-                reported = result.outputs["explainer"]
-                timing.add(result, len(run_rows), score_passes(kinds, num_labels))
-            mrc = mean_model_randomisation_check(scores["main"], scores.get("randomised", {}))
-            measured_independent = mrc is not None and mrc < MODEL_INDEPENDENT_MRC
-            isolation["model_independent_by_mrc"] = measured_independent
-            isolation["timing"] = timing.report()
-            explainer = PrecomputedExplainer(
-                meta["name"], meta["version"], dict(scores), source="submission", submission_id=view.request_id,
-                model_independent=bool(reported.get("model_independent")) or measured_independent,
-                params=_public_params(reported.get("params") or {}),
-                seconds_per_row=timing.seconds_per_explanation(),
-            )
-            explainer.submission_sha256 = view.request["content_sha256"]
-            record_ids += _score(config, explainer, model_path, geco_config)
+                explainer.submission_sha256 = view.request["content_sha256"]
+                explainer.controls = controls_record
+                record_ids += _score(config, explainer, model_path, geco_config)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return record_ids, isolation
 
 
@@ -293,6 +403,7 @@ def _public_params(params: dict[str, Any]) -> dict[str, Any]:
 
 def _run_precomputed(view: RequestView, requests: RequestStore, config: WorkerConfig) -> list[str]:
     from gecobench.evaluation.precomputed import PrecomputedExplainer
+    from gecobench.flags import ground_truth_match
 
     meta = view.request["metadata"]
     payload_path = requests.payload_path(view.request_id)
@@ -318,6 +429,9 @@ def _run_precomputed(view: RequestView, requests: RequestStore, config: WorkerCo
                 missing_reason="self-reported attributions: no code to re-run on perturbed models",
             )
             explainer.submission_sha256 = view.request["content_sha256"]
+            # The GECO ground truth is public: an upload of its masks is flagged, not ranked.
+            explainer.ground_truth_match = ground_truth_match(
+                [scores[(r.sentence_id, r.label)] for r in rows], [list(r.ground_truth) for r in rows])
             record_ids += _score(config, explainer, model_path, geco_config)
     return record_ids
 

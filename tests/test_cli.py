@@ -40,7 +40,8 @@ def _module(name: str):
 # ------------------------------------------------------------------------------------------- the command tree
 
 def test_the_command_tree_has_one_subcommand_per_user_job() -> None:
-    wanted = {"demo", "train", "zoo", "evaluate", "leaderboard", "submit", "queue", "space", "spanish", "export",
+    wanted = {"demo", "train", "zoo", "evaluate", "leaderboard", "submit", "queue", "space", "controls", "spanish",
+              "export",
               "publish", "reference", "compare", "build-geco"}
     assert set(COMMANDS) == wanted
     status, out, _ = run_cli(["--help"])

@@ -107,6 +107,10 @@ HOSTILE_REASONS = {
 # per sentence explained, and per sandbox run in fit()).
 HONEST_TIMING = {"time_patched_timer": {"per_sentence": 0.4, "per_run": 0.0},
                  "time_work_in_fit": {"per_sentence": 0.0, "per_run": 1.5}}
+# Lookups of the public answers and a forged result that must FINISH with the right flag (gecobench.flags): the
+# hidden control models catch the lookups; one model per sandbox run makes a forged constant model-independent.
+FLAGGED = {"lexicon_explainer": "data_not_model", "learned_lexicon": "data_not_model",
+           "answer_key": "data_not_model", "forge_constant_result": "model_independent"}
 # What #35 found, in one queue run of its own (kernel limits, channels between runs, outside timing).
 KERNEL_RUN = ("res_memfd_memory", "userns_nested_tmpfs", "keyring_between_runs", "forge_empty_lists_result",
               *HONEST_TIMING)
@@ -204,7 +208,16 @@ def children_of(pid: int) -> list[str]:
     return found
 
 
-def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Path, shared_data: Path) -> dict:
+def answer_key_text(geco_dir: Path) -> str:
+    """The test split's ground-truth masks, keyed by the sentence's words (what ``answer_key.py`` embeds)."""
+    from gecobench.evaluation.data import load_split
+
+    rows = load_split("binary_all", "test", geco_dir).rows
+    return json.dumps({"\u0001".join(r.words): list(r.ground_truth) for r in rows})
+
+
+def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Path, shared_data: Path,
+                      control_dir: Path | None = None, max_groups: int = 1) -> dict:
     """Submit ``names`` and the benign example, run the queue (two workers), and check containment."""
     requests = RequestStore(tmp_path / "requests")
     results = tmp_path / "results"
@@ -221,17 +234,19 @@ def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Pat
         text = (HOSTILE / f"{name}.py").read_text()
         if name == "reads_ground_truth":
             text = text.replace("KNOWN_DATA_ROOTS: list[str] = []", f"KNOWN_DATA_ROOTS = [{str(shared_data)!r}]")
+        if name == "answer_key":
+            text = text.replace("__ANSWERS__", answer_key_text(geco_dir))
         path = folder / f"{name}.py"
         path.write_text(text.replace("__HOST__", json.dumps(host)))
         submitted[name] = submit_file(requests, "code", {**META, "name": name, "version": "1.0.0"}, path,
                                       submitter="mallory").request_id
     benign = submit_file(requests, "code", {**META, "name": "gradient_norm", "version": "1.0.0"}, EXAMPLE,
                          submitter="ada").request_id
-    settings = EvaluationSettings(max_groups=1, bootstrap=20, filter="none", properties=False,
+    settings = EvaluationSettings(max_groups=max_groups, bootstrap=20, filter="none", properties=False,
                                   data_dir=str(geco_dir))
     config = WorkerConfig(model_paths=model_set, configs=["binary_all"], results_location=str(results),
                           data_dir=str(geco_dir), settings=settings, checkpoint_dir=str(tmp_path / "ckpt"),
-                          limits=LIMITS)
+                          limits=LIMITS, control_dir=str(control_dir) if control_dir else None)
     immutable = {rid: tree_fingerprint(requests.root / rid / "payload") + (requests.root / rid / "request.json").read_text()
                  for rid in [*submitted.values(), benign]}
     # The checkout's code and configuration (what a planted file would run from; docs and tests may be edited
@@ -280,8 +295,11 @@ def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Pat
     summary = {view.request["metadata"]["name"]: (view.status, view.last_event.get("reason")) for view in views.values()}
     assert outcomes.get(benign) == "FINISHED", summary
     records = LocalStore(str(results)).read_all().documents
-    finishing = {submitted[name] for name in names if name in HONEST_TIMING}
+    finishing = {submitted[name] for name in names if name in HONEST_TIMING or name in FLAGGED}
     assert records and benign in {r["explainer"]["submission_id"] for r in records}
+    from gecobench.flags import ranked_apart
+
+    assert not [r["flags"] for r in records if r["explainer"]["submission_id"] == benign and ranked_apart(r)]
     assert {r["explainer"]["submission_id"] for r in records} <= {benign} | finishing
     assert sorted(p.name for p in results.rglob("*") if p.is_file() and "forged" in p.name) == []
     for rid, fingerprint in immutable.items():
@@ -317,12 +335,35 @@ def _check(views: dict) -> None:
         if name in HONEST_TIMING:
             problems += _timing_problems(name, view)
             continue
+        if name in FLAGGED:
+            problems += _flag_problems(name, view)
+            continue
         reason = view.last_event.get("reason") or ""
         expected = HOSTILE_REASONS[name]
         expected = expected if isinstance(expected, tuple) else (expected,)
         if view.status != "FAILED" or not any(piece.lower() in reason.lower() for piece in expected):
             problems.append(f"{name}: {view.status} — {reason!r}")
     assert not problems, "\n".join(problems)
+
+
+def _flag_problems(name: str, view) -> list[str]:
+    """A lookup or a forgery must FINISH with its flag on every record (and be ranked apart)."""
+    from gecobench.flags import ranked_apart
+
+    if view.status != "FINISHED":
+        return [f"{name}: {view.status} — {view.last_event.get('reason')!r}"]
+    if not view.records:
+        return [f"{name}: no record"]
+    flag = FLAGGED[name]
+    problems = []
+    for record in view.records:
+        if not record["flags"].get(flag) or not ranked_apart(record):
+            problems.append(f"{name}: not flagged {flag}: flags {record['flags']}, controls {record.get('controls')}, "
+                            f"MA {record['metrics']['mass_accuracy'].get('value')}, isolation "
+                            f"{ {k: view.last_event['isolation'].get(k) for k in ('mean_mrc', 'controls')} }")
+        if flag == "data_not_model" and "controls" not in record:
+            problems.append(f"{name}: no control scores in its record")
+    return problems
 
 
 def _timing_problems(name: str, view) -> list[str]:
@@ -352,9 +393,20 @@ def _timing_problems(name: str, view) -> list[str]:
     return problems
 
 
+@pytest.fixture(scope="module")
+def control_dir(tmp_path_factory, geco_dir) -> Path:
+    """One hidden control OLA (a test secret; two epochs on 60 source sentences: its ground truth is what matters)."""
+    from gecobench.controls import train_control_models
+
+    folder = tmp_path_factory.mktemp("controls")
+    train_control_models(folder, "hostile-test-secret", n_controls=1, data_dir=geco_dir, max_train_sentences=60,
+                         epochs=2)
+    return folder
+
+
 def test_hostile_files_cover_every_listed_attack():
     on_disk = {p.stem for p in HOSTILE.glob("*.py")}
-    assert set(HOSTILE_REASONS) | set(HONEST_TIMING) <= on_disk
+    assert set(HOSTILE_REASONS) | set(HONEST_TIMING) | set(FLAGGED) <= on_disk
     assert len(HOSTILE_REASONS) >= 30 and set(DEFAULT_RUN) <= set(HOSTILE_REASONS)
 
 
@@ -366,6 +418,22 @@ def test_kernel_limits_channels_and_outside_timing_hold_in_one_queue_run(tmp_pat
     # memfd memory, a nested user namespace, the keyring between runs, a result of empty lists, a stopped clock
     # and work hidden in fit(): each FAILED with its reason, or FINISHED with the worker's own timing.
     _check(run_hostile_queue(KERNEL_RUN, tmp_path, model_set, geco_dir, shared_data))
+
+
+def test_a_lexicon_and_a_forged_constant_are_flagged(tmp_path, model_set, geco_dir, shared_data, control_dir):
+    # The hand-written gender lexicon scores high on the real model and near chance on the hidden control: it
+    # explains the data, not the model. A constant result forged on descriptor 3 is the same on the real and the
+    # re-initialised model (one model per run, opaque ids): model-independent. The benign example is neither.
+    # Twelve source sentences a run: enough that some hold one of the control's secret words.
+    views = run_hostile_queue(("lexicon_explainer", "forge_constant_result"), tmp_path, model_set, geco_dir,
+                              shared_data, control_dir=control_dir, max_groups=12)
+    _check(views)
+
+
+@pytest.mark.slow
+def test_learned_lexicon_and_answer_key_are_flagged(tmp_path, model_set, geco_dir, shared_data, control_dir):
+    _check(run_hostile_queue(("learned_lexicon", "answer_key"), tmp_path, model_set, geco_dir, shared_data,
+                             control_dir=control_dir, max_groups=12))
 
 
 @pytest.mark.slow

@@ -68,8 +68,11 @@ def test_code_submission_finishes_and_a_failing_one_does_not_disturb_it(tmp_path
     assert "raised RuntimeError" in failed.last_event["reason"] and failed.last_event["log_excerpt"]
     finished = requests.get(good.request_id).last_event
     assert finished["isolation"]["sandbox"].startswith("bubblewrap")
-    # GECO's binary groups hold two gender variants: they go to two separate sandbox runs.
-    assert finished["isolation"]["runs_per_model"] == 2
+    # GECO's binary groups hold two gender variants: they go to two separate runs of rows, and each run of rows is
+    # explained once per model (the real one, its re-initialised copy) and once for the perturbation kinds, each in
+    # a sandbox run of its own.
+    assert finished["isolation"]["rows_runs_per_model"] == 2
+    assert finished["isolation"]["runs_per_model"] == 2 * 3
 
     records = {r["explainer"]["submission_id"]: r for r in LocalStore(config.results_location).read_all().documents}
     assert [records[good.request_id]["record_id"]] == finished["result_record_ids"]
@@ -130,3 +133,13 @@ def test_precomputed_attributions_are_scored_as_self_reported(tmp_path, model_se
     assert record["metrics"]["model_randomisation_check"]["value"] is None
     assert "self-reported" in record["metrics"]["model_randomisation_check"]["reason"]
     assert record["runtime"]["seconds_per_sentence"] is None
+    # An upload of the (public) ground-truth masks is flagged, marked on the leaderboard and ranked apart.
+    from gecobench.flags import ranked_apart
+
+    flags = record["flags"]
+    assert flags["self_reported"] and flags["matches_ground_truth"] and ranked_apart(record)
+    assert flags["ground_truth_match"]["share"] == 1.0 and flags["ground_truth_match"]["n_scored"] > 0
+    from gecobench.evaluation.leaderboard import explainer_rows
+
+    (row,) = explainer_rows([record])
+    assert row[3] == "oracle [self-reported] [matches the ground truth]" and row[7] == "flagged"

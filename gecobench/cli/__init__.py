@@ -39,6 +39,11 @@ COMMANDS: dict[str, Command | dict[str, Command]] = {
     "submit": Command("gecobench.cli.submit", "submit an explainer (code or precomputed) or show the queue and scores"),
     "queue": Command("gecobench.cli.queue", "process the submission queue (sandboxed) into the results store"),
     "space": Command("gecobench.cli.space", "run the leaderboard Space locally"),
+    "controls": {
+        "train": Command("gecobench.cli.controls_train", "train the hub's hidden control models (secret seed, private "
+                                                         "folder; maintainers)"),
+        "score": Command("gecobench.cli.controls_score", "the built-in explainers' MA on the hidden control models"),
+    },
     "spanish": {
         "score": Command("gecobench.cli.spanish", "score a masked LM on the Spanish templates (BPI/BRI with intervals)"),
         "recorded": Command("gecobench.cli.spanish_recorded",

@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--disk-mb", type=int, default=512, help="size of the sandbox's writable work folder (MiB)")
     parser.add_argument("--unsafe-no-sandbox", action="store_true",
                         help="run code submissions WITHOUT the OS sandbox: for local testing of your own code only")
+    parser.add_argument("--controls", default=None, metavar="DIR",
+                        help="private folder of the hidden control models (`gecobench controls train`; default: "
+                             "$GECOBENCH_CONTROL_DIR; none: no control scores)")
     parser.add_argument("--loop", action="store_true", help="keep polling for new requests")
     parser.add_argument("--poll", type=float, default=10.0, help="seconds between polls with --loop")
     return parser
@@ -78,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
                            max_disk_bytes=args.disk_mb << 20)
     config = WorkerConfig(model_paths=models, configs=args.configs, results_location=args.results,
                           data_dir=args.data_dir, settings=settings, limits=limits,
-                          unsafe_no_sandbox=args.unsafe_no_sandbox, filter_subsets=args.filter_subset)
+                          unsafe_no_sandbox=args.unsafe_no_sandbox, filter_subsets=args.filter_subset,
+                          **({"control_dir": args.controls} if args.controls else {}))
     if dropped:
         print(f"dropped {len(dropped)} secret-looking environment variable(s) ({', '.join(dropped)}): the worker "
               "holds no token; publish results to the Hub as a separate step")

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gecobench.columns import DIFFERS_BY, METRICS, SEEDS, VS_BEST
+from gecobench.flags import pool_mark_text, ranked_apart
 from gecobench.formatting import format_number
 from gecobench.gender import (
     GAP_PAIRS,
@@ -52,7 +53,9 @@ _COLUMNS = (
 LEGEND = ("log RMA = median over sentences of ln(MA / MA_ZS), MA_ZS being the same explainer's MA on the "
           "zero-shot model of the same base (0: as correct as zero-shot). MA gap = MA(male) − MA(female), "
           "interval from a paired bootstrap over source sentences. vs best: paired bootstrap interval of "
-          "MA(best) − MA(row) on the same sentences includes 0 (tie) or not (lower).")
+          "MA(best) − MA(row) on the same sentences includes 0 (tie) or not (lower). Marks (gecobench.flags): "
+          "[model-independent], [self-reported], [explains the data, not the model] (high MA here, near chance on "
+          "the hub's hidden control models), [matches the ground truth]; flagged rows are ranked after the rest.")
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -123,13 +126,19 @@ def explainer_rows(records: list[dict[str, Any]]) -> list[list[str]]:
     rows = []
     for (config, regime, base_model), cell in sorted(cells.items()):
         means = [pooled_metric(pool, "mass_accuracy")[0] for pool in cell]
-        marks = _vs_best(cell, means)
-        order = sorted(range(len(cell)), key=lambda i: -(means[i] if means[i] is not None else -1))
+        # Flagged entries (gecobench.flags.ranked_apart: explains the data not the model, matches the ground truth,
+        # model-independent other than a baseline) are ranked after the rest and never count as "best".
+        apart = [any(ranked_apart(r) for r in pool) for pool in cell]
+        marks = _vs_best(cell, [None if apart[i] else means[i] for i in range(len(cell))])
+        marks = ["flagged" if apart[i] else mark for i, mark in enumerate(marks)]
+        order = sorted(range(len(cell)), key=lambda i: (apart[i], -(means[i] if means[i] is not None else -1)))
         for i in order:
             pool = cell[i]
             first = pool[0]
             name = first["explainer"]["name"]
             label = name if len(versions[name]) == 1 else f"{name} {first['explainer']['version']}"
+            flag_text = pool_mark_text(pool)
+            label = f"{label} {flag_text}" if flag_text else label
             ma, ma_low, ma_high, _ = pooled_metric(pool, "mass_accuracy")
             scored = sorted({int(r["counts"]["n_scored"]) for r in pool})
             runtimes = [r["runtime"].get("seconds_per_sentence") for r in pool]
@@ -202,8 +211,10 @@ def gender_rows(records: list[dict[str, Any]], metrics: Sequence[str] | None = N
         for metric in chosen:
             digits = 2 if metric == "relative_mass_accuracy" else 3
             entry = gender_metrics(first).get(metric) or {}
+            name = first["explainer"]["name"]
+            flag_text = pool_mark_text(pool)
             rows.append([
-                first["dataset"]["config"], regime, base, first["explainer"]["name"], str(len(pool)),
+                first["dataset"]["config"], regime, base, f"{name} {flag_text}" if flag_text else name, str(len(pool)),
                 METRIC_SYMBOLS.get(metric, metric), gender_sentences_text(entry, short=True),
                 *(_pooled_gender(pool, metric, "groups", group, digits, metric == "relative_mass_accuracy")
                   for group in GENDER_GROUPS),

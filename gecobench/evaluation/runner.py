@@ -93,6 +93,7 @@ from gecobench.evaluation.sentence_scores import (
     write_sentence_scores,
 )
 from gecobench.explainers.base import Explainer, fit_explainers, get_explainer
+from gecobench.flags import record_flags
 from gecobench.gender import BY_GENDER
 from gecobench.pooling import comparison_label as pooling_comparison_label
 from gecobench.provenance import base_provenance
@@ -1230,6 +1231,12 @@ def _build_records(specs: list[ExplainerSpec], instances: list[Explainer], ident
                         "n_processes": n_processes},
             "provenance": base_provenance(settings.seed),
         }
+        # The hidden control models' scores (a code submission's, from the worker) and the marks every view shows
+        # (gecobench.flags, the one definition of each flag).
+        controls = getattr(explainer, "controls", None)
+        if controls is not None:
+            record["controls"] = controls
+        record["flags"] = record_flags(record, controls, getattr(explainer, "ground_truth_match", None))
         records.append(record)
         if side_documents is not None and kept and label in per_sentence_ma:
             try:  # the Space's per-sentence drill-down; the record itself is complete without it

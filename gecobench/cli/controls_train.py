@@ -1,0 +1,48 @@
+"""Train the hub's hidden control models into a private folder (maintainers only; see gecobench.controls).
+
+  GECOBENCH_CONTROL_SEED=<secret> gecobench controls train --out /srv/gecobench/controls
+  gecobench queue --controls /srv/gecobench/controls ...      (or GECOBENCH_CONTROL_DIR=/srv/gecobench/controls)
+
+The seed is secret (the worker's environment or a config outside the repository), the folder private (its
+controls.json names the secret words): never commit or publish either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gecobench controls train", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", required=True, help="private folder for controls.json and the checkpoints")
+    parser.add_argument("--seed", default=None, help="the secret seed (default: $GECOBENCH_CONTROL_SEED)")
+    parser.add_argument("--n", type=int, default=2, help="number of control models (default 2)")
+    parser.add_argument("--config", default="binary_all", help="GECO config whose sentences are relabelled")
+    parser.add_argument("--max-train-sentences", type=int, default=400,
+                        help="source sentences to train on (all variants; default 400; 0: all)")
+    parser.add_argument("--epochs", type=int, default=20, help="epochs (default 20)")
+    parser.add_argument("--data-dir", default=None, help="GECO data folder (default ../shared/data/geco)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from gecobench.controls import train_control_models
+
+    if args.n < 1 or args.epochs < 1:
+        print("error: --n and --epochs must be >= 1", file=sys.stderr)
+        return 2
+    try:
+        controls = train_control_models(args.out, args.seed, args.n, args.config, args.data_dir,
+                                        args.max_train_sentences or None, args.epochs)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    for control in controls:
+        # The accuracy says whether the control learnt its rule; the secret words are not printed.
+        print(f"{control.name}: accuracy on the relabelled test split {control.test_accuracy:.3f}, "
+              f"{len(control.secret_words)} secret words covering {control.train_coverage:.0%} of the training rows")
+    print(f"→ {args.out} (keep it private)")
+    return 0
