@@ -172,8 +172,9 @@ RANK = Column("rank", "Rank", "Position by MA among the real explainers of this 
 EXPLAINER = Column("explainer", "Explainer", "The explainer; [baseline]: does not look at the model (Uniform "
                    "Random: chance; Pattern Variant: an oracle that knows the gendered words); [self-reported]: "
                    "submitted pre-computed attributions not reproduced by the queue.", has_interval=False, kind="id")
-KIND = Column("kind", "Kind", "explainer, or baseline (ranked apart and left out of the best-value marks and of "
-              "vs best).", has_interval=False, kind="info")
+KIND = Column("kind", "Kind", "explainer; baseline; or flagged (model-independent, explains the data not the "
+              "model, or matches the ground truth: gecobench.flags). Baselines and flagged entries are ranked apart "
+              "and left out of the best-value marks and of vs best.", has_interval=False, kind="info")
 VS_BEST = Column("vs_best", "vs best", "Whether the paired bootstrap interval of MA(best) − MA(row), on the same "
                  "sentences of one run, includes 0 (tie) or not (lower); best = the best real explainer of the model "
                  "(baselines are not candidates); – when the two were not compared in one run.",

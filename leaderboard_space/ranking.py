@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from gecobench import columns
+from gecobench.flags import mark_text, ranked_apart
 from gecobench.formatting import format_number, is_finite_number
 from gecobench.gender import GAP_KEYS, gender_value
 from gecobench.pooling import (
@@ -152,9 +153,10 @@ def _label(record: Mapping[str, Any]) -> str:
     name = str(explainer["name"])
     if explainer.get("is_baseline"):
         return f"{name} [baseline]"
-    if explainer.get("source") == "self-reported":
-        return f"{name} [self-reported]"
-    return name
+    # every flag of the record (self-reported, model-independent, explains the data not the model, matches the
+    # ground truth: gecobench.flags, the one definition), on every view that names an explainer
+    marks = mark_text(record)
+    return f"{name} {marks}" if marks else name
 
 
 def _protocol_text(protocol: Mapping[str, Any]) -> str:
@@ -179,7 +181,7 @@ def _dataset_text(dataset: Mapping[str, Any]) -> str:
 ALL_SEEDS = "mean over seeds"
 #: how a row's interval was computed (the ``Interval`` column)
 BOOTSTRAP_INTERVAL, ACROSS_SEEDS_INTERVAL = "95% bootstrap over sentences (1 seed)", "95% t-interval across {n} seeds"
-KIND_EXPLAINER, KIND_BASELINE = "explainer", "baseline"
+KIND_EXPLAINER, KIND_BASELINE, KIND_FLAGGED = "explainer", "baseline", "flagged"
 
 
 def _pooled(values: Sequence[float | None], own: tuple[Any, Any]) -> tuple[float, float, float]:
@@ -239,8 +241,11 @@ def model_ranking(records: Sequence[Mapping[str, Any]], record_link: Callable[[M
         return pd.DataFrame(columns=columns)
     pools = pool_records(records)
     ma = [_pool_column(pool, lambda r, end: _value(r, "mass_accuracy", end)) for pool in pools]
-    is_baseline = [bool(pool[0]["explainer"].get("is_baseline")) for pool in pools]
-    # real explainers first, then the baselines; each by MA (undefined last), then by name
+    baseline = [bool(pool[0]["explainer"].get("is_baseline")) for pool in pools]
+    flagged = [not baseline[i] and any(ranked_apart(r) for r in pool) for i, pool in enumerate(pools)]
+    # ranked apart, as the baselines: entries flagged as looked up from the data (gecobench.flags.ranked_apart)
+    is_baseline = [b or f for b, f in zip(baseline, flagged)]
+    # real explainers first, then the baselines and flagged entries; each by MA (undefined last), then by name
     order = sorted(range(len(pools)), key=lambda i: (is_baseline[i], -np.nan_to_num(ma[i][0], nan=-np.inf),
                                                      pools[i][0]["explainer"]["name"]))
     rows = []
@@ -278,7 +283,7 @@ def model_ranking(records: Sequence[Mapping[str, Any]], record_link: Callable[[M
         accuracy = across_seeds([a for a in accuracies if is_finite_number(a)])[0]
         scored = sorted({int((r.get("counts") or {}).get("n_scored") or 0) for r in pool})
         row.update({
-            "Kind": KIND_BASELINE if is_baseline[i] else KIND_EXPLAINER,
+            "Kind": KIND_BASELINE if baseline[i] else KIND_FLAGGED if flagged[i] else KIND_EXPLAINER,
             "Interval": BOOTSTRAP_INTERVAL if len(pool) == 1 else ACROSS_SEEDS_INTERVAL.format(n=len(pool)),
             "Version": str(first["explainer"]["version"]),
             "Parameters": json.dumps(first["explainer"].get("params") or {}, sort_keys=True),
@@ -309,7 +314,12 @@ def best_per_column(ranking: pd.DataFrame) -> dict[str, int]:
     gaps are best closest to zero, and the best gap over all of them is the smallest largest |gap|). Baselines are
     not candidates: beating chance is not a result."""
     best: dict[str, int] = {}
-    candidates = ~ranking["Explainer"].str.endswith("[baseline]") if len(ranking) else []
+    if not len(ranking):
+        candidates = []
+    elif "Kind" in ranking.columns:  # neither baselines nor flagged entries
+        candidates = (ranking["Kind"] == KIND_EXPLAINER).to_numpy()
+    else:
+        candidates = ~ranking["Explainer"].str.endswith("[baseline]")
     keys = {"MA": "mass_accuracy", GAP: None, **dict.fromkeys([*NONBINARY_GAPS.values(), LARGEST_GAP]),
             **{METRIC_LABELS[k]: k for k in RANK_COLUMNS_METRICS}}
     for column, key in keys.items():
