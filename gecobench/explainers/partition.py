@@ -213,12 +213,13 @@ class OwenExpansion:
     def remaining_share(self) -> float:
         """The share of the explained amount (class-agnostic: summed over classes) still held by groups not
         expanded to single words: the Owen expansion's remaining mass, 0 when every pair is resolved.
-        1 before the first outputs arrive and when nothing has moved the output yet (no amount to judge by)."""
+        0 too when no pair seen so far moves the output (no amount to resolve: a sentence whose words do not move
+        the model stops at once)."""
         if not self._queue:
             return 0.0
         queued = sum(item[-1] for item in self._queue)
         total = queued + self._resolved_mass
-        return queued / total if total > 0 else 1.0
+        return queued / total if total > 0 else 0.0
 
     def request(self) -> list[int]:
         """The coalitions (bit masks, each new) whose outputs the next round needs; ``[]`` once the values are known."""
