@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import functools
 import warnings
+import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -131,6 +133,64 @@ class BuiltinExplainer(Explainer):
 # --------------------------------------------------------------------------------------------- gradient methods
 
 
+class InputGradientMemo:
+    """The last input gradients of the target output, so Saliency and Input×Gradient share one forward+backward.
+
+    Both differentiate the same function (:class:`~gecobench.explainers.inputs.EmbeddingForward` of the same model,
+    output and attribution point) at the same inputs; an evaluation runs them one after the other over the same
+    sentences, in the same batches (both size batches alike). The gradient is kept under a key of everything it
+    depends on: the model (held weakly, so an entry dies with its model and a new model at a recycled address never
+    matches), every parameter's storage address and in-place version counter (weights edited in place or
+    replaced miss), its mode, the output and
+    attribution point, the batch's token ids, mask, token types and targets, and the input dtype. Entries are
+    evicted oldest first beyond ``max_bytes``. A hit returns the very tensor computed before (equal scores, no
+    model call); the second method's recorded seconds then exclude the shared pass.
+    """
+
+    def __init__(self, max_bytes: int = 192 * 2**20) -> None:
+        self.max_bytes = int(max_bytes)
+        self._entries: OrderedDict[tuple, tuple[weakref.ref, torch.Tensor]] = OrderedDict()
+        self.hits = self.misses = 0
+
+    @staticmethod
+    def key(model: Any, forward: EmbeddingForward, batch: EncodedBatch, inputs: torch.Tensor,
+            target: torch.Tensor) -> tuple:
+        tensors = (batch.input_ids, batch.attention_mask, batch.token_type_ids, target)
+        return (id(model), bool(getattr(model, "training", False)),
+                tuple((p.data_ptr(), p._version) for p in model.parameters()) if isinstance(model, torch.nn.Module)
+                else (),
+                forward.output, forward.attribution_point, str(inputs.dtype), str(inputs.device),
+                tuple(None if t is None else (tuple(t.shape), t.detach().cpu().numpy().tobytes()) for t in tensors))
+
+    def get(self, key: tuple, model: Any) -> torch.Tensor | None:
+        entry = self._entries.get(key)
+        if entry is None or entry[0]() is not model:
+            self.misses += 1
+            return None
+        self._entries.move_to_end(key)
+        self.hits += 1
+        return entry[1]
+
+    def put(self, key: tuple, model: Any, gradient: torch.Tensor) -> None:
+        try:
+            reference = weakref.ref(model)
+        except TypeError:  # a model that cannot be referenced weakly is never cached
+            return
+        self._entries[key] = (reference, gradient.detach())
+        while self._entries and self.nbytes() > self.max_bytes:
+            self._entries.popitem(last=False)
+
+    def nbytes(self) -> int:
+        return sum(g.numel() * g.element_size() for _, g in self._entries.values())
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+#: the memo Saliency and Input×Gradient share (one per process)
+INPUT_GRADIENTS = InputGradientMemo()
+
+
 class GradientExplainer(BuiltinExplainer):
     """Attribution with respect to the attribution point's output (default: the embedding block's, see
     :mod:`gecobench.explainers.inputs`), for a whole padded batch at once.
@@ -140,6 +200,8 @@ class GradientExplainer(BuiltinExplainer):
     """
 
     protocol_keys = ("attribution_point", "reference_input", "hidden_reduction", "word_rule", "target", "max_length")
+    #: whether :meth:`attribute_embeddings` reads the reference input (else it is given ``None``)
+    uses_reference: ClassVar[bool] = True
 
     def __init__(self, attribution_point: str = "embedding_block", **kwargs: Any) -> None:
         if attribution_point not in ATTRIBUTION_POINTS:
@@ -156,7 +218,9 @@ class GradientExplainer(BuiltinExplainer):
         forward = EmbeddingForward(model, self._params.get("output", "logit"), self._params["attribution_point"])
         # requires_grad up front: Captum warns when it has to switch it on itself
         inputs = forward.embed(batch.input_ids, batch.attention_mask, batch.token_type_ids).detach().requires_grad_(True)
-        baselines = forward.embed(batch.reference_ids, batch.attention_mask, batch.token_type_ids).detach()
+        # the reference's embedding pass only for the methods that read it
+        baselines = (forward.embed(batch.reference_ids, batch.attention_mask, batch.token_type_ids).detach()
+                     if self.uses_reference else None)
         target = torch.as_tensor(list(targets), dtype=torch.long, device=inputs.device)
         with torch.enable_grad(), parameters_frozen(model), warnings.catch_warnings():
             # Captum announces every time that it hooks ReLU/nonlinear modules; that is the documented behaviour
@@ -174,12 +238,25 @@ class GradientExplainer(BuiltinExplainer):
         forward: EmbeddingForward,
         batch: EncodedBatch,
         inputs: torch.Tensor,
-        baselines: torch.Tensor,
+        baselines: torch.Tensor | None,
         target: torch.Tensor,
         words: list[Sequence[str]],
         targets: list[int],
     ) -> torch.Tensor:
         raise NotImplementedError
+
+    def target_gradient(self, forward: EmbeddingForward, batch: EncodedBatch, inputs: torch.Tensor,
+                        target: torch.Tensor) -> torch.Tensor:
+        """Gradient of each sentence's target output with respect to ``inputs``: one forward and one backward for
+        the whole batch (what Captum's ``Saliency`` computes), shared through :data:`INPUT_GRADIENTS`."""
+        key = INPUT_GRADIENTS.key(forward.model, forward, batch, inputs, target)
+        gradient = INPUT_GRADIENTS.get(key, forward.model)
+        if gradient is None:
+            outputs = forward(inputs, *self.additional_args(batch))
+            # sentences are independent rows, so the gradient of the sum is every row's own gradient
+            (gradient,) = torch.autograd.grad(outputs.gather(1, target[:, None]).sum(), inputs)
+            INPUT_GRADIENTS.put(key, forward.model, gradient)
+        return gradient
 
 
 @register_explainer
@@ -193,12 +270,12 @@ class SaliencyExplainer(GradientExplainer):
     def __init__(self, abs: bool = True, **kwargs: Any) -> None:
         super().__init__(abs=_flag(abs, "abs"), **kwargs)
 
-    def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
-        from captum.attr import Saliency
+    uses_reference = False
 
-        return Saliency(forward).attribute(
-            inputs, target=target, abs=self._params["abs"], additional_forward_args=self.additional_args(batch)
-        )
+    def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
+        # Captum's Saliency computed directly (one autograd call), the gradient shared with Input×Gradient
+        gradient = self.target_gradient(forward, batch, inputs, target)
+        return gradient.abs() if self._params["abs"] else gradient
 
 
 @register_explainer
@@ -209,10 +286,11 @@ class InputXGradientExplainer(GradientExplainer):
     version = "2.0.0"  # 2.0.0: at the embedding block's output (1.x: at the word-embedding lookup)
     description = "Embedding-block output times the gradient of the target output (Captum InputXGradient)."
 
-    def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
-        from captum.attr import InputXGradient
+    uses_reference = False
 
-        return InputXGradient(forward).attribute(inputs, target=target, additional_forward_args=self.additional_args(batch))
+    def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
+        # Captum's InputXGradient computed directly, the gradient shared with Saliency
+        return inputs.detach() * self.target_gradient(forward, batch, inputs, target)
 
 
 @register_explainer
@@ -233,6 +311,8 @@ class GuidedBackpropExplainer(GradientExplainer):
 
     def __init__(self, abs: bool = False, **kwargs: Any) -> None:
         super().__init__(abs=_flag(abs, "abs"), **kwargs)
+
+    uses_reference = False
 
     def attribute_embeddings(self, forward, batch, inputs, baselines, target, words, targets):
         from captum.attr import GuidedBackprop
