@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
 
     for name in args.methods:
         explainer = get_explainer(name)
-        rows_out.append((name, best_seconds(lambda: explain(explainer), args.repeats) / n))
+        rows_out.append((name, best_seconds(lambda explainer=explainer: explain(explainer), args.repeats) / n))
     if {"saliency", "input_x_gradient"} <= set(args.methods):
         pair = [get_explainer("saliency"), get_explainer("input_x_gradient")]
 
@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
 
         rows_out.append(("saliency + input_x_gradient (shared gradient)", best_seconds(both, args.repeats) / n))
 
-    print(f"\n| method | ms/sentence | x floor | GFLOP/s | % of matmul peak |\n|---|---|---|---|---|")
+    print("\n| method | ms/sentence | x floor | GFLOP/s | % of matmul peak |\n|---|---|---|---|---|")
     for name, seconds in rows_out:
         gflops = 2 * flops_forward / seconds / 1e9
         print(f"| {name} | {seconds * 1e3:.2f} | {seconds / floor:.2f} | {gflops:.1f} | {100 * gflops / peak:.0f} % |")

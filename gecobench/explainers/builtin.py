@@ -42,7 +42,11 @@ from gecobench.explainers.quadrature import (
     clenshaw_curtis_nodes,
     clenshaw_curtis_weights,
 )
-from gecobench.explainers.stability import sample_schedule, split_half_agreement, split_half_error
+from gecobench.explainers.stability import (
+    sample_schedule,
+    split_half_agreement,
+    split_half_error,
+)
 from gecobench.words import tokenize_words
 
 #: How many token positions one forward (or forward + backward) pass should hold: large enough to amortise
