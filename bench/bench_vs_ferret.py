@@ -20,10 +20,14 @@ Set up ferret once (its own venv reusing the hub venv's torch, so torch is not d
     echo /work/main/.venv/lib/python3.11/site-packages > /work/ferret-venv/lib/python3.11/site-packages/hub.pth
     /work/ferret-venv/bin/pip install ferret-xai pyarrow==17.0.0
 
-Then (a fine-tuned model: ``scripts/train_models.py --regime CEfAf --config binary_all --schedule demo``):
+By default the comparison runs on a model of each family trained for the occasion (``--fresh OLA CEfAf``: the
+``demo`` schedule, kept in ``--fresh-dir`` and reused by the next run) and on every ``--model`` given (the
+reference's), one after the other, each printing its own table:
 
-    python bench/bench_vs_ferret.py --model runs/bench/binary_all/CEfAf/seed0 --n-sentences 16 \\
+    python bench/bench_vs_ferret.py --model runs/reference/zoo/binary_all/CE/seed0 --n-sentences 16 \\
         --ferret-python /work/ferret-venv/bin/python --threads 2
+
+Without ``--ferret-python`` the ferret side is skipped (said so at the start) and only the hub rows print.
 """
 
 from __future__ import annotations
@@ -130,7 +134,14 @@ def paired_difference_interval(hub: list[float], ferret: list[float], n_resample
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="fine-tuned checkpoint folder (model zoo layout)")
+    parser.add_argument("--model", nargs="*", default=[],
+                        help="fine-tuned checkpoint folder(s) (model zoo layout), e.g. the reference's")
+    parser.add_argument("--fresh", nargs="*", default=["OLA", "CEfAf"],
+                        help="regimes of which a model is trained for the occasion (default: OLA and CEfAf, one of "
+                             "each family); none: --fresh with no value")
+    parser.add_argument("--fresh-dir", default="runs/bench/fresh", help="where fresh models are trained (and reused)")
+    parser.add_argument("--fresh-schedule", default="demo", help="schedule preset of the fresh models (short: demo)")
+    parser.add_argument("--fresh-seed", type=int, default=0)
     parser.add_argument("--config", default="binary_all", help="GECO config whose test split is used")
     parser.add_argument("--data-dir", default=None, help="GECO release folder (default ../shared/data/geco)")
     parser.add_argument("--n-sentences", type=int, default=16, help="first N test sentences")
@@ -148,12 +159,64 @@ def main() -> int:
                         help="JSON of ferret's side: reused when the file exists, else written there")
     parser.add_argument("--output", default=None, help="also write all figures as JSON here")
     args = parser.parse_args()
+    if args.output and (len(args.model) + len(args.fresh)) > 1:
+        print("--output: one JSON per model, named <output stem>-<model label>.json", flush=True)
+    if args.ferret_python is None:
+        print("ferret side skipped: no --ferret-python given (ferret-xai is not installed in the hub's environment; "
+              "the module docstring says how to set up its own). The hub rows still print.", flush=True)
+    elif not Path(args.ferret_python).is_file():
+        raise SystemExit(f"--ferret-python {args.ferret_python}: no such file")
+    models = [(Path(m).as_posix(), m) for m in args.model]
+    for regime in args.fresh:
+        models.append((f"fresh {regime} ({args.fresh_schedule}, seed {args.fresh_seed})",
+                       str(fresh_model(regime, args))))
+    if not models:
+        raise SystemExit("no model: give --model and/or --fresh")
+    for label, path in models:
+        print(f"\n=== {label} ===", flush=True)
+        compare_on(path, label, args)
+    return 0
+
+
+def fresh_model(regime: str, args: argparse.Namespace) -> Path:
+    """A model of ``regime`` trained for the occasion with ``gecobench train`` (short schedule), or the one an
+    earlier run left in ``--fresh-dir`` (same config, schedule and seed)."""
+    folder = Path(args.fresh_dir) / args.fresh_schedule / args.config / regime / f"seed{args.fresh_seed}"
+    if (folder / "gecobench_model.json").is_file():
+        print(f"fresh {regime}: reusing {folder}", flush=True)
+        return folder
+    command = [sys.executable, "-m", "gecobench", "train", "--regime", regime, "--config", args.config,
+               "--seed", str(args.fresh_seed), "--schedule", args.fresh_schedule, "--quiet",
+               "--output-dir", str(Path(args.fresh_dir) / args.fresh_schedule), "--threads", str(args.threads)]
+    if args.data_dir:
+        command += ["--data-dir", args.data_dir]
+    print(f"fresh {regime}: training ({' '.join(command[1:])})", flush=True)
+    start = time.perf_counter()
+    subprocess.run(command, check=True, cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    print(f"fresh {regime}: trained in {time.perf_counter() - start:.0f} s", flush=True)
+    if not (folder / "gecobench_model.json").is_file():
+        raise SystemExit(f"fresh {regime}: training finished but {folder} holds no checkpoint")
+    return folder
+
+
+def compare_on(model_path: str, label: str, args: argparse.Namespace) -> None:
+    """The side-by-side comparison on one model (the body of what used to be ``main``)."""
+    if args.output and (len(args.model) + len(args.fresh)) > 1:
+        stem = Path(args.output)
+        safe = "".join(c if c.isalnum() else "_" for c in label).strip("_")
+        args = argparse.Namespace(**{**vars(args), "output": str(stem.with_name(f"{stem.stem}-{safe}{stem.suffix or '.json'}"))})
+    if args.ferret_results and (len(args.model) + len(args.fresh)) > 1:
+        stem = Path(args.ferret_results)
+        safe = "".join(c if c.isalnum() else "_" for c in label).strip("_")
+        args = argparse.Namespace(**{**vars(args), "ferret_results": str(stem.with_name(f"{stem.stem}-{safe}.json"))})
+    args = argparse.Namespace(**{**vars(args), "model": model_path})
     now = time.process_time if args.clock == "cpu" else time.perf_counter
     unit = "sentences/CPU-s" if args.clock == "cpu" else "sentences/s"
 
     from zoo_sentences import load_bench_inputs
 
     from gecobench.evaluation.faithfulness import FaithfulnessProbe
+    from gecobench.explainers.builtin import INPUT_GRADIENTS
     from gecobench.explainers.engine import attribute, attribute_detailed
     from gecobench.provenance import machine_description
 
@@ -182,6 +245,9 @@ def main() -> int:
     for spec in (args.hub if args.hub is not None else builtin_specs()) + list(args.extra):
         explainer = make_explainer(spec, args.config, args.data_dir)
         attribute(explainer, model, tokenizer, words[:2], targets[:2])  # warm-up: first imports
+        # each method pays its own gradient: Input×Gradient would otherwise reuse Saliency's (as it does in an
+        # evaluation, where the pair costs one pass)
+        INPUT_GRADIENTS.clear()
         start = now()
         detailed = attribute_detailed(explainer, model, tokenizer, words, targets)
         seconds = now() - start
@@ -259,7 +325,6 @@ def main() -> int:
     if args.output:
         Path(args.output).write_text(json.dumps(results, indent=1))
     shutil.rmtree(workdir, ignore_errors=True)
-    return 0
 
 
 if __name__ == "__main__":

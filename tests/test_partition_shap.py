@@ -177,9 +177,15 @@ def test_partition_shap_is_registered_with_its_protocol():
     assert "partition_shap" in available_explainers()
     explainer = get_explainer("partition_shap")
     protocol = explainer.protocol()
-    # the target probability (4.0.0), as Kernel SHAP and LIME explain it; output="logit" is 3.x's
-    assert protocol["params"] == {"output": "probability", "removal": "mask", "coalitions_per_word": 4.0,
+    # the target probability (4.0.0), as Kernel SHAP and LIME explain it; output="logit" is 3.x's; 5.0.0 expands
+    # each sentence until its remaining share is at most the tolerance
+    assert protocol["params"] == {"output": "probability", "removal": "mask", "coalitions_per_word": "adaptive",
+                                  "tolerance": 0.05, "max_coalitions_per_word": None,
                                   "hierarchy": "balanced binary partition of the word sequence"}
+    # an explicit budget records what it recorded before (no tolerance: it plays no part)
+    assert get_explainer("partition_shap", coalitions_per_word=4).params() == {
+        "output": "probability", "removal": "mask", "coalitions_per_word": 4.0,
+        "hierarchy": "balanced binary partition of the word sequence"}
     assert get_explainer("partition_shap", **EXACT).params()["coalitions_per_word"] is None
     assert "mask token" in protocol["perturbation"] and not explainer.is_baseline
     deleting = get_explainer("partition_shap", removal="delete").protocol()
@@ -190,7 +196,7 @@ def test_partition_shap_is_registered_with_its_protocol():
     with pytest.raises(ValueError, match="removal must be one of mask, delete"):
         get_explainer("partition_shap", removal="blank")
     for bad in (0, -1.0, float("nan"), "many"):
-        with pytest.raises(ValueError, match="coalitions_per_word must be a positive number or None"):
+        with pytest.raises(ValueError, match="coalitions_per_word must be a positive number, None"):
             get_explainer("partition_shap", coalitions_per_word=bad)
 
 

@@ -13,7 +13,10 @@ Sibling groups either all present or all absent is what makes this cheap: a sent
 ``2 n^2 / 3`` model outputs (a balanced tree of depth ``log2 n``), not the ``2^n`` of exact Shapley values, and
 no sampling (the values are exact and deterministic). The values add up to ``f(sentence) - f(no word)``.
 
-**The default spends a budget instead** (version 3.0.0): ``coalitions_per_word=4`` model outputs per word, not
+**The default expands until the remaining mass is small** (version 5.0.0): the same priority expansion as the
+budget below, but each sentence stops once the groups not yet expanded hold at most ``tolerance`` (0.05) of the
+explained amount, so a sentence whose output is carried by a few words stops early and one with many
+contributing words is expanded further. **A budget** (``coalitions_per_word=N``, the default of version 3.0.0): ``coalitions_per_word=4`` model outputs per word, not
 the exact design's ``~2 n^2 / 3``. The hierarchy is expanded from the root, always where the model's output moves
 most (``shap``'s Partition explainer expands by the same kind of priority, under its ``max_evals``). A group
 ``G`` seen in context ``C`` with weight ``w`` holds ``w * (f(C + G) - f(C))`` of the Owen values; expanding it costs
@@ -62,6 +65,9 @@ from gecobench.explainers.inputs import (
 #: Kernel SHAP).
 MASKED_PERTURBATION = ("whole words removed, each run of consecutive removed words replaced by one mask token of "
                        "the tokenizer (special tokens kept)")
+
+#: ``coalitions_per_word`` of the adaptive default: expand each sentence until its remaining share <= tolerance
+ADAPTIVE = "adaptive"
 
 #: A node of the hierarchy: the half-open range ``[start, stop)`` of player indices it groups.
 Node = tuple[int, int]
@@ -168,22 +174,31 @@ class OwenExpansion:
     so it does not depend on which other sentences share the forward passes.
     """
 
-    def __init__(self, n_players: int, max_outputs: int | None = None) -> None:
+    def __init__(self, n_players: int, max_outputs: int | None = None, tolerance: float | None = None) -> None:
         if n_players < 1:
             raise ValueError(f"need at least one player, got {n_players}")
         if max_outputs is not None and max_outputs < 2:
             raise ValueError(f"a budget needs at least the 2 outputs of everyone and no one, got {max_outputs}")
+        if tolerance is not None and not 0 <= float(tolerance) < 1:
+            raise ValueError(f"tolerance must be a share of the explained amount in [0, 1), got {tolerance}")
         self.n_players = n_players
         exact_size = owen_design(n_players)[0].shape[0]
-        self.exact = max_outputs is None or max_outputs >= exact_size
-        self.max_outputs = exact_size if self.exact else int(max_outputs)
+        # With a tolerance the hierarchy is expanded by priority even when the budget would allow the exact design:
+        # expanding stops once the unresolved share is small enough (the full expansion is the exact design).
+        self.tolerance = None if tolerance is None else float(tolerance)
+        self.exact = self.tolerance is None and (max_outputs is None or max_outputs >= exact_size)
+        self.max_outputs = exact_size if max_outputs is None else min(int(max_outputs), exact_size)
+        # the class-agnostic amount (weight * sum over classes |f(C + G) - f(C)|) of the single-word terms resolved;
+        # the stop rule's remaining share is queued / (queued + resolved), the queued amount summed from the queue
+        self._resolved_mass = 0.0
         self.expansions_per_round = max(1, n_players // 4)
         self._index: dict[int, int] = {}  # coalition bits -> row of the outputs
         self._outputs: list[np.ndarray] = []
         self._requested: list[int] = []
         self._expanding: list[tuple[Node, int, float]] = []
-        # (-coarse priority, insertion order, group, context bits, weight): heapq pops the highest priority first
-        self._queue: list[tuple[float, int, Node, int, float]] = []
+        # (-coarse priority, insertion order, group, context bits, weight, mass): heapq pops the highest priority
+        # first (the insertion order breaks ties, so the mass is never compared)
+        self._queue: list[tuple[float, int, Node, int, float, float]] = []
         self._inserted = 0
         # (start, stop, row with the group, row without it, weight, split equally?)
         self._terms: list[tuple[int, int, int, int, float, bool]] = []
@@ -194,6 +209,17 @@ class OwenExpansion:
     def n_outputs(self) -> int:
         """Model outputs received so far."""
         return len(self._outputs)
+
+    def remaining_share(self) -> float:
+        """The share of the explained amount (class-agnostic: summed over classes) still held by groups not
+        expanded to single words: the Owen expansion's remaining mass, 0 when every pair is resolved.
+        0 too when no pair seen so far moves the output (no amount to resolve: a sentence whose words do not move
+        the model stops at once)."""
+        if not self._queue:
+            return 0.0
+        queued = sum(item[-1] for item in self._queue)
+        total = queued + self._resolved_mass
+        return queued / total if total > 0 else 0.0
 
     def request(self) -> list[int]:
         """The coalitions (bit masks, each new) whose outputs the next round needs; ``[]`` once the values are known."""
@@ -209,10 +235,13 @@ class OwenExpansion:
                 self._requested = [group_bits((0, self.n_players)), 0]
             return list(self._requested)
         while True:
+            if self.tolerance is not None and self.remaining_share() <= self.tolerance:
+                self._finish()
+                return []
             chosen: list[tuple[Node, int, float]] = []
             new: list[int] = []
             while self._queue and len(chosen) < self.expansions_per_round:
-                _, _, node, context, weight = self._queue[0]
+                _, _, node, context, weight, _ = self._queue[0]
                 left, right = split_node(node)
                 needed = []
                 for bits in (context | group_bits(left), context | group_bits(right)):
@@ -254,13 +283,14 @@ class OwenExpansion:
 
     def _add(self, node: Node, context: int, weight: float) -> None:
         start, stop = node
+        change = self._outputs[self._index[context | group_bits(node)]] - self._outputs[self._index[context]]
+        mass = weight * float(np.abs(change).sum())
         if stop - start == 1:
             self._terms.append((start, stop, self._index[context | group_bits(node)], self._index[context], weight,
                                 False))
+            self._resolved_mass += mass
             return
-        change = self._outputs[self._index[context | group_bits(node)]] - self._outputs[self._index[context]]
-        priority = _coarse(weight * float(np.abs(change).sum()))
-        heapq.heappush(self._queue, (-priority, self._inserted, node, context, weight))
+        heapq.heappush(self._queue, (-_coarse(mass), self._inserted, node, context, weight, mass))
         self._inserted += 1
 
     def _expand(self, node: Node, context: int, weight: float) -> None:
@@ -273,7 +303,7 @@ class OwenExpansion:
 
     def _finish(self) -> None:
         # the budget is spent: each group left shares its amount equally among its players
-        for _, _, node, context, weight in sorted(self._queue, key=lambda item: item[1]):
+        for _, _, node, context, weight, _ in sorted(self._queue, key=lambda item: item[1]):
             self._terms.append((node[0], node[1], self._index[context | group_bits(node)], self._index[context],
                                 weight, True))
         self._queue = []
@@ -319,39 +349,55 @@ class PartitionShapExplainer(BuiltinExplainer):
     ``get_captum_attributions``: the softmax of the logits). ``removal``: how an
     absent word leaves the sentence — ``"mask"`` (default: each run of absent words becomes one mask token of
     the tokenizer) or ``"delete"`` (its tokens dropped, as LIME and Kernel SHAP do; version 1.0.0).
-    ``coalitions_per_word``: the budget of model outputs per word of the sentence (default 4; at least the two of
-    the whole sentence and of no word), the hierarchy expanded where the output moves most; ``None`` computes the
-    exact Owen values (about ``2 n / 3`` outputs per word; version 2.0.0). Diagnostics per sentence:
-    ``n_coalitions`` and ``spread_share`` (see the module docstring).
+    ``coalitions_per_word``: ``"adaptive"`` (default, 5.0.0) expands each sentence's hierarchy, where the output
+    moves most, until the share of the explained amount still held by unexpanded groups (the expansion's remaining
+    mass, class-agnostic: :meth:`OwenExpansion.remaining_share`) is at most ``tolerance`` (default 0.05), or the
+    cap ``max_coalitions_per_word`` (default ``None``: the exact design, where the remaining share is 0) is
+    reached; a number is a fixed budget of model outputs per word of the sentence (4.x's default was 4; at least
+    the two of the whole sentence and of no word); ``None`` computes the exact Owen values (about ``2 n / 3``
+    outputs per word; version 2.0.0). Diagnostics per sentence: ``n_coalitions`` and ``spread_share`` (see the
+    module docstring). The adaptive stop is this hub's own (Partition SHAP is not in the authors' code; ``shap``'s
+    Partition explainer stops at a fixed ``max_evals``).
     """
 
     name = "partition_shap"
-    # 4.0.0: the target probability by default, as Kernel SHAP and LIME (3.x: the logit); 3.0.0: a budget of 4 model outputs per word by default (exact values with coalitions_per_word=None);
+    # 5.0.0: by default each sentence is expanded until its remaining share is <= 0.05 (4.x: 4 outputs per word); 4.0.0: the target probability by default, as Kernel SHAP and LIME (3.x: the logit); 3.0.0: a budget of 4 model outputs per word by default (exact values with coalitions_per_word=None);
     # 2.0.0: absent words masked (one mask token per run); 1.0.0: deleted
-    version = "4.0.0"
+    version = "5.0.0"
     description = ("Partition SHAP on the target probability: Owen values over a balanced binary word hierarchy (each run of absent words one "
-                   "[MASK]), expanded by priority within 4 model outputs per word; |value| per word.")
+                   "[MASK]), expanded by priority per sentence until the unresolved share is <= 0.05; |value| per word.")
     protocol_keys = ("perturbation", "target", "max_length")
     REMOVALS = ("mask", "delete")
 
-    def __init__(self, output: str = "probability", removal: str = "mask", coalitions_per_word: float | None = 4.0,
-                 perturbations_per_eval: int | None = None, **kwargs: Any) -> None:
+    def __init__(self, output: str = "probability", removal: str = "mask",
+                 coalitions_per_word: float | str | None = ADAPTIVE, tolerance: float = 0.05,
+                 max_coalitions_per_word: float | None = None, perturbations_per_eval: int | None = None,
+                 **kwargs: Any) -> None:
         if output not in ("logit", "probability"):
             raise ValueError(f"output must be 'logit' or 'probability', got {output!r}")
         if removal not in self.REMOVALS:
             raise ValueError(f"removal must be one of {', '.join(self.REMOVALS)}, got {removal!r}")
-        if coalitions_per_word is not None:
+        adaptive = {}
+        if coalitions_per_word == ADAPTIVE:
+            if not 0 < float(tolerance) < 1:
+                raise ValueError(f"tolerance must be a share of the explained amount in (0, 1), got {tolerance!r}")
+            if max_coalitions_per_word is not None and not float(max_coalitions_per_word) > 0:
+                raise ValueError(f"max_coalitions_per_word must be a positive number or None (up to the exact "
+                                 f"design), got {max_coalitions_per_word!r}")
+            adaptive = {"tolerance": float(tolerance), "max_coalitions_per_word":
+                        None if max_coalitions_per_word is None else float(max_coalitions_per_word)}
+        elif coalitions_per_word is not None:
             try:
                 coalitions_per_word = float(coalitions_per_word)
             except (TypeError, ValueError):
-                raise ValueError(f"coalitions_per_word must be a positive number or None (exact values), got "
-                                 f"{coalitions_per_word!r}") from None
+                raise ValueError(f"coalitions_per_word must be a positive number, None (exact values) or "
+                                 f"{ADAPTIVE!r}, got {coalitions_per_word!r}") from None
             if not math.isfinite(coalitions_per_word) or coalitions_per_word <= 0:
-                raise ValueError(f"coalitions_per_word must be a positive number or None (exact values), got "
-                                 f"{coalitions_per_word!r}")
+                raise ValueError(f"coalitions_per_word must be a positive number, None (exact values) or "
+                                 f"{ADAPTIVE!r}, got {coalitions_per_word!r}")
         if perturbations_per_eval is not None and int(perturbations_per_eval) < 1:
             raise ValueError(f"perturbations_per_eval must be >= 1, got {perturbations_per_eval}")
-        super().__init__(output=output, removal=removal, coalitions_per_word=coalitions_per_word,
+        super().__init__(output=output, removal=removal, coalitions_per_word=coalitions_per_word, **adaptive,
                          hierarchy="balanced binary partition of the word sequence", **kwargs)
         # Speed knob only: None packs the coalitions of every sentence by length into passes of the token budget;
         # N evaluates each sentence's coalitions N at a time, in order (the unbatched reference with N = 1).
@@ -389,9 +435,15 @@ class PartitionShapExplainer(BuiltinExplainer):
         # As for LIME: the coalitions of all sentences in a batch are packed by length together.
         return 1
 
+    @property
+    def adaptive(self) -> bool:
+        """True when each sentence expands until its remaining share is at most ``tolerance``."""
+        return self._params["coalitions_per_word"] == ADAPTIVE
+
     def max_outputs(self, n_players: int) -> int | None:
-        """The budget of model outputs for a sentence of ``n_players`` words (``None``: exact values)."""
-        per_word = self._params["coalitions_per_word"]
+        """The budget (adaptive: the cap) of model outputs for a sentence of ``n_players`` words (``None``: the
+        exact design's size)."""
+        per_word = self._params.get("max_coalitions_per_word") if self.adaptive else self._params["coalitions_per_word"]
         return None if per_word is None else max(2, math.ceil(per_word * n_players))
 
     def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
@@ -412,7 +464,8 @@ class PartitionShapExplainer(BuiltinExplainer):
                 expansions[i] = store[key]
             else:
                 n_players = int(present[i].sum())
-                expansions[i] = running[i] = OwenExpansion(n_players, self.max_outputs(n_players))
+                expansions[i] = running[i] = OwenExpansion(n_players, self.max_outputs(n_players),
+                                                           self._params.get("tolerance"))
         forward = EmbeddingForward(model, self._params["output"])
         while running:
             requests = []

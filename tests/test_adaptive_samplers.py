@@ -1,0 +1,134 @@
+"""LIME, Kernel SHAP and Partition SHAP with an accuracy target (issue 36): samples grown per sentence until the
+split-half error (LIME, Kernel SHAP) or the Owen expansion's remaining share (Partition SHAP) is within the
+tolerance; explicit budgets honoured exactly."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from test_explainers import TARGETS, WORDS
+from test_partition_shap import SENTENCE, two_feature_model
+
+from gecobench.explainers import get_explainer
+from gecobench.explainers.engine import attribute_detailed
+from gecobench.explainers.partition import OwenExpansion, owen_design
+from gecobench.explainers.stability import sample_schedule, split_half_error
+
+SAMPLERS = ["lime", "kernel_shap"]
+#: an all-zero-feature sentence: the two-feature model's output does not depend on its words
+INERT = ["with", "the", "a", "and", "of"]
+
+
+def test_split_half_error_is_the_relative_l2_gap_of_the_halves():
+    first, second = np.array([1.0, 2.0, 0.0]), np.array([1.0, 1.0, 0.5])
+    assert split_half_error(first, second) == pytest.approx(np.linalg.norm(first - second) / np.linalg.norm(first + second))
+    assert split_half_error(first, first) == 0.0 and split_half_error(np.zeros(3), np.zeros(3)) == 0.0
+    assert split_half_error(first, -first) == math.inf
+    with pytest.raises(ValueError, match="3 and 2 words"):
+        split_half_error(first, second[:2])
+
+
+def test_sample_schedule_doubles_up_to_the_cap():
+    assert sample_schedule(32, 1024) == [32, 64, 128, 256, 512, 1024]
+    assert sample_schedule(32, 100) == [32, 64, 100]
+    assert sample_schedule(8, 8) == [8]
+    with pytest.raises(ValueError, match="min_samples <= max_samples"):
+        sample_schedule(16, 8)
+
+
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_the_adaptive_estimate_meets_its_tolerance_and_equals_the_budget_it_stopped_at(name, model64, tokenizer):
+    tolerance, most = 0.25, 2048
+    adaptive = get_explainer(name, tolerance=tolerance, min_samples=16, max_samples=most)
+    result = attribute_detailed(adaptive, model64, tokenizer, WORDS, TARGETS, seed=1)
+    used, error = result.diagnostics["n_samples"], result.diagnostics["split_half_error"]
+    several = np.array([len(w) > 1 for w in WORDS])
+    # every sentence of several words is within the tolerance, or spent the cap
+    assert ((error[several] <= tolerance) | (used[several] == most)).all(), (error, used)
+    assert (error[several] <= tolerance).sum() >= several.sum() - 1  # the cap is the exception, not the rule
+    assert set(used.astype(int)) <= set(sample_schedule(16, most))
+    # a sentence's samples only grow: it has exactly the scores (and error) of the fixed budget it stopped at
+    for i, n in enumerate(used.astype(int)):
+        fixed = attribute_detailed(get_explainer(name, n_samples=int(n)), model64, tokenizer, [WORDS[i]], [TARGETS[i]],
+                                   seed=1)
+        scale = max(1e-12, float(np.abs(fixed.scores[0]).max()))
+        np.testing.assert_allclose(result.scores[i], fixed.scores[0], rtol=0, atol=1e-5 * scale)
+        np.testing.assert_allclose(error[i], fixed.diagnostics["split_half_error"][0], rtol=1e-4, atol=1e-8)
+
+
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_an_explicit_budget_is_honoured_exactly(name, model64, tokenizer):
+    rows = []
+    handle = model64.register_forward_hook(lambda module, args, out: rows.append(out.logits.shape[0]))
+    try:
+        result = attribute_detailed(get_explainer(name, n_samples=40, deduplicate=False), model64, tokenizer, WORDS,
+                                    TARGETS, seed=2)
+    finally:
+        handle.remove()
+    assert (result.diagnostics["n_samples"] == 40).all()
+    # no sample more than the budget reaches the model (LIME: 40 rows per sentence; Kernel SHAP: 40, except the
+    # one-word sentence none here has)
+    assert sum(rows) == 40 * len(WORDS)
+    # and the record says so, without the adaptive parameters
+    assert get_explainer(name, n_samples=40).params()["n_samples"] == 40
+    assert "tolerance" not in get_explainer(name, n_samples=40).params()
+
+
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_a_sentence_that_needs_more_samples_gets_more(name, tokenizer):
+    # the same batch: one sentence whose words do not move the model, one with three-word interactions
+    model = two_feature_model(tokenizer, strength=1.0)
+    explainer = get_explainer(name, output="logit", tolerance=0.05, min_samples=16, max_samples=512)
+    result = attribute_detailed(explainer, model, tokenizer, [INERT, SENTENCE], [1, 1], seed=0)
+    used = result.diagnostics["n_samples"]
+    assert used[0] == 16 and used[1] > 16, used
+    assert result.diagnostics["split_half_error"][0] == 0.0
+
+
+def test_partition_shap_expands_until_the_remaining_share_is_within_the_tolerance(tokenizer):
+    model = two_feature_model(tokenizer, strength=1.0)
+    n_players = len(SENTENCE)
+    exact = attribute_detailed(get_explainer("partition_shap", coalitions_per_word=None, output="logit"), model,
+                               tokenizer, [SENTENCE], [1]).scores[0]
+    loose = attribute_detailed(get_explainer("partition_shap", tolerance=0.5, output="logit"), model, tokenizer,
+                               [INERT, SENTENCE], [1, 1])
+    tight = attribute_detailed(get_explainer("partition_shap", tolerance=1e-9, output="logit"), model, tokenizer,
+                               [INERT, SENTENCE], [1, 1])
+    # the inert sentence stops at "everyone" and "no one"; the other one grows with the accuracy asked for
+    assert loose.diagnostics["n_coalitions"][0] == 2 == tight.diagnostics["n_coalitions"][0]
+    assert loose.diagnostics["n_coalitions"][1] < tight.diagnostics["n_coalitions"][1]
+    assert loose.diagnostics["spread_share"][1] <= 0.5 and tight.diagnostics["spread_share"][1] <= 1e-9
+    # a tolerance that nothing short of the full expansion meets gives the exact Owen values
+    assert tight.diagnostics["n_coalitions"][1] <= owen_design(n_players)[0].shape[0]
+    np.testing.assert_allclose(tight.scores[1], exact, rtol=1e-9, atol=1e-12)
+
+
+def test_the_owen_expansion_stops_on_its_remaining_share():
+    rng = np.random.default_rng(0)
+    n_players = 9
+    table: dict[int, np.ndarray] = {}
+
+    def outputs(coalitions):
+        return np.stack([table.setdefault(bits, rng.normal(size=2)) for bits in coalitions])
+
+    def run(expansion):
+        while coalitions := expansion.request():
+            expansion.receive(outputs(coalitions))
+        return expansion
+
+    loose, tight = run(OwenExpansion(n_players, tolerance=0.3)), run(OwenExpansion(n_players, tolerance=0.01))
+    assert loose.remaining_share() == 0.0  # finished: nothing queued
+    assert loose.n_outputs < tight.n_outputs <= owen_design(n_players)[0].shape[0]
+    assert loose.values(0)[1] <= 0.3 + 1e-12 and tight.values(0)[1] <= 0.01 + 1e-12
+    # a cap below what the tolerance needs wins
+    capped = run(OwenExpansion(n_players, max_outputs=6, tolerance=0.01))
+    assert capped.n_outputs <= 6
+
+
+def test_partition_shap_explicit_budget_is_honoured(model64, tokenizer):
+    result = attribute_detailed(get_explainer("partition_shap", coalitions_per_word=2.5), model64, tokenizer, WORDS,
+                                TARGETS)
+    for sentence, used in zip(WORDS, result.diagnostics["n_coalitions"]):
+        assert used <= min(max(2, math.ceil(2.5 * len(sentence))), owen_design(len(sentence))[0].shape[0])
