@@ -106,13 +106,15 @@ def test_protocol_defaults_match_the_paper_and_are_recorded():
     assert "get_input_embeddings" in old_point["attribution_point"]
     assert ig["hidden_reduction"].startswith("signed sum")
     # the authors' definitions (xai/methods.py) by default, the textbook ones as parameters
-    # LIME and Kernel SHAP: samples chosen per sentence by split-half error (issue 36); fixed counts as n_samples
+    # LIME and Kernel SHAP: fixed budgets as the paper's protocol (n_samples=adaptive: chosen per sentence by
+    # split-half error, with its tolerance and sample range recorded)
+    assert get_explainer("lime").params()["n_samples"] == 100 and get_explainer("lime").params()["output"] == "probability"
+    assert get_explainer("kernel_shap").params()["n_samples"] == 25
     for name in ("lime", "kernel_shap"):
-        params = get_explainer(name).params()
+        assert "tolerance" not in get_explainer(name).params()
+        params = get_explainer(name, n_samples="adaptive").params()
         assert params["n_samples"] is None and params["tolerance"] == 0.2 and params["output"] == "probability"
         assert params["min_samples"] == 32 and params["max_samples"] == 1024
-        assert "tolerance" not in get_explainer(name, n_samples=100).params()
-    assert get_explainer("lime").params()["output"] == "probability"
     assert get_explainer("kernel_shap").params()["output"] == "probability"
     assert get_explainer("partition_shap").params()["output"] == "probability"
     assert get_explainer("deeplift").params()["multiply_by_inputs"] is False
@@ -207,7 +209,7 @@ def test_perturbation_methods_give_the_same_scores_with_one_perturbation_per_for
 def test_kernel_shap_packs_the_coalitions_of_every_sentence_into_shared_model_calls(model64, tokenizer):
     words = WORDS + [["alone"]]  # a one-word sentence has one player: its value is f(sentence) - f([CLS] [SEP])
     targets = TARGETS + [0]
-    explainer = make("kernel_shap", n_samples=25)  # one round: a fixed budget (the adaptive default has several)
+    explainer = make("kernel_shap", n_samples=25)  # one round: a fixed budget (n_samples=adaptive has several)
     calls = []
     handle = model64.register_forward_hook(lambda module, args, out: calls.append(1))
     try:

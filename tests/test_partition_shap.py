@@ -177,12 +177,14 @@ def test_partition_shap_is_registered_with_its_protocol():
     assert "partition_shap" in available_explainers()
     explainer = get_explainer("partition_shap")
     protocol = explainer.protocol()
-    # the target probability (4.0.0), as Kernel SHAP and LIME explain it; output="logit" is 3.x's; 5.0.0 expands
-    # each sentence until its remaining share is at most the tolerance
-    assert protocol["params"] == {"output": "probability", "removal": "mask", "coalitions_per_word": "adaptive",
-                                  "tolerance": 0.05, "max_coalitions_per_word": None,
+    # the target probability (4.0.0), as Kernel SHAP and LIME explain it; output="logit" is 3.x's; a budget of 4
+    # outputs per word (3.0.0)
+    assert protocol["params"] == {"output": "probability", "removal": "mask", "coalitions_per_word": 4.0,
                                   "hierarchy": "balanced binary partition of the word sequence"}
-    # an explicit budget records what it recorded before (no tolerance: it plays no part)
+    # the accuracy target records its tolerance and cap
+    assert get_explainer("partition_shap", coalitions_per_word="adaptive").params() == {
+        "output": "probability", "removal": "mask", "coalitions_per_word": "adaptive", "tolerance": 0.05,
+        "max_coalitions_per_word": None, "hierarchy": "balanced binary partition of the word sequence"}
     assert get_explainer("partition_shap", coalitions_per_word=4).params() == {
         "output": "probability", "removal": "mask", "coalitions_per_word": 4.0,
         "hierarchy": "balanced binary partition of the word sequence"}

@@ -13,10 +13,11 @@ Sibling groups either all present or all absent is what makes this cheap: a sent
 ``2 n^2 / 3`` model outputs (a balanced tree of depth ``log2 n``), not the ``2^n`` of exact Shapley values, and
 no sampling (the values are exact and deterministic). The values add up to ``f(sentence) - f(no word)``.
 
-**The default expands until the remaining mass is small** (version 5.0.0): the same priority expansion as the
-budget below, but each sentence stops once the groups not yet expanded hold at most ``tolerance`` (0.05) of the
-explained amount, so a sentence whose output is carried by a few words stops early and one with many
-contributing words is expanded further. **A budget** (``coalitions_per_word=N``, the default of version 3.0.0): ``coalitions_per_word=4`` model outputs per word, not
+**An accuracy target** (``coalitions_per_word=adaptive``): the same priority expansion as the budget below, but
+each sentence stops once the groups not yet expanded hold at most ``tolerance`` (0.05) of the explained amount,
+so a sentence whose output is carried by a few words stops early and one with many contributing words is
+expanded further (on the reference CE model: MA 0.66 at 2.3× the default's time; BENCHMARKS.md). **The default
+spends a budget** (``coalitions_per_word=4``, since version 3.0.0): 4 model outputs per word, not
 the exact design's ``~2 n^2 / 3``. The hierarchy is expanded from the root, always where the model's output moves
 most (``shap``'s Partition explainer expands by the same kind of priority, under its ``max_evals``). A group
 ``G`` seen in context ``C`` with weight ``w`` holds ``w * (f(C + G) - f(C))`` of the Owen values; expanding it costs
@@ -66,8 +67,10 @@ from gecobench.explainers.inputs import (
 MASKED_PERTURBATION = ("whole words removed, each run of consecutive removed words replaced by one mask token of "
                        "the tokenizer (special tokens kept)")
 
-#: ``coalitions_per_word`` of the adaptive default: expand each sentence until its remaining share <= tolerance
+#: ``coalitions_per_word`` of the accuracy-target mode: expand each sentence until its remaining share <= tolerance
 ADAPTIVE = "adaptive"
+#: that mode's default tolerance (the share of the explained amount still held by unexpanded groups)
+ADAPTIVE_TOLERANCE = 0.05
 
 #: A node of the hierarchy: the half-open range ``[start, stop)`` of player indices it groups.
 Node = tuple[int, int]
@@ -349,28 +352,28 @@ class PartitionShapExplainer(BuiltinExplainer):
     ``get_captum_attributions``: the softmax of the logits). ``removal``: how an
     absent word leaves the sentence — ``"mask"`` (default: each run of absent words becomes one mask token of
     the tokenizer) or ``"delete"`` (its tokens dropped, as LIME and Kernel SHAP do; version 1.0.0).
-    ``coalitions_per_word``: ``"adaptive"`` (default, 5.0.0) expands each sentence's hierarchy, where the output
+    ``coalitions_per_word``: a number (default 4) is a fixed budget of model outputs per word of the sentence (at
+    least the two of the whole sentence and of no word); ``"adaptive"`` expands each sentence's hierarchy, where the output
     moves most, until the share of the explained amount still held by unexpanded groups (the expansion's remaining
     mass, class-agnostic: :meth:`OwenExpansion.remaining_share`) is at most ``tolerance`` (default 0.05), or the
     cap ``max_coalitions_per_word`` (default ``None``: the exact design, where the remaining share is 0) is
-    reached; a number is a fixed budget of model outputs per word of the sentence (4.x's default was 4; at least
-    the two of the whole sentence and of no word); ``None`` computes the exact Owen values (about ``2 n / 3``
+    reached; ``None`` computes the exact Owen values (about ``2 n / 3``
     outputs per word; version 2.0.0). Diagnostics per sentence: ``n_coalitions`` and ``spread_share`` (see the
     module docstring). The adaptive stop is this hub's own (Partition SHAP is not in the authors' code; ``shap``'s
     Partition explainer stops at a fixed ``max_evals``).
     """
 
     name = "partition_shap"
-    # 5.0.0: by default each sentence is expanded until its remaining share is <= 0.05 (4.x: 4 outputs per word); 4.0.0: the target probability by default, as Kernel SHAP and LIME (3.x: the logit); 3.0.0: a budget of 4 model outputs per word by default (exact values with coalitions_per_word=None);
+    # coalitions_per_word=adaptive (an accuracy target) is a parameter: the default's scores did not change; 4.0.0: the target probability by default, as Kernel SHAP and LIME (3.x: the logit); 3.0.0: a budget of 4 model outputs per word by default (exact values with coalitions_per_word=None);
     # 2.0.0: absent words masked (one mask token per run); 1.0.0: deleted
-    version = "5.0.0"
+    version = "4.0.0"
     description = ("Partition SHAP on the target probability: Owen values over a balanced binary word hierarchy (each run of absent words one "
-                   "[MASK]), expanded by priority per sentence until the unresolved share is <= 0.05; |value| per word.")
+                   "[MASK]), expanded by priority within 4 model outputs per word; |value| per word.")
     protocol_keys = ("perturbation", "target", "max_length")
     REMOVALS = ("mask", "delete")
 
     def __init__(self, output: str = "probability", removal: str = "mask",
-                 coalitions_per_word: float | str | None = ADAPTIVE, tolerance: float = 0.05,
+                 coalitions_per_word: float | str | None = 4.0, tolerance: float | None = None,
                  max_coalitions_per_word: float | None = None, perturbations_per_eval: int | None = None,
                  **kwargs: Any) -> None:
         if output not in ("logit", "probability"):
@@ -378,7 +381,12 @@ class PartitionShapExplainer(BuiltinExplainer):
         if removal not in self.REMOVALS:
             raise ValueError(f"removal must be one of {', '.join(self.REMOVALS)}, got {removal!r}")
         adaptive = {}
+        if coalitions_per_word != ADAPTIVE and (tolerance is not None or max_coalitions_per_word is not None):
+            # a budget or the exact design has no accuracy target: refuse rather than silently ignore it
+            raise ValueError(f"tolerance and max_coalitions_per_word set the accuracy target of coalitions_per_word="
+                             f"{ADAPTIVE}; with coalitions_per_word={coalitions_per_word!r} they do nothing")
         if coalitions_per_word == ADAPTIVE:
+            tolerance = ADAPTIVE_TOLERANCE if tolerance is None else tolerance
             if not 0 < float(tolerance) < 1:
                 raise ValueError(f"tolerance must be a share of the explained amount in (0, 1), got {tolerance!r}")
             if max_coalitions_per_word is not None and not float(max_coalitions_per_word) > 0:
