@@ -23,11 +23,30 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import numpy as np
 import pytest
 from test_packaging import REPO_ROOT, USER_EXPLAINER, build_wheel, clean_env, installed_venv
 
 #: the options that keep an evaluation to seconds: two sentence groups, no properties, a short bootstrap
 SHORT_EVALUATION = ["--max-groups", "2", "--no-properties"]
+
+#: the front door from the installed package: the tiny OLA loaded as an object, a built-in and a plain function
+FRONT_DOOR = """
+import json, sys
+import gecobench
+from gecobench.models import load_zoo_model
+
+model, tokenizer, info = load_zoo_model(sys.argv[1])
+
+def last_word_function(model, tokenizer, words, targets):
+    return [[0.0] * (len(sentence) - 1) + [1.0] for sentence in words]
+
+results = gecobench.evaluate(model, tokenizer, explainers=["saliency", last_word_function], config="binary_all",
+                             max_sentences=2, properties=False, faithfulness=False, bootstrap=20, chunk_size=2,
+                             progress=False, model_info=info)
+table = results.to_pandas()
+print(json.dumps(dict(zip(table["explainer"], table["mass_accuracy.value"].astype(float)))))
+"""
 
 
 class Steps:
@@ -116,6 +135,18 @@ def test_a_fresh_environment_with_the_dependencies_runs_every_user_job(shared_da
         assert 0.0 <= record["metrics"]["mass_accuracy"]["value"] <= 1.0, record["explainer"]["name"]
     leaderboard = gecobench("leaderboard", "leaderboard", "--results", "store")
     assert "last_word" in leaderboard and "saliency" in leaderboard
+
+    # the Python front door on the same model as an object, with a plain-function explainer: its MA equals the
+    # CLI's records (the same stages, the same sentences)
+    front_door = subprocess.run([str(python), "-c", FRONT_DOOR, checkpoint], cwd=work, env=env, capture_output=True,
+                                text=True, timeout=1200)
+    assert front_door.returncode == 0, front_door.stderr[-3000:]
+    by_name = json.loads(front_door.stdout.strip().splitlines()[-1])
+    cli_ma = {r["explainer"]["name"]: r["metrics"]["mass_accuracy"]["value"] for r in records}
+    assert set(by_name) == {"saliency", "last_word_function"}, by_name
+    # float32 attributions folded to words and averaged: equal to float32 rounding of values of order 1
+    assert by_name["saliency"] == pytest.approx(cli_ma["saliency"], rel=0, abs=64 * np.finfo(np.float32).eps)
+    assert by_name["last_word_function"] == pytest.approx(cli_ma["last_word"], rel=0, abs=64 * np.finfo(np.float32).eps)
 
     # a code submission through the queue: the example the package ships, run on the tiny OLA
     gecobench("submit example", "submit", "example", "gradient_norm.py")

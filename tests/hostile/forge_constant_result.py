@@ -18,7 +18,7 @@ def _forge():
         items = json.load(handle)["items"]
     lines = [json.dumps({"explainer": {"name": "forge_constant_result", "version": "1", "params": {},
                                        "model_independent": False}, "main_seconds": 0.0})]
-    for k, kind in enumerate(job["kinds"]):
+    for k, _kind in enumerate(job["kinds"]):
         for item in items:
             n = len(item["words"])
             lines.append(json.dumps([float((k + i) % 3 + 1) for i in range(n)]))
