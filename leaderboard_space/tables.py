@@ -18,6 +18,7 @@ model through the paired bootstrap interval the run recorded (``tie`` when it in
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from gecobench import columns
+from gecobench.flags import MARKS, mark_text
 from gecobench.formatting import format_interval
 from gecobench.pooling import (
     across_seeds,
@@ -133,6 +135,8 @@ def _record_row(record: Mapping[str, Any], identities: dict[str, dict[str, str]]
         "source": str(explainer.get("source") or "builtin"),
         "is_baseline": bool(explainer.get("is_baseline", False)),
         "model_independent": bool(explainer.get("model_independent", False)),
+        # every flag of the record as bracketed marks (gecobench.flags: the one definition), shown by the name
+        "marks": mark_text(record),
         "regime": str(model["regime"]),
         "base_model": str(model["base_model"]),
         "config": str(dataset["config"]),
@@ -242,10 +246,19 @@ def _kind_of(any_baseline: bool, all_model_independent: bool, sources: Sequence[
     return ", ".join(SOURCE_LABELS.get(s, s) for s in sorted(sources)) + independent
 
 
-def explainer_label(name: str, kind: str) -> str:
-    """The explainer's name with a visible marker for baselines, self-reported and model-independent results."""
+def _pool_marks(marks: Iterable[str]) -> str:
+    """The union of the records' bracketed marks, in the flags' order (a pool shows every flag any record has)."""
+    found = {m for text in marks for m in re.findall(r"\[[^\]]+\]", str(text or ""))}
+    return " ".join(f"[{mark}]" for mark in MARKS.values() if f"[{mark}]" in found)
+
+
+def explainer_label(name: str, kind: str, marks: str = "") -> str:
+    """The explainer's name with a visible marker for baselines, then every flag (``marks``:
+    :func:`gecobench.flags.mark_text`); without marks, from its kind (self-reported, model-independent)."""
     if kind.startswith("baseline"):
         return f"{name} [baseline]"
+    if marks:
+        return f"{name} {marks}"
     if "self-reported" in kind:
         return f"{name} [self-reported]"
     if "model-independent" in kind:
@@ -276,7 +289,8 @@ def explainer_summary(data: RecordsFrame | Iterable[Mapping[str, Any]], filters:
     kinds = [_kind_of(baseline, independent, sources) for baseline, independent, sources in zip(
         pools["is_baseline"].any(), pools["model_independent"].all(), pools["source"].agg(lambda x: sorted(set(x))))]
     summary = pd.DataFrame({
-        "Explainer": [explainer_label(str(name), kind) for name, kind in zip(keys.get_level_values("explainer"), kinds)],
+        "Explainer": [explainer_label(str(name), kind, marks) for name, kind, marks in zip(
+            keys.get_level_values("explainer"), kinds, pools["marks"].agg(_pool_marks))],
         "Kind": kinds,
         "Versions": pools["version"].agg(lambda x: ", ".join(sorted(set(x)))).to_numpy(),
         "Config": keys.get_level_values("config"),
