@@ -787,7 +787,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
                 ranking_table = gr.Dataframe(interactive=False, wrap=False, pinned_columns=2, max_height=620,
                                              show_search="filter",
                                              label="Explainers ranked by MA for the chosen model",
-                                             elem_id="ranking-table", elem_classes=["pin-names"],
+                                             elem_id="ranking-table", elem_classes=["pin-names", "click-sort"],
                                              buttons=["fullscreen", "copy"])
                 ranking_notes = gr.Markdown(elem_id="ranking-notes")
                 ranking_files = gr.File(label="Download this table (CSV, JSON)", file_count="multiple",

@@ -10,6 +10,13 @@ every launcher (``app.main``, ``screenshot.running_space``) passes them.
   follow the data). The drill-down's explainer column and the Spanish table's model column are pinned the same way.
 * **Definitions on the headers.** The script sets each header cell's ``title`` to its definition from
   :mod:`leaderboard_space.glossary` (a header without one keeps its name as title).
+* **Accessible names.** Gradio 6 gives its Dropdown inputs an ``aria-label`` equal to the label, but the
+  Dataframe's search box has only a placeholder ("Filter...") and a ``title`` that says something else; the script
+  gives it the placeholder's words as its accessible name, so what is read out is what is shown.
+* **Header-click sorting.** Gradio 6's Dataframe sorts only from the header's menu (⋮ → Sort ascending/descending);
+  in tables with the class ``click-sort`` a click on a header cell chooses that menu item: the first click on a
+  column sorts it descending (every "higher is better" column's best first), the next click ascending, and so on.
+  The sorting itself stays Gradio's (the table's ``sort`` state), the script only presses its buttons.
 * **The view in the URL.** :data:`URL_JS` is the client function the app's events run to write the view into the
   query string (``history.replaceState``); the page load reads it back (``app.view_from_url``).
 """
@@ -89,11 +96,44 @@ _SCRIPT = """
       if (block.style.getPropertyValue('--pin-left-2') !== width) block.style.setProperty('--pin-left-2', width);
     });
   }
+  function nameSearchBoxes(root) {
+    root.querySelectorAll('input.search-input:not([aria-label])').forEach(box => {
+      const words = (box.getAttribute('placeholder') || '').replace(/(\.\.\.|\u2026)$/, '').trim();
+      if (words) box.setAttribute('aria-label', words);
+    });
+  }
+  function menuItem(text) {
+    return Array.from(document.querySelectorAll('button, [role=menuitem]'))
+      .find(item => item.offsetParent !== null && (item.innerText || '').trim() === text);
+  }
+  document.addEventListener('click', event => {
+    const cell = event.target.closest ? event.target.closest('.click-sort thead th') : null;
+    if (!cell || event.target.closest('button')) return;
+    const menuButton = cell.querySelector('button.cell-menu-button');
+    const block = cell.closest('.click-sort');
+    if (!menuButton || !block) return;
+    const column = cell.getAttribute('data-heading') || String(cell.cellIndex);
+    const wanted = (block.dataset.sortColumn === column && block.dataset.sortDirection === 'desc') ? 'asc' : 'desc';
+    // after Gradio's own handling of this click (it stops the event and closes open menus): open the header's
+    // menu, then press its sort item once the menu is drawn
+    setTimeout(() => {
+      menuButton.click();
+      requestAnimationFrame(() => {
+        const item = menuItem(wanted === 'desc' ? 'Sort descending' : 'Sort ascending');
+        if (!item) return;
+        item.click();
+        block.dataset.sortColumn = column;
+        block.dataset.sortDirection = wanted;
+      });
+    }, 0);
+  }, true);  // capture: the header cell stops the click's propagation
   let pending = false;
   function update() {
     if (pending) return;
     pending = true;
-    requestAnimationFrame(() => { pending = false; defineHeaders(document); pinOffsets(document); });
+    requestAnimationFrame(() => {
+      pending = false; defineHeaders(document); pinOffsets(document); nameSearchBoxes(document);
+    });
   }
   new MutationObserver(update).observe(document.documentElement, {childList: true, subtree: true, characterData: true});
   window.addEventListener('resize', update);

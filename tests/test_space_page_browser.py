@@ -200,3 +200,61 @@ def test_shaded_cells_are_readable_in_dark_mode(space, page):
              const [a, b] = [lum(rgb(style.color)), lum(rgb(bg))].sort((x, y) => y - x);
              return (a + 0.05) / (b + 0.05); })""")
     assert ratios and min(ratios) >= 4.5, min(ratios)
+
+
+def test_every_visible_input_on_the_ranking_tab_has_its_label_as_accessible_name(space, page):
+    """Each visible input/select/textarea of the Ranking tab is found by its role and its visible label (the
+    block's label, or a search box's placeholder words): what a screen reader announces is what is shown."""
+    _open(page, space)
+    page.wait_for_function("() => document.querySelector('#ranking-table input.search-input[aria-label]')",
+                           timeout=10_000)
+    controls = page.evaluate(
+        """() => Array.from(document.querySelectorAll('#tab-ranking input, #tab-ranking select, #tab-ranking textarea'))
+             .filter(e => e.offsetParent !== null && e.type !== 'hidden')
+             .map((e, i) => { e.dataset.a11yProbe = String(i);
+               const block = e.closest('.block');
+               const info = block && block.querySelector('[data-testid=block-info]');
+               const label = info ? info.innerText.trim()
+                 : (e.getAttribute('placeholder') || '').replace(/(\\.\\.\\.|\\u2026)$/, '').trim();
+               return {probe: String(i), label, type: e.type, tag: e.tagName}; })""")
+    assert len(controls) >= 6, controls  # config, base, regime, seed, view, the table's filter
+    labels = [c["label"] for c in controls]
+    assert {"GECO config", "Base model", "Model regime", "Model seed", "View", "Filter"} <= set(labels), labels
+    for control in controls:
+        assert control["label"], control
+        role = "combobox" if page.locator(f"[data-a11y-probe='{control['probe']}']").get_attribute("role") \
+            == "combobox" or control["tag"] == "SELECT" else "textbox"
+        named = page.get_by_role(role, name=control["label"], exact=True)
+        probe = page.locator(f"[data-a11y-probe='{control['probe']}']")
+        assert named.and_(probe).count() == 1, (control, role)
+
+
+def _ranking_ma(page) -> list[float]:
+    """The MA cells of the drawn ranking rows, top to bottom."""
+    rows = page.eval_on_selector_all(
+        "#ranking-table .virtual-row",
+        "rows => rows.map(r => [r.getBoundingClientRect().top, r.querySelectorAll('[role=gridcell]')[2].innerText])")
+    return [float(text) for _, text in sorted(rows)]
+
+
+def test_clicking_the_ma_header_sorts_the_ranking_by_ma(space, page):
+    _open(page, space)
+    header = page.locator("#ranking-table thead th").nth(2)
+    assert header.locator(".header").inner_text().strip() == "MA"
+    first = _ranking_ma(page)
+    assert len(first) >= 5 and len(set(first)) > 1
+    is_sorted = ("desc => { const v = Array.from(document.querySelectorAll('#ranking-table .virtual-row'))"
+                 ".sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)"
+                 ".map(r => parseFloat(r.querySelectorAll('[role=gridcell]')[2].innerText));"
+                 " return v.length > 1 && v.every((x, i) => i === 0 || (desc ? v[i - 1] >= x : v[i - 1] <= x))"
+                 " && v[0] !== v[v.length - 1]; }")
+    header.locator(".header").click()
+    page.wait_for_function("() => document.querySelector('#ranking-table')?.dataset.sortDirection === 'desc'",
+                           timeout=10_000)
+    page.wait_for_function(is_sorted, arg=True, timeout=10_000)
+    descending = _ranking_ma(page)
+    assert descending == sorted(descending, reverse=True)
+    header.locator(".header").click()  # the second click turns the order round
+    page.wait_for_function(is_sorted, arg=False, timeout=10_000)
+    ascending = _ranking_ma(page)
+    assert ascending == sorted(ascending) and ascending[0] <= min(first)
