@@ -420,8 +420,10 @@ class SpaceViews:
                 gr.update(choices=options.base_models, value=base_model),
                 gr.update(choices=options.regimes, value=regime), gr.update(choices=options.seeds, value=seed))
 
-    def ranking_view(self, config, base_model, regime, seed, view, source, filter_value):
-        """The ranking (or pivot) table, its notes, its download files and the properties radar."""
+    def ranking_view(self, config, base_model, regime, seed, view, source, filter_value, column_groups=None):
+        """The ranking (or pivot) table, its notes, its download files and the properties radar. On the ranking
+        view ``column_groups`` (names of :data:`ranking.COLUMN_GROUPS`; ``None``: all) chooses the optional
+        columns shown; the downloads keep every column."""
         state, chosen = self.scope(source, filter_value)
         records = state.records(chosen)
         if not records:
@@ -449,7 +451,7 @@ class SpaceViews:
             styled = shown.style.apply(lambda _: _best_gap_styles(shown, best), axis=None).format(
                 format_interval, subset=list(shown.select_dtypes("floating").columns))
         else:
-            shown = ranking.ranking_display(numbers)
+            shown = ranking.chosen_columns(ranking.ranking_display(numbers), column_groups)
             best = ranking.best_per_column(numbers)
             files = table_files(analysis_table(numbers), f"{prefix}-ranking-{config}-{base_model}-{regime}-seed{seed}")
             styled = shown.style.apply(lambda _: _best_styles(shown, best), axis=None).format(
@@ -784,6 +786,10 @@ def build_app(results_location: str | None = None, requests_location: str | None
                     cell_seed = gr.Dropdown([], label="Model seed", elem_id="rank-seed", allow_custom_value=True)
                     view_choice = gr.Dropdown([RANKING_VIEW, GAPS_VIEW, PIVOT_VIEW], value=RANKING_VIEW, label="View",
                                               elem_id="rank-view")
+                    # the ranking view's optional column groups; the downloads keep every column
+                    column_chooser = gr.CheckboxGroup(list(ranking.COLUMN_GROUPS),
+                                                      value=ranking.DEFAULT_COLUMN_GROUPS, label="Columns shown",
+                                                      elem_id="rank-columns", scale=2)
                 ranking_table = gr.Dataframe(interactive=False, wrap=False, pinned_columns=2, max_height=620,
                                              show_search="filter",
                                              label="Explainers ranked by MA for the chosen model",
@@ -829,7 +835,8 @@ def build_app(results_location: str | None = None, requests_location: str | None
                     show_baselines = gr.Checkbox(True, label="Show baselines")
                 table = gr.Dataframe(interactive=False, wrap=False, pinned_columns=1,
                                      label="One row per explainer and model: value [CI]",
-                                     elem_id="explainer-table", show_search="none", max_height=600)
+                                     elem_id="explainer-table", show_search="none", max_height=600,
+                                     elem_classes=["pin-names", "pin-one"])  # its name column stays in view
                 gr.Markdown("`[baseline]`: Uniform Random / Pattern Variant (model-independent) · `[self-reported]`: "
                             "submitted pre-computed results not reproduced by the queue · MA gap = MA(male) − MA(female), "
                             "paired interval over source sentences · log RMA = median ln(MA / MA zero-shot).")
@@ -889,6 +896,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
         cell_inputs = [cell_config, cell_base, cell_regime, cell_seed]
         scope_inputs = [source_radio, filter_radio]  # last in every list: API callers may leave them out
         ranking_outputs = [ranking_table, ranking_notes, ranking_files, rank_radar]
+        ranking_inputs = [*cell_inputs, view_choice, *scope_inputs, column_chooser]
         filter_inputs = [configs, regimes, base_models, search, sort_by, descending, show_baselines]
         refresh_outputs = [status, source_radio, filter_radio, filter_text, configs, regimes, base_models, sort_by,
                            table, scheme, model, heat]
@@ -910,7 +918,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
         def after_load(event):
             """The ranking first (the first view), then plots, drill-down, the All models tab and the Spanish tab."""
             (remember_view(event.then(ranking_choices, [*cell_inputs, *scope_inputs], cell_inputs, api_visibility="private")
-             .then(ranking_view, [*cell_inputs, view_choice, *scope_inputs], ranking_outputs, api_visibility="private")
+             .then(ranking_view, ranking_inputs, ranking_outputs, api_visibility="private")
              .then(plots_view, [*cell_inputs, *scope_inputs], [regime_plot, group_plot, plot_files],
                    api_visibility="private")
              .then(drill_sentences, [*cell_inputs, drill_search, *scope_inputs, drill_sentence],
@@ -937,15 +945,17 @@ def build_app(results_location: str | None = None, requests_location: str | None
         for component in cell_inputs:
             remember_view(component.input(ranking_choices, [*cell_inputs, *scope_inputs], cell_inputs, api_visibility="private",
                              trigger_mode="always_last")
-             .then(ranking_view, [*cell_inputs, view_choice, *scope_inputs], ranking_outputs, api_visibility="private")
+             .then(ranking_view, ranking_inputs, ranking_outputs, api_visibility="private")
              .then(plots_view, [*cell_inputs, *scope_inputs], [regime_plot, group_plot, plot_files],
                    api_visibility="private")
              .then(drill_sentences, [*cell_inputs, drill_search, *scope_inputs, drill_sentence],
                    [drill_sentence, drill_message],
                    api_visibility="private")
              .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private"))
-        remember_view(view_choice.input(ranking_view, [*cell_inputs, view_choice, *scope_inputs], ranking_outputs,
+        remember_view(view_choice.input(ranking_view, ranking_inputs, ranking_outputs,
                                         api_visibility="private"))
+        column_chooser.input(ranking_view, ranking_inputs, ranking_outputs, api_visibility="private",
+                             trigger_mode="always_last")
         gr.api(ranking_api, api_name="ranking")
         gr.api(gender_gaps_api, api_name="gender_gaps")
         (drill_search.submit(drill_sentences, [*cell_inputs, drill_search, *scope_inputs, drill_sentence],

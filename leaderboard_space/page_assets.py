@@ -7,7 +7,8 @@ every launcher (``app.main``, ``screenshot.running_space``) passes them.
   header and body are separate ``<table>``\\ s in it) and its ``pinned_columns`` does not keep cells in view when
   the viewport scrolls sideways. Tables with the class ``pin-names`` get ``position: sticky`` on their first two
   cells of every row; the second cell's ``left`` is the first cell's width, measured by the script (column widths
-  follow the data). The drill-down's explainer column and the Spanish table's model column are pinned the same way.
+  follow the data); with the class ``pin-one`` too only the first cell (All models: Explainer). The drill-down's
+  explainer column and the Spanish table's model column are pinned the same way.
 * **Definitions on the headers.** The script sets each header cell's ``title`` to its definition from
   :mod:`leaderboard_space.glossary` (a header without one keeps its name as title).
 * **Accessible names.** Gradio 6 gives its Dropdown inputs an ``aria-label`` equal to the label, but the
@@ -54,6 +55,13 @@ CSS = """
 .pin-names thead tr > th:nth-child(1), .pin-names .virtual-row > [role=gridcell]:nth-child(1) {left: 0}
 .pin-names thead tr > th:nth-child(2), .pin-names .virtual-row > [role=gridcell]:nth-child(2) {
   left: var(--pin-left-2, 0px); box-shadow: 2px 0 0 var(--border-color-primary);
+}
+/* pin-one: the name column only (All models: its second column, Kind, is no name) */
+.pin-names.pin-one thead tr > th:nth-child(2), .pin-names.pin-one .virtual-row > [role=gridcell]:nth-child(2) {
+  position: static !important; box-shadow: none;
+}
+.pin-names.pin-one thead tr > th:nth-child(1), .pin-names.pin-one .virtual-row > [role=gridcell]:nth-child(1) {
+  box-shadow: 2px 0 0 var(--border-color-primary);
 }
 #drill-heat .drill th.explainer, #drill-heat .drill td.ma {
   position: sticky; z-index: 2; background: var(--background-fill-primary);

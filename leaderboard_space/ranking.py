@@ -48,6 +48,35 @@ NOT_SEPARATED_MARK = "≈ next"
 RANK_COLUMNS_METRICS = ["relative_mass_accuracy", *PROPERTY_KEYS, *RANKING_KEYS]
 
 
+#: the Ranking's optional column groups (its "Columns shown" chooser), over :func:`model_ranking`'s columns; Rank,
+#: Explainer, MA with its interval, Seeds and "vs next" are always shown. Faithfulness: the ground-truth measures
+#: besides MA; properties: the Co-12 property checks (drawn in the radar below the table too); provenance: where
+#: a row comes from. The downloads keep every column.
+COLUMN_GROUPS: dict[str, list[str]] = {
+    "Faithfulness": [METRIC_LABELS[k] for k in ("relative_mass_accuracy", *RANKING_KEYS)],
+    "Gaps": [GAP, *NONBINARY_GAPS.values(), LARGEST_GAP],
+    "Properties": [METRIC_LABELS[k] for k in PROPERTY_KEYS],
+    "Provenance": ["Kind", "Interval", "Version", "Parameters", "Seed", "Sentences scored", "Model accuracy",
+                   "Model", "Model card", "Dataset", "Dataset card", "Protocol", "Record"],
+}
+#: shown on a first visit: the numbers a ranking is read for; provenance (13 text columns) on request
+DEFAULT_COLUMN_GROUPS: list[str] = ["Faithfulness", "Gaps", "Properties"]
+
+
+def chosen_columns(shown: pd.DataFrame, groups: Iterable[str] | None) -> pd.DataFrame:
+    """``shown`` (:func:`ranking_display`'s table) without the columns of the groups not in ``groups`` (each
+    value column together with its ``95% CI`` column); ``None`` keeps every column."""
+    if groups is None:
+        return shown
+    groups = list(groups)
+    unknown = [g for g in groups if g not in COLUMN_GROUPS]
+    if unknown:
+        raise ValueError(f"unknown column group(s) {unknown}; known: {sorted(COLUMN_GROUPS)}")
+    hidden = {c for name, cols in COLUMN_GROUPS.items() if name not in groups for c in cols}
+    hidden |= {f"{c} 95% CI" for c in hidden}
+    return shown[[c for c in shown.columns if c not in hidden]]
+
+
 def _ordered(values: Iterable[str], order: Sequence[str]) -> list[str]:
     """Known values in ``order`` first, then the rest alphabetically."""
     values = set(values)

@@ -165,3 +165,47 @@ def test_public_location_never_shows_a_host_path(tmp_path):
     assert public_location(str(card), [tmp_path / "elsewhere"]) == "README.md"
     assert public_location("https://huggingface.co/org/model", []) == "https://huggingface.co/org/model"
     assert public_location("", []) == ""
+
+
+@pytest.mark.skipif(not (REPO_ROOT / "reference" / "store").is_dir(), reason="no committed reference store")
+def test_the_column_chooser_hides_column_groups_and_the_downloads_keep_every_column(reference_app):
+    import pandas as pd
+
+    from leaderboard_space import ranking, sources
+    from leaderboard_space.app import VIEWS
+
+    page = reference_app["open_page"](None, sources.REFERENCE, sources.PAPER_FILTER)
+    chosen = page[2]["value"]
+    # a non-binary config: its extra gaps belong to the Gaps group too
+    cell = [c["value"] for c in reference_app["ranking_choices"]("nonbinary_subject", None, None, None,
+                                                                  sources.REFERENCE, chosen)]
+    assert cell[0] == "nonbinary_subject"
+
+    def shown(groups):
+        table, _, files, _ = reference_app["ranking_view"](*cell, VIEWS[0], sources.REFERENCE, chosen, groups)
+        return list(getattr(table, "data", table).columns), files
+
+    every, _ = shown(None)
+    always = ["Rank", "Explainer", "MA", "MA 95% CI", "Seeds", "vs next"]
+    grouped = {name: [c for c in every if c in cols or c.removesuffix(" 95% CI") in cols]
+               for name, cols in ranking.COLUMN_GROUPS.items()}
+    assert all(grouped.values()), grouped  # every group has columns on this model
+    assert len(grouped["Gaps"]) >= 6  # male−female and each binary group − non-binary, with intervals, and the largest
+    assert shown(list(ranking.COLUMN_GROUPS))[0] == every
+    none, files = shown([])
+    assert none == always
+    for name, columns in grouped.items():
+        only, _ = shown([name])
+        assert only == [c for c in every if c in always or c in columns], name
+    default, _ = shown(ranking.DEFAULT_COLUMN_GROUPS)
+    assert "Record" not in default and ranking.GAP in default and len(default) < len(every)
+    # the downloads are the full analysis table whatever is shown: every group's values and the record id
+    from leaderboard_space.downloads import column_name
+
+    csv = pd.read_csv(next(f for f in files if str(f).endswith(".csv")))
+    wanted = {"record_id", *[column_name(c) for cols in grouped.values() for c in cols
+                             if not c.endswith("95% CI") and c != "Record"]}
+    assert wanted <= set(csv.columns), wanted - set(csv.columns)
+    assert "record_link" in csv.columns  # the Record column, hidden by default, is in the download
+    with pytest.raises(ValueError, match="unknown column group"):
+        ranking.chosen_columns(pd.DataFrame(columns=every), ["Colours"])
