@@ -106,7 +106,7 @@ _SCRIPT = """
   }
   function nameSearchBoxes(root) {
     root.querySelectorAll('input.search-input:not([aria-label])').forEach(box => {
-      const words = (box.getAttribute('placeholder') || '').replace(/(\.\.\.|\u2026)$/, '').trim();
+      const words = (box.getAttribute('placeholder') || '').replace(/(\\.\\.\\.|\\u2026)$/, '').trim();
       if (words) box.setAttribute('aria-label', words);
     });
   }
