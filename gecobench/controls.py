@@ -9,6 +9,8 @@ cannot know:
   **relabelled** by the presence of a secret set of other, non-gendered words (class 1 iff the sentence holds at
   least one of them). The set is drawn from words never marked as ground truth in any GECO row, so what the
   control model uses — and the correct explanation of it — is those words, never the gender lexicon;
+  ``architecture="minilm"`` trains a fine-tuned BERT-family control instead (a zoo regime on the offline MiniLM,
+  through the zoo's own :func:`gecobench.models.training.train_regime`);
 * the hub trains the controls with a **secret seed** (``GECOBENCH_CONTROL_SEED`` in the worker's environment, or
   ``--seed``; never in the repository); the seed draws the word sets and the initialisations. Checkpoints and
   the private description (``controls.json``, which holds the secret words) are written to a private folder and
