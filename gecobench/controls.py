@@ -68,6 +68,10 @@ class ControlModel:
     secret_words: tuple[str, ...]
     test_accuracy: float | None = None
     train_coverage: float | None = None
+    #: The accuracy of always answering the relabelled test split's majority class: a control whose
+    #: ``test_accuracy`` does not clearly beat it has not learnt its rule, and every explainer of it lands near
+    #: chance (which would flag honest explainers).
+    majority_accuracy: float | None = None
 
     def ground_truth(self, words: Sequence[str]) -> list[int]:
         """The control's correct explanation of a sentence: 1 at every secret word, 0 elsewhere."""
@@ -263,7 +267,7 @@ def train_control_models(
                                       "num_labels": CONTROL_NUM_LABELS, "labels": ["female", "male"]})
         coverage = float(np.mean([control.label(r.words) for r in train_rows]))
         controls.append(ControlModel(control.name, str(folder.resolve()), secret_words, round(test_accuracy, 4),
-                                     round(coverage, 4)))
+                                     round(coverage, 4), majority_accuracy(test_rows)))
     (out / CONTROLS_FILE).write_text(json.dumps({"config": config, "controls": [asdict(c) for c in controls]},
                                                 indent=2) + "\n", encoding="utf-8")
     os.chmod(out / CONTROLS_FILE, 0o600)
@@ -298,6 +302,7 @@ def _train_fine_tuned_control(folder: Path, control: ControlModel, train_rows: S
                               test_rows: Sequence[Any], config: str, regime: str, base_model: str, seed: int,
                               epochs: int, lr: float | None, max_eval_sentences: int | None) -> ControlModel:
     """One fine-tuned control: the zoo's ``train_regime`` on the relabelled rows, then the checkpoint sanitised."""
+    from gecobench.models.data import subsample_sentences
     from gecobench.models.training import INFO_FILE, train_regime
 
     if folder.exists():
@@ -310,7 +315,14 @@ def _train_fine_tuned_control(folder: Path, control: ControlModel, train_rows: S
     _sanitise_checkpoint(folder, info)
     coverage = float(np.mean([control.label(r.words) for r in train_rows]))
     return ControlModel(f"control-{regime}-{control.name.rsplit('-', 1)[-1]}", str(folder.resolve()),
-                        control.secret_words, round(float(info["test_accuracy"]), 4), round(coverage, 4))
+                        control.secret_words, round(float(info["test_accuracy"]), 4), round(coverage, 4),
+                        majority_accuracy(subsample_sentences(test_rows, max_eval_sentences, seed)))
+
+
+def majority_accuracy(rows: Sequence[Any]) -> float:
+    """The accuracy of always answering the most frequent class of ``rows`` (``.label``)."""
+    share = float(np.mean([r.label for r in rows])) if rows else 0.0
+    return round(max(share, 1.0 - share), 4)
 
 
 def secrets_name(secret: str, index: int) -> str:
@@ -349,7 +361,8 @@ def load_control_models(folder: str | Path | None = None) -> list[ControlModel]:
         if not checkpoint.is_absolute():
             checkpoint = Path(folder) / checkpoint
         found.append(ControlModel(entry["name"], str(checkpoint), tuple(entry["secret_words"]),
-                                  entry.get("test_accuracy"), entry.get("train_coverage")))
+                                  entry.get("test_accuracy"), entry.get("train_coverage"),
+                                  entry.get("majority_accuracy")))
     return found
 
 

@@ -17,6 +17,7 @@ from gecobench.controls import (
     control_seed,
     gendered_words,
     load_control_models,
+    majority_accuracy,
     train_control_models,
 )
 from gecobench.flags import (
@@ -180,6 +181,7 @@ def test_a_fine_tuned_control_trains_with_the_zoo_code_and_loads_like_a_zoo_mode
     assert SECRET not in "".join(p.read_text(errors="replace") for p in checkpoint.iterdir() if p.suffix == ".json")
     assert load_control_models(tmp_path) == [control]
     assert 0.0 <= control.test_accuracy <= 1.0 and 0.0 < control.train_coverage < 1.0
+    assert 0.5 <= control.majority_accuracy <= 1.0
     assert not set(control.secret_words) & gendered_words(geco_dir)
 
     # The worker and `controls score` load a control through the zoo loader and explain it like any model.
@@ -187,6 +189,14 @@ def test_a_fine_tuned_control_trains_with_the_zoo_code_and_loads_like_a_zoo_mode
     words = [["The", "old", "man", "walked", "home", "."]]
     (scores,) = attribute(get_explainer("saliency"), model, tokenizer, words, [1], seed=0)
     assert len(scores) == len(words[0]) and np.all(np.isfinite(scores))
+
+
+def test_majority_accuracy_is_the_share_of_the_larger_class():
+    from gecobench.models.data import GecoRow
+
+    rows = [GecoRow(["a"], label, i) for i, label in enumerate([1, 0, 0, 0])]
+    assert majority_accuracy(rows) == pytest.approx(0.75)
+    assert majority_accuracy(rows[:2]) == pytest.approx(0.5)
 
 
 def test_a_fine_tuned_control_needs_a_regime_that_trains_a_base_model(tmp_path):

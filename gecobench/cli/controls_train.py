@@ -60,5 +60,10 @@ def main(argv: list[str] | None = None) -> int:
         # The accuracy says whether the control learnt its rule; the secret words are not printed.
         print(f"{control.name}: accuracy on the relabelled test split {control.test_accuracy:.3f}, "
               f"{len(control.secret_words)} secret words covering {control.train_coverage:.0%} of the training rows")
+        if control.majority_accuracy is not None and control.test_accuracy < control.majority_accuracy + 0.05:
+            # An unlearnt control puts every explainer near chance and would flag honest ones: do not deploy it.
+            print(f"warning: {control.name} does not beat the majority class ({control.majority_accuracy:.3f}) by "
+                  "0.05: it has not learnt its rule; train longer (--epochs, --lr, --max-train-sentences) before "
+                  "pointing the queue at this folder", file=sys.stderr)
     print(f"→ {args.out} (keep it private)")
     return 0
