@@ -54,7 +54,7 @@ CONTROL_NUM_LABELS = 2
 TARGET_COVERAGE = (0.35, 0.6)
 #: What a control can be: the paper's OLA, or a fine-tuned BERT-family model (MiniLM offline) trained by the zoo.
 CONTROL_ARCHITECTURES: tuple[str, ...] = ("ola", "minilm")
-#: The fine-tuned control's zoo regime: everything trainable, so a short schedule can learn the secret words.
+#: The fine-tuned control's zoo regime: everything trainable (the regime most able to pick up new words).
 DEFAULT_FINE_TUNED_REGIME = "CEfAf"
 _WORD = re.compile(r"^[a-z]{3,}$")
 
