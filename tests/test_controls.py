@@ -17,6 +17,7 @@ from gecobench.controls import (
     control_seed,
     gendered_words,
     load_control_models,
+    majority_accuracy,
     train_control_models,
 )
 from gecobench.flags import (
@@ -149,3 +150,57 @@ def test_downloads_and_the_space_carry_the_flags():
     assert row["flag.data_not_model"] is True and row["flag.self_reported"] is False
     assert row["controls.mass_accuracy.value"] == 0.05 and row["controls.chance_mass_accuracy"] == 0.1
     assert row["flags"] == "[explains the data, not the model]" == flag_mark(record) and is_ranked_apart(record)
+
+
+@pytest.fixture(scope="module")
+def tiny_bert_base(tmp_path_factory, bert_tokenizer):
+    """A tiny random 2-layer BERT with the real WordPiece tokenizer, saved as a base-model folder."""
+    from conftest import make_tiny_bert_classifier
+
+    folder = tmp_path_factory.mktemp("tiny-bert-base")
+    make_tiny_bert_classifier(num_labels=2, seed=3).save_pretrained(folder)
+    bert_tokenizer.save_pretrained(folder)
+    return folder
+
+
+def test_a_fine_tuned_control_trains_with_the_zoo_code_and_loads_like_a_zoo_model(tmp_path, geco_dir,
+                                                                                  tiny_bert_base):
+    from gecobench.explainers import get_explainer
+    from gecobench.explainers.engine import attribute
+    from gecobench.models import load_zoo_model
+
+    (control,) = train_control_models(tmp_path, SECRET, n_controls=1, data_dir=geco_dir, max_train_sentences=20,
+                                      epochs=1, base_model=str(tiny_bert_base), architecture="minilm",
+                                      regime="CEfAf", max_eval_sentences=6)
+    checkpoint = tmp_path / control.checkpoint
+    info = json.loads((checkpoint / "gecobench_model.json").read_text())
+    # The zoo's own training wrote a full info; what the sandbox sees of it is the form of a fine-tuned zoo model.
+    assert info["regime"] == "CEfAf" and info["seed"] == 0 and info["architecture"] == "BertForSequenceClassification"
+    assert not {"provenance", "training", "test_accuracy", "schedule", "base_model_path"} & set(info)
+    assert not (checkpoint / "README.md").exists() and not (checkpoint / CONTROLS_FILE).exists()
+    assert SECRET not in "".join(p.read_text(errors="replace") for p in checkpoint.iterdir() if p.suffix == ".json")
+    assert load_control_models(tmp_path) == [control]
+    assert 0.0 <= control.test_accuracy <= 1.0 and 0.0 < control.train_coverage < 1.0
+    assert 0.5 <= control.majority_accuracy <= 1.0
+    assert not set(control.secret_words) & gendered_words(geco_dir)
+
+    # The worker and `controls score` load a control through the zoo loader and explain it like any model.
+    model, tokenizer, _ = load_zoo_model(control.checkpoint)
+    words = [["The", "old", "man", "walked", "home", "."]]
+    (scores,) = attribute(get_explainer("saliency"), model, tokenizer, words, [1], seed=0)
+    assert len(scores) == len(words[0]) and np.all(np.isfinite(scores))
+
+
+def test_majority_accuracy_is_the_share_of_the_larger_class():
+    from gecobench.models.data import GecoRow
+
+    rows = [GecoRow(["a"], label, i) for i, label in enumerate([1, 0, 0, 0])]
+    assert majority_accuracy(rows) == pytest.approx(0.75)
+    assert majority_accuracy(rows[:2]) == pytest.approx(0.5)
+
+
+def test_a_fine_tuned_control_needs_a_regime_that_trains_a_base_model(tmp_path):
+    with pytest.raises(ValueError, match="regime"):
+        train_control_models(tmp_path, SECRET, architecture="minilm", regime="OLA")
+    with pytest.raises(ValueError, match="architecture"):
+        train_control_models(tmp_path, SECRET, architecture="roberta")
