@@ -30,7 +30,6 @@ built-ins' control scores, which calibrate the flag: ``gecobench controls score`
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import json
@@ -38,7 +37,7 @@ import os
 import random
 import re
 import shutil
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -274,30 +273,6 @@ def train_control_models(
     return controls
 
 
-@contextlib.contextmanager
-def _rows_served(train_rows: Sequence[Any], test_rows: Sequence[Any]) -> Iterator[None]:
-    """While active, the zoo's row loader serves the relabelled rows instead of GECO's.
-
-    ``train_regime`` reads its rows through ``gecobench.models.data.load_rows`` (looked up at call time), and a
-    relabelled copy of the files on disk would be refused by the GECO builder's checksums; swapping the loader for
-    the length of one call lets the controls reuse the zoo's training loop unchanged. Not thread-safe: a
-    maintainer command trains one control at a time.
-    """
-    import gecobench.models.data as zoo_data
-
-    served = {"train": list(train_rows), "test": list(test_rows)}
-    original = zoo_data.load_rows
-
-    def load_relabelled(config: str, split: str, data_dir: Any = None) -> list[Any]:
-        return list(served[split])
-
-    zoo_data.load_rows = load_relabelled
-    try:
-        yield
-    finally:
-        zoo_data.load_rows = original
-
-
 def _train_fine_tuned_control(folder: Path, control: ControlModel, train_rows: Sequence[Any],
                               test_rows: Sequence[Any], config: str, regime: str, base_model: str, seed: int,
                               epochs: int, lr: float | None, max_eval_sentences: int | None) -> ControlModel:
@@ -307,9 +282,10 @@ def _train_fine_tuned_control(folder: Path, control: ControlModel, train_rows: S
 
     if folder.exists():
         shutil.rmtree(folder)
-    with _rows_served(train_rows, test_rows):
-        train_regime(regime, config, seed, folder, base_model=base_model, schedule="short", show_progress=False,
-                     epochs=epochs, lr=lr, max_train_sentences=None, max_eval_sentences=max_eval_sentences)
+    # the zoo's own training on the relabelled rows (a relabelled copy of the files would fail GECO's checksums)
+    train_regime(regime, config, seed, folder, base_model=base_model, schedule="short", show_progress=False,
+                 rows={"train": list(train_rows), "test": list(test_rows)}, epochs=epochs, lr=lr,
+                 max_train_sentences=None, max_eval_sentences=max_eval_sentences)
     info = json.loads((folder / INFO_FILE).read_text(encoding="utf-8"))
     # The real info names the seed, the provenance, the training history and the test accuracy: all of it goes.
     _sanitise_checkpoint(folder, info)

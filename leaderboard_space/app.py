@@ -786,15 +786,17 @@ def build_app(results_location: str | None = None, requests_location: str | None
                     cell_seed = gr.Dropdown([], label="Model seed", elem_id="rank-seed", allow_custom_value=True)
                     view_choice = gr.Dropdown([RANKING_VIEW, GAPS_VIEW, PIVOT_VIEW], value=RANKING_VIEW, label="View",
                                               elem_id="rank-view")
-                    # the ranking view's optional column groups; the downloads keep every column
-                    column_chooser = gr.CheckboxGroup(list(ranking.COLUMN_GROUPS),
-                                                      value=ranking.DEFAULT_COLUMN_GROUPS, label="Columns shown",
-                                                      elem_id="rank-columns", scale=2)
                 ranking_table = gr.Dataframe(interactive=False, wrap=False, pinned_columns=2, max_height=620,
                                              show_search="filter",
                                              label="Explainers ranked by MA for the chosen model",
                                              elem_id="ranking-table", elem_classes=["pin-names", "click-sort"],
                                              buttons=["fullscreen", "copy"])
+                # the ranking view's optional column groups, below the table so its first rows keep the first
+                # screen; the downloads keep every column
+                with gr.Accordion("Columns shown", open=False, elem_id="rank-columns-box"):
+                    column_chooser = gr.CheckboxGroup(list(ranking.COLUMN_GROUPS),
+                                                      value=ranking.DEFAULT_COLUMN_GROUPS, label="Columns shown",
+                                                      elem_id="rank-columns")
                 ranking_notes = gr.Markdown(elem_id="ranking-notes")
                 ranking_files = gr.File(label="Download this table (CSV, JSON)", file_count="multiple",
                                         interactive=False, elem_id="ranking-downloads")

@@ -140,8 +140,9 @@ def test_every_tab_on_real_records(real_store, tmp_path):
         download_info.value.save_as(downloaded)
         with downloaded.open(encoding="utf-8") as handle:
             table = list(csv.DictReader(handle))
-        assert [r["Explainer"] for r in table] == names
-        assert [f"{float(r['MA']):.3f}" for r in table] == [row[2] for row in rows]
+        # the analysis-ready download: machine names, full-precision numbers (leaderboard_space.downloads)
+        assert [r["explainer"] for r in table] == names
+        assert [f"{float(r['mass_accuracy']):.3f}" for r in table] == [row[2] for row in rows]
         page.screenshot(path=str(ARTIFACTS / "space-ranking.png"), full_page=True)
 
         # sortable headers: the MA column's menu sorts ascending (worst first)
@@ -158,9 +159,12 @@ def test_every_tab_on_real_records(real_store, tmp_path):
         page.locator("#drill-heat table").wait_for(timeout=30_000)
         side = read_sentence_scores(side_file_path(real_store, expected[0]["record_id"]))
         first = min(side["sentences"], key=lambda s: (s["sentence_id"], s["label"]))  # the default choice
-        assert page.locator("#drill-heat th.gt").count() == sum(first["ground_truth"])
+        # ground-truth words are framed cells of each explainer's row of the chosen variant (leaderboard_space.drilldown)
+        chosen_rows = page.locator("#drill-heat tbody tr.chosen")
+        assert chosen_rows.count() >= 1
+        assert chosen_rows.first.locator("td.gt").count() == sum(first["ground_truth"])
         heat_rows = page.eval_on_selector_all(
-            "#drill-heat tbody tr", "rows => rows.map(r => [r.querySelector('th').innerText, "
+            "#drill-heat tbody tr.chosen", "rows => rows.map(r => [r.querySelector('th.explainer').innerText, "
             "r.querySelector('td.ma').innerText])")
         by_name = dict(heat_rows)
         assert by_name[names[0]] == f"{first['mass_accuracy']:.3f}"

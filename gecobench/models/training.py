@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -237,6 +238,7 @@ def train_regime(
     push_to_hub: str | None = None,
     hub_token: str | None = None,
     show_progress: bool = True,
+    rows: Mapping[str, Sequence[Any]] | None = None,
     **schedule_overrides: Any,
 ) -> Path:
     """Train (or, for ``ZS``, just build and evaluate) one zoo model and save it to ``output_dir``.
@@ -253,6 +255,10 @@ def train_regime(
             (:func:`default_schedule_for`: ``ola_paper`` for OLA, ``default`` otherwise). ``schedule_overrides``
             replace single fields (``epochs=1``, ``lr=1e-4``...).
         push_to_hub: a Hub repo id to upload the folder to afterwards (needs a token or a login).
+        rows: ``{"train": [...], "test": [...]}`` rows (as :func:`gecobench.models.data.load_rows` returns) to
+            train and test on instead of the config's GECO files: the hub's hidden control models train on GECO
+            sentences relabelled by a secret rule (:mod:`gecobench.controls`). The model info then says
+            ``"training_rows": "given"``.
 
     Returns:
         The checkpoint folder: ``save_pretrained`` weights and config, the tokenizer, ``gecobench_model.json``
@@ -309,8 +315,11 @@ def train_regime(
     set_seed(seed)
 
     tokenizer = load_tokenizer(base_model)
-    train_all = load_rows(config, "train", data_dir)
-    test_rows = subsample_sentences(load_rows(config, "test", data_dir), schedule.max_eval_sentences, seed)
+    if rows is not None and set(rows) != {"train", "test"}:
+        raise ValueError(f"rows must hold exactly a 'train' and a 'test' list, got {sorted(rows)}")
+    train_all = list(rows["train"]) if rows is not None else load_rows(config, "train", data_dir)
+    test_all = list(rows["test"]) if rows is not None else load_rows(config, "test", data_dir)
+    test_rows = subsample_sentences(test_all, schedule.max_eval_sentences, seed)
     train_rows, val_rows = split_by_sentence(train_all, schedule.val_fraction, seed)
     train_rows = subsample_sentences(train_rows, schedule.max_train_sentences, seed)
     val_rows = subsample_sentences(val_rows, schedule.max_eval_sentences, seed)
@@ -400,6 +409,7 @@ def train_regime(
             "base_revision": base_revision,
             "architecture": type(unwrapped).__name__,
             "geco_config": config,
+            "training_rows": "given" if rows is not None else "geco",
             "seed": seed,
             "num_labels": num_labels,
             "labels": list(unwrapped.config.id2label.values()),
