@@ -34,6 +34,12 @@ def git_commit() -> str:
         return "unknown"
 
 
+
+def canonical_sha256(document: Any) -> str:
+    """SHA-256 of ``document`` as canonical JSON (sorted keys, no spaces): the fingerprint of a committed
+    file's content (prediction files, evaluation columns), the same on every machine."""
+    return hashlib.sha256(json.dumps(document, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
+
 def library_versions() -> dict[str, str]:
     """Versions of the libraries whose behaviour can change scores."""
     from importlib.metadata import PackageNotFoundError, version

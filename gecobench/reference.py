@@ -73,7 +73,7 @@ from typing import Any
 from gecobench.domain import MODEL_INFO_FILE
 from gecobench.models.data import GECO_CONFIGS
 from gecobench.models.regimes import BASE_REGIMES
-from gecobench.provenance import REPO_ROOT
+from gecobench.provenance import REPO_ROOT, canonical_sha256
 
 log = logging.getLogger("gecobench.reference")
 
@@ -397,12 +397,6 @@ def run_zoo(plan: ReferencePlan, shard: tuple[int, int] | None = None, threads: 
     return trained
 
 
-def _canonical_sha256(document: Any) -> str:
-    import hashlib
-
-    return hashlib.sha256(json.dumps(document, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
-
-
 def write_predictions(plan: ReferencePlan, unit: ZooUnit, data_dir: str | None = None) -> Path:
     """One checkpoint's test predictions (every row of the evaluation's sentence groups: source sentence id, gender
     variant's label, predicted class, correct or not) and accuracy, in :meth:`ReferencePlan.predictions_file`.
@@ -487,7 +481,7 @@ def read_predictions(path: Path, split: Any = None, unit: ZooUnit | None = None)
             if (row["sentence_id"], row["label"]) != (int(truth.sentence_id), int(truth.label)):
                 raise ValueError(f"{path}: row {row['row']} names sentence {row['sentence_id']} label "
                                  f"{row['label']}; the split has {truth.sentence_id} label {truth.label}")
-    return {**document, "sha256": _canonical_sha256({k: v for k, v in document.items() if k != "provenance"})}
+    return {**document, "sha256": canonical_sha256({k: v for k, v in document.items() if k != "provenance"})}
 
 
 def predictions_state(plan: ReferencePlan, unit: ZooUnit) -> str:

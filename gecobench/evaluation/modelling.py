@@ -31,8 +31,23 @@ from gecobench.provenance import checkpoint_fingerprints
 from gecobench.words import tokenize_words
 
 
+class ModelFacts:
+    """What a record says of a model, read from its ``info``: shared by a loaded model and one known only from
+    stored facts (:class:`gecobench.evaluation.runner.StoredModel`)."""
+
+    info: dict[str, Any]
+
+    @property
+    def regime(self) -> str:
+        return str(self.info.get("regime", "unknown"))
+
+    @property
+    def base_model(self) -> str:
+        return str(self.info.get("base_model", "unknown"))
+
+
 @dataclass
-class LoadedModel:
+class LoadedModel(ModelFacts):
     """A model ready to evaluate, with the facts a record stores about it."""
 
     model: Any
@@ -44,14 +59,6 @@ class LoadedModel:
     extra: dict[str, Any] = field(default_factory=dict)
     #: :func:`gecobench.provenance.function_fingerprint`: what the checkpoint computes, not when it was saved
     function_sha256: str | None = None
-
-    @property
-    def regime(self) -> str:
-        return str(self.info.get("regime", "unknown"))
-
-    @property
-    def base_model(self) -> str:
-        return str(self.info.get("base_model", "unknown"))
 
     @property
     def num_labels(self) -> int:

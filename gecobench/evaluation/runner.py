@@ -70,6 +70,7 @@ from gecobench.evaluation.filters import (
 )
 from gecobench.evaluation.modelling import (
     LoadedModel,
+    ModelFacts,
     as_loaded_model,
     mean_over_other_targets,
     model_key,
@@ -969,7 +970,7 @@ def _append_records(store: Any, summary: RunSummary, specs: list[ExplainerSpec],
 
 
 @dataclass
-class StoredModel:
+class StoredModel(ModelFacts):
     """What records say about a model, without its weights: the stand-in of a :class:`LoadedModel` when records
     are derived from stored chunks (:func:`derive_records`)."""
 
@@ -979,14 +980,6 @@ class StoredModel:
     name: str
     function_sha256: str | None
     num_labels: int
-
-    @property
-    def regime(self) -> str:
-        return str(self.info.get("regime", "unknown"))
-
-    @property
-    def base_model(self) -> str:
-        return str(self.info.get("base_model", "unknown"))
 
     @classmethod
     def from_json(cls, document: Any, where: str) -> StoredModel:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import gzip
-import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -29,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from gecobench.provenance import canonical_sha256
 
 COLUMNS_FORMAT = "gecobench-unit-columns/1"
 _F32, _F64 = "__f32__", "__f64__"
@@ -78,8 +79,7 @@ def decode(value: Any) -> Any:
 
 def columns_sha256(payload: Mapping[str, Any]) -> str:
     """SHA-256 of a columns document's encoded payload (canonical JSON): what a unit marker names it by."""
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return canonical_sha256(payload)
 
 
 #: a model's zero-shot reference column that is, bit for bit, the zero-shot model's own attributions of the unit
