@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# the synthetic-record generator is a maintainers' helper, not part of the package
+sys.path.append(str(Path(__file__).resolve().parent.parent / "scripts" / "maintainer"))
 
 
 def _timed(fn):
@@ -38,10 +40,10 @@ def run(n: int, source: str = "user", with_reference: bool = True, with_gender: 
     ``source``: the store the timed views show, ``user`` (the synthetic records) or ``reference`` (the committed
     reference store; the synthetic store is still read, as a page load reads both)."""
     import torch
+    from _sample_records import sample_records
 
     from leaderboard_space import sources
     from leaderboard_space.app import build_app, event_functions
-    from leaderboard_space.sample_records import sample_records
 
     torch.set_num_threads(1)
     records = sample_records(n, validate=False, with_gender=with_gender)

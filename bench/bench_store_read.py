@@ -23,9 +23,17 @@ def main(argv: list[str] | None = None) -> None:
                         help="repository root whose gecobench/leaderboard_space to time (default: this one)")
     parser.add_argument("--repeats", type=int, default=3, help="cold loads to time (default 3)")
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(Path(args.tree).resolve()))
+    tree = Path(args.tree).resolve()
+    sys.path.insert(0, str(tree))
     from leaderboard_space.data import ResultsLoader
-    from leaderboard_space.sample_records import sample_records
+    try:  # a tree from before 1.0 carries the synthetic-record generator inside its Space package
+        from leaderboard_space.sample_records import sample_records
+    except ImportError:  # since then a maintainers' helper (scripts/maintainer/, not shipped): the tree's own
+        helpers = tree / "scripts" / "maintainer"
+        if not (helpers / "_sample_records.py").is_file():
+            helpers = Path(__file__).resolve().parent.parent / "scripts" / "maintainer"
+        sys.path.append(str(helpers))
+        from _sample_records import sample_records
 
     root = Path(tempfile.mkdtemp())
     for record in sample_records(args.n, validate=False, with_bias=False):

@@ -47,9 +47,6 @@ REFERENCE_DATASET = "gecobench-reference"
 DEFAULT_REFERENCE_STORE = REPO_ROOT / "reference" / "store"
 ZOO_SUMMARY_NAME = "zoo_summary.json"  # beside the store, written by ``make reference`` with it
 REQUESTS_DATASET = "gecobench-requests"
-#: modules of leaderboard_space/ the Space never runs: a test-only figure module and maintainer helpers
-#: (screenshots, synthetic records); they stay in the repository and are not published with the Space
-SPACE_UNPUBLISHED: frozenset[str] = frozenset({"figures.py", "screenshot.py", "sample_records.py"})
 # what the Hub needs in a Space's README front matter to build it
 SPACE_REQUIRED_FIELDS: tuple[str, ...] = ("title", "sdk", "app_file")
 # the outputs and caches a source copy for the wheel leaves out
@@ -316,9 +313,10 @@ def write_leaderboard_space(out: Path, org: str, requirement: str, wheel: Path |
     """The leaderboard Space folder: the app, its card, pinned requirements, the wheel; stores as variables."""
     source = REPO_ROOT / "leaderboard_space"
     out.mkdir(parents=True, exist_ok=True)
+    # every module of leaderboard_space/ is one the Space runs (the test and maintainer helpers live in tests/ and
+    # scripts/maintainer/, tests/test_packaging.py checks it)
     for path in sorted(source.glob("*.py")):
-        if path.name not in SPACE_UNPUBLISHED:
-            shutil.copyfile(path, out / path.name)
+        shutil.copyfile(path, out / path.name)
     meta, body = split_front_matter((source / "README.md").read_text(encoding="utf-8"), str(source / "README.md"))
     meta.update({"sdk": "gradio", "app_file": "app.py"})
     meta["datasets"] = [f"{org}/geco", f"{org}/{REFERENCE_DATASET}", f"{org}/{RESULTS_DATASET}",

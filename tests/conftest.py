@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("GECOBENCH_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
+# The maintainers' helpers the tests share (synthetic records: _sample_records; the headless-Chromium driver:
+# _space_browser) live in scripts/maintainer/, which the wheel does not ship: imported from the checkout.
+# Appended, so that nothing there shadows an installed module.
+MAINTAINER_DIR = REPO_ROOT / "scripts" / "maintainer"
+if str(MAINTAINER_DIR) not in sys.path:
+    sys.path.append(str(MAINTAINER_DIR))
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")

@@ -272,7 +272,7 @@ def test_one_metric_worse_for_one_gender_gives_a_gap_there_only():
 
 def validate_record_block(block: dict) -> None:
     """The block passes the record schema (inside a minimal valid record)."""
-    from leaderboard_space.sample_records import make_explainer_record
+    from _sample_records import make_explainer_record
 
     record = make_explainer_record("saliency", "CE", "binary_all", "base-a") | {"by_gender": block}
     validate_record(record)

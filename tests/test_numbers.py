@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from _sample_records import make_explainer_record
 from conftest import write_tiny_zoo
 
 from gecobench.evaluation import EvaluationSettings, run_evaluation
@@ -31,7 +32,6 @@ from gecobench.pooling import (
 from gecobench.records import explainer_score_identity, identity_mismatch, record_id_for
 from gecobench.store import LocalStore
 from leaderboard_space import tables
-from leaderboard_space.sample_records import make_explainer_record
 
 torch.set_num_threads(1)
 EPS = np.finfo(np.float64).eps

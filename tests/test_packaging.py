@@ -9,6 +9,7 @@ at all.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -108,6 +109,49 @@ print(json.dumps({
 """
 
 
+def space_modules(folder: Path = REPO_ROOT / "leaderboard_space") -> set[str]:
+    """The modules of ``folder`` (the Space's package) that its ``app.py`` imports, directly or through each other,
+    with ``__init__``: any import statement counts, also one inside a function (the Space imports some lazily)."""
+    package = folder.name
+    found, todo = {"__init__"}, ["app"]
+    while todo:
+        name = todo.pop()
+        if name in found or not (folder / f"{name}.py").is_file():
+            continue
+        found.add(name)
+        for node in ast.walk(ast.parse((folder / f"{name}.py").read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                todo += [a.name.split(".")[1] for a in node.names if a.name.startswith(f"{package}.")]
+            elif isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                if node.level == 0 and module == package or node.level == 1 and not module:
+                    todo += [a.name for a in node.names]  # ``from leaderboard_space import ranking``
+                elif node.level == 0 and module.startswith(f"{package}."):
+                    todo.append(module.split(".")[1])
+                elif node.level == 1:
+                    todo.append(module.split(".")[0])
+    return found
+
+
+def test_every_module_of_the_space_package_is_one_the_app_imports():
+    """No test or maintainer helper inside leaderboard_space/: a module there that the app never imports would
+    ship in the wheel and the published Space for nothing (tests/ and scripts/maintainer/ hold those)."""
+    modules = {p.stem for p in (REPO_ROOT / "leaderboard_space").glob("*.py")}
+    assert modules == space_modules(), f"not imported by the app: {sorted(modules - space_modules())}"
+
+
+def test_space_modules_follows_lazy_and_package_imports(tmp_path: Path):
+    """The import closure above on a made-up package: a helper nothing imports is left out."""
+    folder = tmp_path / "leaderboard_space"
+    folder.mkdir()
+    files = {"__init__": "", "app": "from leaderboard_space import a\nimport leaderboard_space.b\n",
+             "a": "def f():\n    from leaderboard_space.c import x\n", "b": "from . import d\n", "c": "x = 1\n",
+             "d": "from .e import y\n", "e": "y = 2\n", "helper": "from leaderboard_space import a\n"}
+    for name, text in files.items():
+        (folder / f"{name}.py").write_text(text)
+    assert space_modules(folder) == {"__init__", "app", "a", "b", "c", "d", "e"}
+
+
 @pytest.fixture(scope="module")
 def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_wheel(REPO_ROOT, tmp_path_factory.mktemp("wheel"))
@@ -122,6 +166,14 @@ def test_the_wheel_carries_the_metric_modules_and_the_space(built_wheel: Path):
             assert f"gecobench/metric_modules/{module}/{file}" in names, (module, file)
     assert {"leaderboard_space/app.py", "leaderboard_space/requirements.txt", "geco_dataset/spanish_sources.py"} <= names
     assert not any(name.startswith(("tests/", "metrics/", "scripts/")) for name in names)
+    # only what the Space runs: its modules are the app's imports, not the test-only figures nor the maintainers'
+    # helpers (synthetic records, the Chromium driver), which live in tests/ and scripts/maintainer/
+    shipped = {name.removeprefix("leaderboard_space/") for name in names
+               if name.startswith("leaderboard_space/") and name.endswith(".py")}
+    assert shipped == {f"{module}.py" for module in space_modules()}, shipped ^ {f"{m}.py" for m in space_modules()}
+    assert not shipped & {"figures.py", "screenshot.py", "sample_records.py"}, shipped
+    assert not any(Path(name).name in ("_sample_records.py", "_space_browser.py", "space_figures.py")
+                   for name in names)
     # what the installed package reads through importlib.resources: the generation rules, the example submission,
     # the dataset cards, and the command
     for rule in (REPO_ROOT / "geco_dataset" / "generation" / "rules").iterdir():

@@ -164,13 +164,14 @@ def reference_record(explainer: str, correctness_filter: str, ma: float) -> dict
     """A valid reference record whose provenance names a version and commit that are not this checkout's."""
     import random
 
+    from _sample_records import make_explainer_record
+
     from gecobench.provenance import base_provenance
     from gecobench.records import (
         explainer_score_identity,
         record_id_for,
         validate_record,
     )
-    from leaderboard_space.sample_records import make_explainer_record
 
     provenance = {**base_provenance(0), "package_version": REFERENCE_VERSION, "git_commit": REFERENCE_COMMIT}
     record = make_explainer_record(explainer, "CE", "binary_all", REFERENCE_BASE, rng=random.Random(explainer),

@@ -453,8 +453,9 @@ def _stage(plan: ReferencePlan, unit: EvaluationUnit, explainers: tuple[str, ...
     """What run_evaluations leaves for a finished unit: its records in the seed's staging store, and its marker."""
     import random
 
+    from _sample_records import make_explainer_record
+
     from gecobench.reference import _write_json
-    from leaderboard_space.sample_records import make_explainer_record
 
     store = LocalStore(plan.staged_store(unit.seed))
     ids = []
@@ -470,8 +471,9 @@ def _stage(plan: ReferencePlan, unit: EvaluationUnit, explainers: tuple[str, ...
 def test_finished_units_wait_in_staging_until_their_seed_is_complete(tmp_path: Path) -> None:
     import random
 
+    from _sample_records import make_explainer_record
+
     from gecobench.reference import plan_report
-    from leaderboard_space.sample_records import make_explainer_record
 
     plan = ReferencePlan(seeds=(0, 1), configs=("binary_all", "binary_subject"), store=tmp_path / "reference" / "store",
                          checkpoint_root=tmp_path / "runs", zoo_summary=tmp_path / "reference" / "zoo_summary.json",

@@ -15,16 +15,17 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from _sample_records import (
+    make_bias_record,
+    make_explainer_record,
+    sample_records,
+)
+
 from gecobench.formatting import format_interval
 from gecobench.records import validate_record
 from gecobench.store import LocalStore
 from leaderboard_space import tables
 from leaderboard_space.data import ResultsLoader
-from leaderboard_space.sample_records import (
-    make_bias_record,
-    make_explainer_record,
-    sample_records,
-)
 
 
 def _records() -> list[dict]:
@@ -193,7 +194,7 @@ def test_versions_line_counts_types(records):
 
 
 def test_figures_render(records):
-    from leaderboard_space import figures
+    import space_figures as figures
 
     frame = tables.records_frame(records).frame
     for fig in (figures.ma_by_regime_figure(frame), figures.ma_by_group_figure(frame),

@@ -19,13 +19,19 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from leaderboard_space.screenshot import CHROMIUM
+from space_browser_helpers import (
+    BROWSER_MARKS,
+    choose,
+    chromium_page,
+    no_error_badges,
+    open_details,
+    open_tab,
+    running_space,
+    table_rows,
+    wait_until_idle,
+)
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                       reason=f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)"),
-]
+pytestmark = BROWSER_MARKS
 
 TABS = ["Ranking", "Plots", "Sentence drill-down", "All models", "Dataset", "Spanish model bias", "Submit", "About"]
 ARTIFACTS = REPO_ROOT / "artifacts"
@@ -58,53 +64,13 @@ def real_store(tmp_path_factory, geco_dir, spanish_dir, bert_tokenizer) -> Path:
     return root / "results"
 
 
-def _no_error_badges(page) -> None:
-    """Gradio marks a failed event with an 'Error' status on the component and a toast; neither may appear."""
-    badges = page.locator(".error:visible, .toast-body.error:visible, [data-testid='toast-body']:visible")
-    assert badges.count() == 0, badges.first.inner_text()
-
-
-def _open_tab(page, name: str) -> None:
-    from leaderboard_space.screenshot import wait_until_idle
-
-    page.get_by_role("tab", name=name, exact=True).click()
-    page.wait_for_timeout(300)
-    wait_until_idle(page)
-
-
-def _open_details(page) -> None:
-    """Open the header's accordion (results shown, sentences scored, details) unless it is open."""
-    if not page.locator("#source").is_visible():
-        page.locator("#details").get_by_text("Results shown, sentences scored").first.click()
-        page.locator("#source").wait_for(state="visible", timeout=10_000)
-
-
-def _choose(page, elem_id: str, option: str) -> None:
-    """Pick ``option`` in the Gradio dropdown ``#elem_id``."""
-    page.locator(f"#{elem_id} input").click()
-    page.get_by_role("option", name=option, exact=True).click()
-    page.wait_for_timeout(300)
-
-
-def _table_rows(page, elem_id: str) -> list[list[str]]:
-    """Body rows of a Gradio dataframe (a virtual table: rows are ``[role=row]`` elements with grid cells)."""
-    return page.eval_on_selector_all(
-        f"#{elem_id} [role=row]",
-        "rows => rows.map(r => Array.from(r.querySelectorAll('[role=gridcell]')).map(c => c.innerText.trim()))"
-        ".filter(cells => cells.length > 0)")
-
-
 def test_every_tab_on_real_records(real_store, tmp_path):
+
     from gecobench.evaluation.sentence_scores import (
         read_sentence_scores,
         side_file_path,
     )
     from gecobench.store import LocalStore
-    from leaderboard_space.screenshot import (
-        chromium_page,
-        running_space,
-        wait_until_idle,
-    )
 
     records = [d for d in LocalStore(real_store).read_all().documents if d["record_type"] == "explainer_score"]
     expected = sorted(records, key=lambda r: -r["metrics"]["mass_accuracy"]["value"])
@@ -120,7 +86,7 @@ def test_every_tab_on_real_records(real_store, tmp_path):
         wait_until_idle(page)
 
         # the per-model ranking: every record of the model, best MA first, with the record's numbers
-        rows = _table_rows(page, "ranking-table")
+        rows = table_rows(page, "ranking-table")
         assert len(rows) == len(expected)
         names = [row[1] for row in rows]
         assert names == [r["explainer"]["name"] + (" [baseline]" if r["explainer"]["is_baseline"] else "")
@@ -129,7 +95,7 @@ def test_every_tab_on_real_records(real_store, tmp_path):
             ma = record["metrics"]["mass_accuracy"]
             assert row[2] == f"{ma['value']:.3f}"
             assert row[3] == f"[{ma['ci_low']:.3f}, {ma['ci_high']:.3f}]"
-        _no_error_badges(page)
+        no_error_badges(page)
 
         # downloads: the CSV holds the table's rows
         links = page.locator("#ranking-downloads a[download]")
@@ -151,11 +117,11 @@ def test_every_tab_on_real_records(real_store, tmp_path):
         page.locator("#ranking-table th[data-defined='MA'] button").last.click()
         page.get_by_text("Sort ascending").first.click()
         page.wait_for_timeout(500)
-        ascending = [float(row[2]) for row in _table_rows(page, "ranking-table")]
+        ascending = [float(row[2]) for row in table_rows(page, "ranking-table")]
         assert ascending == sorted(float(row[2]) for row in rows) and ascending != [float(row[2]) for row in rows]
 
         # the drill-down: ground-truth words and every explainer's per-sentence MA from the side files
-        _open_tab(page, "Sentence drill-down")
+        open_tab(page, "Sentence drill-down")
         page.locator("#drill-heat table").wait_for(timeout=30_000)
         side = read_sentence_scores(side_file_path(real_store, expected[0]["record_id"]))
         first = min(side["sentences"], key=lambda s: (s["sentence_id"], s["label"]))  # the default choice
@@ -174,11 +140,11 @@ def test_every_tab_on_real_records(real_store, tmp_path):
         page.locator("#drill-search input, #drill-search textarea").first.press("Enter")
         page.wait_for_function("w => document.querySelector('#drill-message').innerText.includes(w)", arg=word,
                                timeout=30_000)
-        _no_error_badges(page)
+        no_error_badges(page)
         page.screenshot(path=str(ARTIFACTS / "space-drilldown.png"), full_page=True)
 
         # Spanish: the last column can be scrolled into view; switching schemes keeps the radar drawn
-        _open_tab(page, "Spanish model bias")
+        open_tab(page, "Spanish model bias")
         page.locator("#bias-heat table").wait_for(timeout=30_000)
         last_header = page.locator("#bias-heat thead th").last
         last_header.scroll_into_view_if_needed()
@@ -197,30 +163,25 @@ def test_every_tab_on_real_records(real_store, tmp_path):
         decimals = [d for t in cells.all_inner_texts() if t != "–" for d in re.findall(r"\d+\.(\d+)", t)]
         assert decimals and all(len(d) == 2 for d in decimals), cells.all_inner_texts()
         for scheme in ("supersenses_top29", "wiggins", "supersenses_top10"):
-            _choose(page, "scheme", scheme)
+            choose(page, "scheme", scheme)
             wait_until_idle(page)
             page.wait_for_function(
                 "s => document.querySelector('#bias-radar .gtitle')?.textContent.includes(s)", arg=scheme,
                 timeout=30_000)
             assert page.locator("#bias-radar .scatterlayer .trace").count() >= 2, scheme
         assert "Cuerpo" not in page.locator("#bias-heat").inner_text()
-        _no_error_badges(page)
+        no_error_badges(page)
         page.screenshot(path=str(ARTIFACTS / "space-spanish.png"), full_page=True)
 
         for tab in ("Plots", "All models", "Submit", "About"):
-            _open_tab(page, tab)
-            _no_error_badges(page)
-        _open_tab(page, "Plots")
+            open_tab(page, tab)
+            no_error_badges(page)
+        open_tab(page, "Plots")
         assert "chance (Uniform Random)" in page.locator("#regime-plot").inner_text()
 
 
 @pytest.mark.parametrize("kind", ["empty", "broken"])
 def test_every_tab_on_an_empty_or_broken_store(tmp_path, kind):
-    from leaderboard_space.screenshot import (
-        chromium_page,
-        running_space,
-        wait_until_idle,
-    )
 
     store = tmp_path / "store"
     if kind == "broken":  # only unreadable documents: a truncated file and a record that fails the schema
@@ -239,12 +200,12 @@ def test_every_tab_on_an_empty_or_broken_store(tmp_path, kind):
         if kind == "broken":
             assert "2 record(s) skipped" in status and "truncated.json" in status and "nonsense.json" in status
         for tab in TABS:
-            _open_tab(page, tab)
-            _no_error_badges(page)
-        _open_tab(page, "Spanish model bias")
+            open_tab(page, tab)
+            no_error_badges(page)
+        open_tab(page, "Spanish model bias")
         heat = page.locator("#bias-heat").inner_text()
         assert "No Spanish" in heat and "`" not in heat and "gecobench spanish recorded" in heat
-        _open_tab(page, "Ranking")
+        open_tab(page, "Ranking")
         assert "No explainer records" in page.locator("#ranking-notes").inner_text()
 
 
@@ -254,11 +215,6 @@ def test_the_page_opens_on_the_reference_and_the_source_radio_switches_every_vie
     from test_space_sources import geco_record
 
     from gecobench.store import LocalStore
-    from leaderboard_space.screenshot import (
-        chromium_page,
-        running_space,
-        wait_until_idle,
-    )
 
     reference, user = LocalStore(tmp_path / "reference"), LocalStore(tmp_path / "user")
     for name, ma in (("saliency", 0.61), ("lime", 0.55)):
@@ -272,24 +228,24 @@ def test_the_page_opens_on_the_reference_and_the_source_radio_switches_every_vie
                                " && document.querySelectorAll('#ranking-table [role=gridcell]').length > 0",
                                timeout=90_000)
         wait_until_idle(page)
-        _open_details(page)  # the status, the selectors and the filter note sit in the header's accordion
+        open_details(page)  # the status, the selectors and the filter note sit in the header's accordion
         assert "base model mini-reference-base" in page.locator("#status").inner_text()
-        names = [row[1] for row in _table_rows(page, "ranking-table")]
+        names = [row[1] for row in table_rows(page, "ranking-table")]
         # the filtered records only: 0.61, 0.55 (not 0.51, 0.45); a reference without the paper's shared subset
         # (records before 1.0) opens on its per-model filter, and says so
         assert names == ["saliency", "lime"]
         assert "Per-model filter" in page.locator("#filter-note").inner_text()
-        _no_error_badges(page)
+        no_error_badges(page)
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "space-reference.png"), full_page=True)
 
-        _open_details(page)  # the selectors sit in the header's accordion
+        open_details(page)  # the selectors sit in the header's accordion
         page.locator("#source label").filter(has_text="Your results").click()
         page.wait_for_function("() => document.querySelector('#status')?.innerText.includes('Your results')",
                                timeout=60_000)
         wait_until_idle(page)
-        assert [row[1] for row in _table_rows(page, "ranking-table")] == ["deeplift"]
-        _no_error_badges(page)
+        assert [row[1] for row in table_rows(page, "ranking-table")] == ["deeplift"]
+        no_error_badges(page)
 
         page.locator("#source label").filter(has_text="Reference results").click()
         page.locator("#correctness-filter label").filter(has_text="Unfiltered").click()
@@ -297,6 +253,6 @@ def test_the_page_opens_on_the_reference_and_the_source_radio_switches_every_vie
         page.wait_for_function("() => document.querySelector('#filter-note')?.innerText.trim().startsWith('Unfiltered')",
                                timeout=60_000)
         wait_until_idle(page)
-        ma = [row[2] for row in _table_rows(page, "ranking-table")]
+        ma = [row[2] for row in table_rows(page, "ranking-table")]
         assert ma == ["0.510", "0.450"]
-        _no_error_badges(page)
+        no_error_badges(page)

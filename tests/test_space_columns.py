@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from _sample_records import make_explainer_record
 
 from gecobench import columns
 from gecobench.gender import METRIC_SYMBOLS
 from leaderboard_space import ranking, tables
-from leaderboard_space.sample_records import make_explainer_record
 
 
 def test_every_metric_direction_agrees_with_the_metric_registry():

@@ -7,9 +7,9 @@ import random
 import numpy as np
 import pandas as pd
 import pytest
+from _sample_records import make_explainer_record
 
 from leaderboard_space import ranking, tables
-from leaderboard_space.sample_records import make_explainer_record
 
 
 def _nonbinary_cell() -> list[dict]:
@@ -191,7 +191,7 @@ def test_every_shade_of_the_scale_has_readable_text():
 # ------------------------------------------------------------------------------------------------ Spanish tab
 
 def _bias_records_with_other_and_unknown() -> list[dict]:
-    from leaderboard_space.sample_records import make_bias_record
+    from _sample_records import make_bias_record
 
     records = []
     for i in range(2):
@@ -245,10 +245,11 @@ def test_spanish_published_comparison_speaks_for_every_scheme(tmp_path):
 # ------------------------------------------------------------------------------------------------ through the app
 
 def test_the_app_s_spanish_tab_follows_the_source_and_its_ranking_download_is_numeric(tmp_path):
+    from _sample_records import make_bias_record
+
     from gecobench.store import LocalStore
     from leaderboard_space import sources
     from leaderboard_space.app import build_app, event_functions
-    from leaderboard_space.sample_records import make_bias_record
 
     rng = random.Random(30)
     reference, user = LocalStore(tmp_path / "reference"), LocalStore(tmp_path / "user")

@@ -19,9 +19,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from _sample_records import make_bias_record, make_explainer_record
+
 from leaderboard_space import drilldown, ranking, spanish_view, submit_seam
 from leaderboard_space.downloads import table_files
-from leaderboard_space.sample_records import make_bias_record, make_explainer_record
 
 
 def _with_ma(record: dict, value: float, low: float, high: float) -> dict:

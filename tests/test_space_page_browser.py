@@ -15,28 +15,25 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from leaderboard_space.screenshot import CHROMIUM
+from space_browser_helpers import (
+    BROWSER_MARKS,
+    DRILL_DRAWN,
+    chromium_page,
+    open_page,
+    running_space,
+    scroll_fully_right,
+)
 
 pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                       reason=f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)"),
+    *BROWSER_MARKS,
     pytest.mark.skipif(not (REPO_ROOT / "reference" / "store" / "explainer_score").is_dir(),
                        reason="the committed reference store is missing"),
 ]
 WIDTH, HEIGHT = 1024, 768
-#: the ranking has drawn: its notes have arrived and its body has rows
-RANKING_DRAWN = ("() => document.querySelector('#ranking-notes')?.innerText.includes('Downloads')"
-                 " && document.querySelectorAll('#ranking-table .virtual-row').length > 0")
-URL_WRITTEN = "() => new URLSearchParams(location.search).has('regime')"
-#: the drill-down has drawn (a page opened on its tab: the hidden Ranking tab is not drawn)
-DRILL_DRAWN = "() => document.querySelector('#drill-heat table .explainer')"
 
 
 @pytest.fixture(scope="module")
 def space(tmp_path_factory):
-    from leaderboard_space.screenshot import running_space
-
     root = tmp_path_factory.mktemp("page")
     with running_space(str(root / "results"), str(root / "requests"),
                        reference=str(REPO_ROOT / "reference" / "store")) as url:
@@ -45,16 +42,8 @@ def space(tmp_path_factory):
 
 @pytest.fixture
 def page(space):
-    from leaderboard_space.screenshot import chromium_page
-
     with chromium_page(WIDTH, HEIGHT) as page:
         yield page
-
-
-def _open(page, url: str, drawn: str = RANKING_DRAWN) -> None:
-    page.goto(url, timeout=60_000)
-    page.wait_for_function(drawn, timeout=120_000)
-    page.wait_for_function(URL_WRITTEN, timeout=60_000)  # the last step of the first view's chain
 
 
 def _ranking_rows(page) -> list[dict]:
@@ -69,7 +58,7 @@ def _ranking_rows(page) -> list[dict]:
 
 
 def test_the_top_ten_ranking_rows_are_in_the_first_viewport(space, page):
-    _open(page, space)
+    open_page(page, space)
     assert page.evaluate("() => window.scrollY") == 0
     rows = sorted(_ranking_rows(page), key=lambda r: r["rankBox"]["top"])
     assert len(rows) >= 10
@@ -88,25 +77,18 @@ def test_the_top_ten_ranking_rows_are_in_the_first_viewport(space, page):
 
 
 def test_a_model_with_an_empty_column_says_why(space, page):
-    _open(page, space + "?regime=OLA")
+    open_page(page, space + "?regime=OLA")
     page.wait_for_function("() => document.querySelector('#ranking-notes')?.innerText.includes('is empty')",
                            timeout=60_000)
     notes = page.locator("#ranking-notes").inner_text()
     assert "log RMA is empty for this model" in notes and "from scratch" in notes
 
 
-def _scroll_fully_right(page, viewport: str) -> None:
-    page.evaluate("v => { const e = document.querySelector(v); e.scrollLeft = e.scrollWidth; }", viewport)
-    page.wait_for_function(
-        "v => { const e = document.querySelector(v); return e.scrollLeft > 0"
-        " && e.scrollLeft + e.clientWidth >= e.scrollWidth - 1; }", arg=viewport, timeout=10_000)
-
-
 def test_the_name_cells_stay_in_view_after_scrolling_the_ranking_fully_sideways(space, page):
-    _open(page, space)
+    open_page(page, space)
     viewport = "#ranking-table .virtual-table-viewport"
     before = {r["name"]: r["rank"] for r in _ranking_rows(page)}  # by name: baselines share the rank "–"
-    _scroll_fully_right(page, viewport)
+    scroll_fully_right(page, viewport)
     frame = page.locator(viewport).bounding_box()
     # the sticky offsets are applied in the next frame: wait until the name cells sit inside the viewport
     page.wait_for_function(
@@ -129,9 +111,9 @@ def test_the_name_cells_stay_in_view_after_scrolling_the_ranking_fully_sideways(
 
 
 def test_the_drill_down_explainer_column_stays_in_view(space, page):
-    _open(page, space + "?tab=drilldown", DRILL_DRAWN)
+    open_page(page, space + "?tab=drilldown", DRILL_DRAWN)
     page.locator("#drill-heat table").wait_for(timeout=60_000)
-    _scroll_fully_right(page, "#drill-heat .drill-scroll")
+    scroll_fully_right(page, "#drill-heat .drill-scroll")
     frame = page.locator("#drill-heat .drill-scroll").bounding_box()
     # the explainer's name is pinned (the variant column beside it scrolls with the words)
     boxes = page.eval_on_selector_all("#drill-heat tbody th.explainer", "cells => cells.map(c => { const b = "
@@ -142,7 +124,7 @@ def test_the_drill_down_explainer_column_stays_in_view(space, page):
 
 
 def test_a_url_copied_from_one_view_restores_that_view_in_a_new_page(space, page):
-    _open(page, space + "?config=nonbinary_subject&regime=CEf&tab=drilldown", DRILL_DRAWN)
+    open_page(page, space + "?config=nonbinary_subject&regime=CEf&tab=drilldown", DRILL_DRAWN)
     page.wait_for_function("() => new URLSearchParams(location.search).get('sentence')", timeout=60_000)
     wanted = {"config": "nonbinary_subject", "regime": "CEf"}
     shown = {"config": page.locator("#rank-config input").input_value(),
@@ -172,7 +154,7 @@ def _header_definitions(page, selector: str) -> dict[str, str | None]:
 
 
 def test_every_header_has_a_definition(space, page):
-    _open(page, space)
+    open_page(page, space)
     page.wait_for_function("() => document.querySelector('#ranking-table thead th[data-definition]')",
                            timeout=10_000)
     headers = _header_definitions(page, "#ranking-table")
@@ -193,7 +175,7 @@ def test_every_header_has_a_definition(space, page):
 
 def test_shaded_cells_are_readable_in_dark_mode(space, page):
     """Computed in the page: each shaded cell's text against its background, WCAG 2 contrast ≥ 4.5."""
-    _open(page, space + "?__theme=dark&tab=drilldown", DRILL_DRAWN)
+    open_page(page, space + "?__theme=dark&tab=drilldown", DRILL_DRAWN)
     page.locator("#drill-heat table").wait_for(timeout=60_000)
     assert page.evaluate("() => document.body.classList.contains('dark')")
     ratios = page.eval_on_selector_all(
@@ -212,7 +194,7 @@ def test_shaded_cells_are_readable_in_dark_mode(space, page):
 def test_every_visible_input_on_the_ranking_tab_has_its_label_as_accessible_name(space, page):
     """Each visible input/select/textarea of the Ranking tab is found by its role and its visible label (the
     block's label, or a search box's placeholder words): what a screen reader announces is what is shown."""
-    _open(page, space)
+    open_page(page, space)
     page.wait_for_function("() => document.querySelector('#ranking-table input.search-input[aria-label]')",
                            timeout=10_000)
     # the column chooser sits in a closed accordion below the table: open it so its options are checked too
@@ -251,7 +233,7 @@ def _ranking_ma(page) -> list[float]:
 
 
 def test_clicking_the_ma_header_sorts_the_ranking_by_ma(space, page):
-    _open(page, space)
+    open_page(page, space)
     header = page.locator("#ranking-table thead th").nth(2)
     assert header.locator(".header").inner_text().strip() == "MA"
     first = _ranking_ma(page)
@@ -274,14 +256,14 @@ def test_clicking_the_ma_header_sorts_the_ranking_by_ma(space, page):
 
 
 def test_the_all_models_explainer_column_stays_in_view_after_a_full_sideways_scroll(space, page):
-    _open(page, space)
+    open_page(page, space)
     page.get_by_role("tab", name="All models", exact=True).click()
     rows = "#explainer-table .virtual-row"
     page.wait_for_function(f"() => document.querySelectorAll('{rows}').length > 0", timeout=60_000)
     viewport = "#explainer-table .virtual-table-viewport"
     names = page.eval_on_selector_all(rows, "rows => rows.map(r => r.querySelector('[role=gridcell]').innerText.trim())")
     assert names and all(names), names
-    _scroll_fully_right(page, viewport)
+    scroll_fully_right(page, viewport)
     page.wait_for_function(
         "([v, rows]) => { const f = document.querySelector(v).getBoundingClientRect();"
         " return Array.from(document.querySelectorAll(rows)).every(r => {"

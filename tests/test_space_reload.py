@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from _sample_records import sample_records
 
 from gecobench.store import LocalStore
 from leaderboard_space.data import ResultsLoader
-from leaderboard_space.sample_records import sample_records
 
 
 @pytest.fixture

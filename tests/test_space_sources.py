@@ -13,10 +13,11 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from _sample_records import make_explainer_record
+
 from gecobench.records import explainer_score_identity, record_id_for, validate_record
 from gecobench.store import LocalStore
 from leaderboard_space import drilldown, ranking, sources
-from leaderboard_space.sample_records import make_explainer_record
 
 REFERENCE_BASE = "tiny-minilm==0.1 (local)"  # deliberately not the paper's bert-base-uncased
 USER_BASE = "user-base"

@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from _sample_records import make_bias_record
 
 from gecobench.formatting import format_interval
 from gecobench.metrics.bias_indices import bias_indices, overall_bias
@@ -27,7 +28,6 @@ from gecobench.records import (
 from gecobench.spanish.pipeline import default_schemes, load_lexicons
 from gecobench.spanish.recorded import recorded_record, template_of_sentence
 from leaderboard_space import spanish_view
-from leaderboard_space.sample_records import make_bias_record
 
 LEXICON = {"alto": "BODY", "alta": "BODY", "listo": "MIND", "lista": "MIND", "amable": "SOCIAL"}
 K = 3

@@ -10,6 +10,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from _sample_records import make_bias_record, make_explainer_record
 
 from gecobench.records import (
     MAX_RECORD_BYTES,
@@ -19,7 +20,6 @@ from gecobench.records import (
     validate_stored_record,
 )
 from gecobench.store import LocalStore
-from leaderboard_space.sample_records import make_bias_record, make_explainer_record
 
 
 def _valid_records() -> list[dict]:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-from leaderboard_space.screenshot import (
+from _space_browser import (
     TAB_NAMES,
     fill_sample_store,
     running_space,

@@ -1,4 +1,7 @@
-"""Matplotlib figures for the Space (rendered by ``gr.Plot``): MA by regime, MA per gender group, radars."""
+"""Static matplotlib figures of the Space's tables: MA by regime, MA per gender group, radars.
+
+Test-only: the Space draws its figures with Plotly (:mod:`leaderboard_space.plots`); these exercise the table
+shapes (:mod:`leaderboard_space.tables`) a static export would read. Not shipped in the wheel."""
 
 from __future__ import annotations
 

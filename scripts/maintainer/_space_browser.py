@@ -1,5 +1,6 @@
-"""Drive the running Space in headless Chromium (playwright): used by the browser test and by
-``scripts/maintainer/screenshot_space.py``. Never downloads a browser: it uses the system's Chromium."""
+"""Drive the running Space in headless Chromium (playwright): used by the browser tests (through
+``tests/space_browser_helpers.py``) and by ``scripts/maintainer/screenshot_space.py``. Never downloads a browser:
+it uses the system's Chromium. A maintainers' helper, not part of the package."""
 
 from __future__ import annotations
 
@@ -24,9 +25,10 @@ def free_port() -> int:
 
 
 def fill_sample_store(root: str | Path, n_explainer_records: int | None = None) -> int:
-    """Write synthetic records (see :mod:`leaderboard_space.sample_records`) into a local store; return the count."""
+    """Write synthetic records (see :mod:`_sample_records`) into a local store; return the count."""
+    from _sample_records import sample_records
+
     from gecobench.store import LocalStore
-    from leaderboard_space.sample_records import sample_records
 
     store = LocalStore(root)
     records = sample_records(n_explainer_records)

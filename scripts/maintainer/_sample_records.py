@@ -1,4 +1,7 @@
-"""Synthetic, schema-valid result records for tests, benchmarks and the offline demo.
+"""Synthetic, schema-valid result records for tests, benchmarks and the docs' screenshots.
+
+A maintainers' helper, not part of the package (the wheel ships only what the Space runs): the tests import it
+through ``tests/conftest.py``, the benchmarks and ``screenshot_space.py`` from this folder.
 
 The numbers are random draws, not results: they exist so that the Space can be exercised end to end
 without running an evaluation. Every generated record passes :func:`gecobench.records.validate_record`.
