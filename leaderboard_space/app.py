@@ -63,7 +63,7 @@ from leaderboard_space.data import LoadedResults, ResultsLoader
 from leaderboard_space.dataset_info import geco_statistics
 from leaderboard_space.downloads import analysis_table, figure_files, table_files
 from leaderboard_space.glossary import glossary_markdown
-from leaderboard_space.page_assets import URL_JS, URL_KEYS, launch_options
+from leaderboard_space.page_assets import URL_JS, URL_KEYS, columns_from_query, launch_options
 from leaderboard_space.texts import (
     EMPTY_MESSAGE,
     IDENTICAL_PAIRS,
@@ -332,10 +332,11 @@ TAB_IDS: tuple[str, ...] = ("ranking", "plots", "drilldown", "explainers", "data
 VIEWS: tuple[str, ...] = (RANKING_VIEW, GAPS_VIEW, PIVOT_VIEW)
 
 
-def view_from_query(params: dict[str, str]) -> dict[str, str | None]:
+def view_from_query(params: dict[str, str]) -> dict[str, str | list[str] | None]:
     """The view a URL's query string names (``?tab=about&config=binary_all&regime=CE…``; keys
     :data:`page_assets.URL_KEYS` and ``tab``), each value None when absent or not one the page offers; the views
-    check the rest (an unknown config falls back to the first, as a page without a URL does)."""
+    check the rest (an unknown config falls back to the first, as a page without a URL does). ``columns`` is the
+    list of the ranking's column groups (:func:`page_assets.columns_from_query`; None: the default ones)."""
     view = {key: (str(params[key]) if params.get(key) not in (None, "") else None) for key in ("tab", *URL_KEYS)}
     if view["tab"] not in TAB_IDS:
         view["tab"] = None
@@ -343,6 +344,7 @@ def view_from_query(params: dict[str, str]) -> dict[str, str | None]:
         view["source"] = None
     if view["view"] not in VIEWS:
         view["view"] = None
+    view["columns"] = columns_from_query(view["columns"])
     return view
 
 
@@ -611,8 +613,8 @@ class SpaceViews:
         return status, sources.filter_note(state.explainer_records, filter_value)
 
     def view_from_url(self, request: gr.Request):
-        """A page load's first step: the tab, source, filter, model, view and sentence its URL names (unchanged
-        components where it names none); :func:`open_page` and the views then check them against the stores."""
+        """A page load's first step: the tab, source, filter, model, view, sentence and ranking columns its URL
+        names (unchanged components where it names none); :func:`open_page` and the views then check them against the stores."""
         view = view_from_query(dict(request.query_params) if request is not None else {})
         keep = gr.update()
         def chosen(key, choices=None):
@@ -631,6 +633,7 @@ class SpaceViews:
             chosen("config"), chosen("base"), chosen("regime"), chosen("seed"), chosen("view"),
             chosen("search"),
             chosen("sentence", [(view["sentence"], view["sentence"])]) if view["sentence"] else keep,
+            chosen("columns"),
         )
 
     def open_page(self, scheme, source=None, filter_value=sources.PAPER_FILTER):
@@ -910,7 +913,8 @@ def build_app(results_location: str | None = None, requests_location: str | None
         across_outputs = [configs, regimes, base_models, sort_by, table, explainer_files]
 
         # the view in the URL: the components in page_assets.URL_KEYS order (the open tab is read from the page)
-        url_inputs = [source_radio, filter_radio, *cell_inputs, view_choice, drill_search, drill_sentence]
+        url_inputs = [source_radio, filter_radio, *cell_inputs, view_choice, drill_search, drill_sentence,
+                      column_chooser]
         url_outputs = [tabs, *url_inputs]
 
         def remember_view(event):
@@ -930,7 +934,7 @@ def build_app(results_location: str | None = None, requests_location: str | None
              .then(across_models, [*filter_inputs, *scope_inputs], across_outputs, api_visibility="private")
              .then(spanish_view, [scheme, index, model, source_radio], spanish_outputs, api_visibility="private"))
 
-        # a page load first restores the view its URL names (tab, source, filter, model, view, sentence)
+        # a page load first restores the view its URL names (tab, source, filter, model, view, sentence, columns)
         after_load(demo.load(view_from_url, None, url_outputs, api_visibility="private")
                    .then(open_page, page_inputs, page_outputs, api_visibility="private"))
         after_load(refresh_button.click(open_page, page_inputs, page_outputs, api_visibility="private"))
@@ -956,8 +960,8 @@ def build_app(results_location: str | None = None, requests_location: str | None
              .then(drill_view, [*cell_inputs, drill_sentence, *scope_inputs], drill_heat, api_visibility="private"))
         remember_view(view_choice.input(ranking_view, ranking_inputs, ranking_outputs,
                                         api_visibility="private"))
-        column_chooser.input(ranking_view, ranking_inputs, ranking_outputs, api_visibility="private",
-                             trigger_mode="always_last")
+        remember_view(column_chooser.input(ranking_view, ranking_inputs, ranking_outputs, api_visibility="private",
+                                           trigger_mode="always_last"))
         gr.api(ranking_api, api_name="ranking")
         gr.api(gender_gaps_api, api_name="gender_gaps")
         (drill_search.submit(drill_sentences, [*cell_inputs, drill_search, *scope_inputs, drill_sentence],

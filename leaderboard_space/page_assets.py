@@ -1,7 +1,7 @@
 """What the Space's page carries besides its components: the style sheet and a small script.
 
 Gradio 6 takes ``css`` and ``head`` at ``launch()``, not in ``gr.Blocks``: :func:`launch_options` gives both, and
-every launcher (``app.main``, ``screenshot.running_space``) passes them.
+every launcher (``app.main``, ``scripts/maintainer/_space_browser.running_space``) passes them.
 
 * **Pinned name columns.** Gradio's Dataframe (6.x) draws a virtual table (``.virtual-table-viewport`` scrolls,
   header and body are separate ``<table>``\\ s in it) and its ``pinned_columns`` does not keep cells in view when
@@ -18,18 +18,56 @@ every launcher (``app.main``, ``screenshot.running_space``) passes them.
   in tables with the class ``click-sort`` a click on a header cell chooses that menu item: the first click on a
   column sorts it descending (every "higher is better" column's best first), the next click ascending, and so on.
   The sorting itself stays Gradio's (the table's ``sort`` state), the script only presses its buttons.
+* **Accessible group names.** Gradio 6 draws a CheckboxGroup or Radio as a ``<fieldset>`` (a group) whose label is
+  a ``<span>``, not a ``<legend>``, so the group has no accessible name; the script points the fieldset's
+  ``aria-labelledby`` at that label, so the group is announced by the words shown above it ("Columns shown").
 * **The view in the URL.** :data:`URL_JS` is the client function the app's events run to write the view into the
-  query string (``history.replaceState``); the page load reads it back (``app.view_from_url``).
+  query string (``history.replaceState``); the page load reads it back (``app.view_from_url``). The ranking's
+  chosen column groups go in as ``columns=gaps,provenance`` (:func:`columns_to_query`, the same rule in the
+  script), and only when they differ from the default; :func:`columns_from_query` reads them back.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 from leaderboard_space.glossary import all_definitions
+from leaderboard_space.ranking import COLUMN_GROUPS, DEFAULT_COLUMN_GROUPS
 
 #: the query-string keys of a view, in the order of the components the app passes to :data:`URL_JS`
-URL_KEYS: tuple[str, ...] = ("source", "filter", "config", "base", "regime", "seed", "view", "search", "sentence")
+URL_KEYS: tuple[str, ...] = ("source", "filter", "config", "base", "regime", "seed", "view", "search", "sentence",
+                             "columns")
+#: ``columns=`` of a view whose column chooser has every group unticked (an empty value would read as "absent")
+NO_COLUMNS = "none"
+
+
+def column_token(group: str) -> str:
+    """A column group's word in the URL: its name in lower case ("Provenance" → ``provenance``)."""
+    return group.lower().replace(" ", "_")
+
+
+def columns_to_query(groups: Iterable[str]) -> str | None:
+    """The ``columns=`` value of the chosen column groups (comma-separated words in the chooser's order), or None
+    when they are the default: a URL names the columns only when they differ from a first visit's."""
+    chosen = set(groups)
+    ordered = [group for group in COLUMN_GROUPS if group in chosen]
+    if ordered == [group for group in COLUMN_GROUPS if group in DEFAULT_COLUMN_GROUPS]:
+        return None
+    return ",".join(column_token(group) for group in ordered) if ordered else NO_COLUMNS
+
+
+def columns_from_query(value: str | None) -> list[str] | None:
+    """The column groups a ``columns=`` value names, in the chooser's order; None (the default columns) when it is
+    absent or names no known group. Unknown words are dropped (a URL from a page with other groups still opens);
+    commas, spaces or plus signs separate the words, in any case."""
+    if value is None:
+        return None
+    words = {word for word in value.replace("+", ",").replace(" ", ",").lower().split(",") if word}
+    if words == {NO_COLUMNS}:
+        return []
+    chosen = [group for group in COLUMN_GROUPS if column_token(group) in words]
+    return chosen or None
 
 CSS = """
 #masthead {gap: 0.75rem; align-items: baseline; flex-wrap: nowrap}
@@ -110,6 +148,15 @@ _SCRIPT = """
       if (words) box.setAttribute('aria-label', words);
     });
   }
+  function nameGroups(root) {
+    root.querySelectorAll('fieldset.block:not([aria-labelledby]):not([aria-label])').forEach(group => {
+      const label = group.querySelector(':scope > [data-testid=block-info], :scope > * > [data-testid=block-info]');
+      if (!label || !(label.textContent || '').trim()) return;
+      if (!label.id) label.id = (group.id || ('group-' + (++groupCount))) + '-label';
+      group.setAttribute('aria-labelledby', label.id);
+    });
+  }
+  let groupCount = 0;
   function menuItem(text) {
     return Array.from(document.querySelectorAll('button, [role=menuitem]'))
       .find(item => item.offsetParent !== null && (item.innerText || '').trim() === text);
@@ -141,6 +188,7 @@ _SCRIPT = """
     pending = true;
     requestAnimationFrame(() => {
       pending = false; defineHeaders(document); pinOffsets(document); nameSearchBoxes(document);
+      nameGroups(document);
     });
   }
   new MutationObserver(update).observe(document.documentElement, {childList: true, subtree: true, characterData: true});
@@ -154,19 +202,29 @@ _SCRIPT = """
 URL_JS = """
 (...values) => {
   const keys = __KEYS__;
+  const columns = __COLUMNS__;
+  // the chosen column groups as page_assets.columns_to_query writes them: nothing when they are the default
+  const columnsValue = chosen => {
+    const picked = columns.order.filter(group => (chosen || []).includes(group));
+    if (picked.join('\\n') === columns.order.filter(g => columns.defaults.includes(g)).join('\\n')) return null;
+    return picked.length ? picked.map(group => columns.tokens[group]).join(',') : columns.none;
+  };
   const params = new URLSearchParams();
   const tab = document.querySelector('#tabs button[role=tab][aria-selected=true]');
   const tabId = tab && tab.id ? tab.id.replace(/^tab-/, '').replace(/-button$/, '') : '';
   if (tabId) params.set('tab', tabId);
   keys.forEach((key, i) => {
-    const value = values[i];
+    const value = key === 'columns' ? columnsValue(values[i]) : values[i];
     if (value !== null && value !== undefined && value !== '' && !(Array.isArray(value))) params.set(key, value);
   });
-  const query = params.toString();
+  // commas are plain characters of a query (RFC 3986): unescaped, "columns=gaps,provenance" stays readable
+  const query = params.toString().replace(/%2C/gi, ',');
   history.replaceState(history.state, '', query ? ('?' + query) : window.location.pathname);
   return [];
 }
-""".replace("__KEYS__", json.dumps(list(URL_KEYS)))
+""".replace("__KEYS__", json.dumps(list(URL_KEYS))).replace("__COLUMNS__", json.dumps({
+    "order": list(COLUMN_GROUPS), "defaults": list(DEFAULT_COLUMN_GROUPS),
+    "tokens": {group: column_token(group) for group in COLUMN_GROUPS}, "none": NO_COLUMNS}))
 
 
 def head_html() -> str:

@@ -89,12 +89,53 @@ def test_the_view_in_the_url_round_trips_and_rejects_what_the_page_does_not_offe
 
     asked = {"tab": "drilldown", "source": "reference", "filter": "per_model", "config": "binary_all",
              "base": "some base", "regime": "CEf", "seed": "0", "view": GAPS_VIEW, "search": "she",
-             "sentence": "3:1"}
-    assert view_from_query(asked) == asked
+             "sentence": "3:1", "columns": "gaps,provenance"}
+    assert view_from_query(asked) == {**asked, "columns": ["Gaps", "Provenance"]}
     assert set(URL_KEYS) | {"tab"} == set(asked)
-    odd = view_from_query({"tab": "nonsense", "source": "elsewhere", "view": "x", "regime": ""})
+    odd = view_from_query({"tab": "nonsense", "source": "elsewhere", "view": "x", "regime": "", "columns": "x,y"})
     assert odd["tab"] is None and odd["source"] is None and odd["view"] is None and odd["regime"] is None
+    assert odd["columns"] is None  # no known group: the default columns
     assert view_from_query({}) == dict.fromkeys(asked)
+
+
+def test_the_chosen_columns_go_into_the_url_only_when_they_differ_from_the_default_and_come_back():
+    from leaderboard_space.page_assets import NO_COLUMNS, columns_from_query, columns_to_query
+    from leaderboard_space.ranking import COLUMN_GROUPS, DEFAULT_COLUMN_GROUPS
+
+    # the default, in any order, writes nothing: a first visit's URL stays as short as before
+    assert columns_to_query(DEFAULT_COLUMN_GROUPS) is None
+    assert columns_to_query(reversed(DEFAULT_COLUMN_GROUPS)) is None
+    assert columns_to_query(COLUMN_GROUPS) == "faithfulness,gaps,properties,provenance"
+    assert columns_to_query(["Provenance", "Gaps"]) == "gaps,provenance"  # the chooser's order
+    assert columns_to_query([]) == NO_COLUMNS
+    # every choice of groups (all 2^4) comes back from its value as the chooser holds it
+    groups = list(COLUMN_GROUPS)
+    for mask in range(2 ** len(groups)):
+        chosen = [g for i, g in enumerate(groups) if mask >> i & 1]
+        value = columns_to_query(chosen)
+        back = columns_from_query(value)
+        assert (back if value is not None else list(DEFAULT_COLUMN_GROUPS)) == chosen, (chosen, value, back)
+    # what a hand-edited or older URL may hold: other case, other separators, unknown words
+    assert columns_from_query("Provenance+GAPS") == ["Gaps", "Provenance"]
+    assert columns_from_query("gaps provenance") == ["Gaps", "Provenance"]
+    assert columns_from_query("gaps,retired_group") == ["Gaps"]
+    assert columns_from_query("retired_group") is None and columns_from_query(None) is None
+    assert columns_from_query(",,") is None
+
+
+def test_the_page_script_writes_the_columns_as_the_python_rule_does():
+    """The URL's client half repeats :func:`columns_to_query` (a page event has no server call): its table of words,
+    default and empty marker come from the Python side."""
+    import json
+    import re
+
+    from leaderboard_space.page_assets import NO_COLUMNS, URL_JS, column_token
+    from leaderboard_space.ranking import COLUMN_GROUPS, DEFAULT_COLUMN_GROUPS
+
+    table = json.loads(re.search(r"const columns = (\{.*?\});", URL_JS).group(1))
+    assert table == {"order": list(COLUMN_GROUPS), "defaults": list(DEFAULT_COLUMN_GROUPS),
+                     "tokens": {g: column_token(g) for g in COLUMN_GROUPS}, "none": NO_COLUMNS}
+    assert "__COLUMNS__" not in URL_JS and "__KEYS__" not in URL_JS
 
 
 def test_every_regime_baseline_and_metric_is_defined():
@@ -117,7 +158,8 @@ def reference_app(tmp_path_factory):
     root = tmp_path_factory.mktemp("page")
     views = SpaceViews(str(root / "results"), str(root / "requests"),
                        reference_location=str(REPO_ROOT / "reference" / "store"))
-    return {name: getattr(views, name) for name in ("open_page", "ranking_choices", "ranking_view", "across_models")}
+    return {name: getattr(views, name) for name in ("open_page", "ranking_choices", "ranking_view", "across_models",
+                                                     "view_from_url")}
 
 
 @pytest.mark.skipif(not (REPO_ROOT / "reference" / "store").is_dir(), reason="no committed reference store")
@@ -209,3 +251,19 @@ def test_the_column_chooser_hides_column_groups_and_the_downloads_keep_every_col
     assert "record_link" in csv.columns  # the Record column, hidden by default, is in the download
     with pytest.raises(ValueError, match="unknown column group"):
         ranking.chosen_columns(pd.DataFrame(columns=every), ["Colours"])
+
+
+def test_a_url_naming_columns_sets_the_column_chooser_and_one_without_keeps_it(reference_app):
+    from types import SimpleNamespace
+
+    from leaderboard_space.page_assets import URL_KEYS
+
+    def outputs(query):  # what a page load's first step sends to (tabs, *the URL_KEYS components)
+        sent = reference_app["view_from_url"](SimpleNamespace(query_params=query))
+        assert len(sent) == 1 + len(URL_KEYS)
+        return dict(zip(("tab", *URL_KEYS), sent))
+
+    assert outputs({"columns": "provenance,faithfulness"})["columns"]["value"] == ["Faithfulness", "Provenance"]
+    assert outputs({"columns": "none"})["columns"]["value"] == []
+    for query in ({}, {"columns": "no_such_group"}):
+        assert "value" not in outputs(query)["columns"], query  # the chooser keeps its default

@@ -18,6 +18,7 @@ if str(REPO_ROOT) not in sys.path:
 from space_browser_helpers import (
     BROWSER_MARKS,
     DRILL_DRAWN,
+    RANKING_DRAWN,
     chromium_page,
     open_page,
     running_space,
@@ -123,14 +124,50 @@ def test_the_drill_down_explainer_column_stays_in_view(space, page):
         assert left >= frame["x"] - 1 and right <= frame["x"] + frame["width"] + 1
 
 
+def _open_column_chooser(page) -> None:
+    """Open the closed accordion below the ranking that holds the column chooser."""
+    page.locator("#rank-columns-box").get_by_text("Columns shown").first.click()
+    page.locator("#rank-columns input[type=checkbox]").first.wait_for(state="visible", timeout=30_000)
+
+
+def _ticked_columns(page) -> list[str]:
+    return page.eval_on_selector_all("#rank-columns input[type=checkbox]",
+                                     "boxes => boxes.filter(b => b.checked).map(b => b.name)")
+
+
+def _ranking_headers(page) -> list[str]:
+    return page.eval_on_selector_all("#ranking-table thead th",
+                                     "cells => cells.map(c => (c.querySelector('.header') || c).innerText.trim())")
+
+
+COLUMNS_IN_URL = "v => new URLSearchParams(location.search).get('columns') === v"
+
+
 def test_a_url_copied_from_one_view_restores_that_view_in_a_new_page(space, page):
-    open_page(page, space + "?config=nonbinary_subject&regime=CEf&tab=drilldown", DRILL_DRAWN)
-    page.wait_for_function("() => new URLSearchParams(location.search).get('sentence')", timeout=60_000)
+    from leaderboard_space.page_assets import columns_to_query
+    from leaderboard_space.ranking import COLUMN_GROUPS, DEFAULT_COLUMN_GROUPS
+
+    open_page(page, space + "?config=nonbinary_subject&regime=CEf")
+    assert "columns" not in page.evaluate("() => location.search")  # the default columns: not in the URL
+    # the ranking's columns: provenance on, properties off (the chooser's own order is kept in the URL)
+    chosen = [group for group in COLUMN_GROUPS if group != "Properties"]
+    assert chosen != DEFAULT_COLUMN_GROUPS
+    _open_column_chooser(page)
+    page.get_by_role("checkbox", name="Provenance", exact=True).check()
+    page.wait_for_function(COLUMNS_IN_URL, arg=columns_to_query(COLUMN_GROUPS), timeout=60_000)
+    page.get_by_role("checkbox", name="Properties", exact=True).uncheck()
+    page.wait_for_function(COLUMNS_IN_URL, arg=columns_to_query(chosen), timeout=60_000)
+    assert columns_to_query(chosen) == "faithfulness,gaps,provenance"  # the page script writes the Python rule's
+    page.get_by_role("tab", name="Sentence drill-down", exact=True).click()
+    page.locator("#drill-heat table").wait_for(state="visible", timeout=120_000)
+    page.wait_for_function("() => new URLSearchParams(location.search).get('tab') === 'drilldown'"
+                           " && new URLSearchParams(location.search).get('sentence')", timeout=60_000)
     wanted = {"config": "nonbinary_subject", "regime": "CEf"}
     shown = {"config": page.locator("#rank-config input").input_value(),
              "regime": page.locator("#rank-regime input").input_value()}
     assert shown == wanted
     copied = page.url
+    assert f"columns={columns_to_query(chosen)}" in copied, copied
     sentence = page.locator("#drill-sentence input").input_value()
     context = page.context.browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})  # nothing shared
     try:
@@ -143,6 +180,14 @@ def test_a_url_copied_from_one_view_restores_that_view_in_a_new_page(space, page
         assert fresh.locator("#rank-config input").input_value() == wanted["config"]
         assert fresh.locator("#rank-regime input").input_value() == wanted["regime"]
         fresh.locator("#drill-heat table").wait_for(state="visible", timeout=120_000)
+        # the ranking behind it shows the copied columns: provenance's, none of the properties'
+        fresh.get_by_role("tab", name="Ranking", exact=True).click()
+        fresh.wait_for_function(RANKING_DRAWN, timeout=120_000)
+        headers = _ranking_headers(fresh)
+        assert {"Record", "Protocol", "log RMA", "Gap m−nb"} <= set(headers), headers
+        assert not set(COLUMN_GROUPS["Properties"]) & set(headers), headers
+        _open_column_chooser(fresh)
+        assert _ticked_columns(fresh) == chosen
     finally:
         context.close()
 
@@ -198,8 +243,14 @@ def test_every_visible_input_on_the_ranking_tab_has_its_label_as_accessible_name
     page.wait_for_function("() => document.querySelector('#ranking-table input.search-input[aria-label]')",
                            timeout=10_000)
     # the column chooser sits in a closed accordion below the table: open it so its options are checked too
-    page.locator("#rank-columns-box").get_by_text("Columns shown").first.click()
-    page.locator("#rank-columns input[type=checkbox]").first.wait_for(state="visible", timeout=30_000)
+    _open_column_chooser(page)
+    # the checkbox group itself is named by its visible label (Gradio draws it as a fieldset without a legend)
+    visible = page.locator("#rank-columns [data-testid=block-info]").inner_text().strip()
+    assert visible == "Columns shown"
+    page.wait_for_function("() => document.querySelector('#rank-columns')?.hasAttribute('aria-labelledby')",
+                           timeout=10_000)
+    group = page.get_by_role("group", name=visible, exact=True)
+    assert group.and_(page.locator("#rank-columns")).count() == 1 and group.count() == 1
     controls = page.evaluate(
         """() => Array.from(document.querySelectorAll('#tab-ranking input, #tab-ranking select, #tab-ranking textarea'))
              .filter(e => e.offsetParent !== null && e.type !== 'hidden')
