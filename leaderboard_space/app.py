@@ -614,7 +614,8 @@ class SpaceViews:
 
     def view_from_url(self, request: gr.Request):
         """A page load's first step: the tab, source, filter, model, view, sentence and ranking columns its URL
-        names (unchanged components where it names none); :func:`open_page` and the views then check them against the stores."""
+        names (unchanged components where it names none); :func:`open_page` and the views then check them
+        against the stores."""
         view = view_from_query(dict(request.query_params) if request is not None else {})
         keep = gr.update()
         def chosen(key, choices=None):
