@@ -13,18 +13,11 @@ split-half error (LIME, Kernel SHAP) or unresolved share (Partition SHAP), and p
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
-import warnings
-from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT))
-sys.path.insert(0, str(REPO_ROOT / "bench"))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-warnings.filterwarnings("ignore")
+from _common import use_this_checkout
+
+use_this_checkout()
 
 import numpy as np
 
@@ -46,8 +39,8 @@ def main() -> int:
     parser.add_argument("--specs", nargs="*", default=DEFAULT_SPECS)
     args = parser.parse_args()
 
+    from _common import load_bench_inputs
     from bench_vs_ferret import mass_accuracy
-    from zoo_sentences import load_bench_inputs
 
     from gecobench.evaluation.runner import ExplainerSpec
     from gecobench.explainers import get_explainer

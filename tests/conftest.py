@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -116,3 +120,71 @@ def tiny_base(tmp_path_factory, bert_tokenizer) -> Path:
     model.bert.save_pretrained(folder)
     bert_tokenizer.save_pretrained(folder)
     return folder
+
+
+# ---------------------------------------------------------------- what the evaluation tests share
+
+#: the evaluation tests' tiny protocol, in ``EvaluationSettings`` keywords: a few groups in chunks of two and a
+#: short bootstrap, so a whole run over a tiny model takes seconds on one CPU thread
+TINY_PROTOCOL = {"max_groups": 6, "chunk_size": 2, "bootstrap": 20, "batch_size": 4}
+#: mass accuracy (and RMA, gaps) only: no property or faithfulness metrics, every sentence scored
+MA_ONLY = {"filter": "none", "properties": False, "faithfulness": False}
+
+
+def cli_flags(settings: dict) -> list[str]:
+    """``gecobench evaluate`` flags for ``EvaluationSettings`` keywords: ``max_groups=6`` is ``--max-groups 6``,
+    ``properties=False`` is ``--no-properties``, ``filter="none"`` is ``--filter none``."""
+    flags: list[str] = []
+    for key, value in settings.items():
+        flag = "--" + key.replace("_", "-")
+        if isinstance(value, bool):
+            flags.append(flag if value else "--no-" + flag[2:])
+        else:
+            flags += [flag, str(value)]
+    return flags
+
+
+#: a user's gradient explainer as a plain function, for the plug-in modules the tests write and import
+GRADIENT_NORM_SOURCE = '''
+import numpy as np
+import torch
+from gecobench.explainers.base import Explainer, TokenAttributions, register_explainer
+from gecobench.words import tokenize_words
+
+
+def gradient_norm(model, tokenizer, words, targets):
+    """|d logit_target / d word embedding| per token, folded to words by the engine."""
+    encoding, word_ids = tokenize_words(tokenizer, words)
+    embeds = model.get_input_embeddings()(encoding["input_ids"]).detach().requires_grad_(True)
+    logits = model(inputs_embeds=embeds, attention_mask=encoding["attention_mask"]).logits
+    logits.gather(1, torch.tensor(list(targets)).unsqueeze(1)).sum().backward()
+    grads = embeds.grad.norm(dim=-1).numpy()
+    return [TokenAttributions(grads[i], word_ids[i]) for i in range(len(words))]
+'''
+
+
+@contextmanager
+def imported_plugin(folder: Path, name: str, source: str) -> Iterator[tuple[ModuleType, Path]]:
+    """``source`` written to ``folder/<name>.py`` and imported with ``folder`` on ``sys.path`` (as ``--import
+    <name>`` finds it); the folder leaves ``sys.path`` again on exit. Yields the module and its file."""
+    path = Path(folder) / f"{name}.py"
+    path.write_text(source)
+    sys.path.insert(0, str(folder))
+    try:
+        yield importlib.import_module(name), path
+    finally:
+        sys.path.remove(str(folder))
+
+
+@pytest.fixture(scope="module")
+def tiny_models(tmp_path_factory, bert_tokenizer) -> dict[str, str]:
+    """Two tiny checkpoints of one base in zoo layout: a 'CE' model and its 'ZS' reference (regime → folder)."""
+    return write_tiny_zoo(tmp_path_factory.mktemp("models"), bert_tokenizer)
+
+
+@pytest.fixture(scope="session")
+def binary_all_test(geco_dir):
+    """The binary_all test split (read once; the tests only read it)."""
+    from gecobench.evaluation.data import load_split
+
+    return load_split("binary_all", "test", str(geco_dir))

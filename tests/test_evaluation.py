@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from conftest import REPO_ROOT, make_tiny_bert_classifier, write_tiny_zoo
+from conftest import (
+    GRADIENT_NORM_SOURCE,
+    REPO_ROOT,
+    TINY_PROTOCOL,
+    cli_flags,
+    imported_plugin,
+    make_tiny_bert_classifier,
+)
 from tolerances import ulp_tolerance
 
 from gecobench.evaluation import (
@@ -35,12 +42,10 @@ from gecobench.store import LocalStore
 torch.set_num_threads(1)
 
 # A plug-in module the tests register explainers from, in-process and in subprocesses (via --import).
-PLUGIN_SOURCE = '''
-import os, time
-import numpy as np
-import torch
-from gecobench.explainers.base import Explainer, TokenAttributions, register_explainer
-from gecobench.words import tokenize_words
+PLUGIN_SOURCE = GRADIENT_NORM_SOURCE + '''
+import os
+import time
+
 
 @register_explainer
 class EvalTestGradient(Explainer):
@@ -49,12 +54,7 @@ class EvalTestGradient(Explainer):
     version = "0.1"
     def explain(self, model, tokenizer, words, targets):
         time.sleep(float(os.environ.get("EVAL_TEST_DELAY", "0")))
-        encoding, word_ids = tokenize_words(tokenizer, words)
-        embeds = model.get_input_embeddings()(encoding["input_ids"]).detach().requires_grad_(True)
-        logits = model(inputs_embeds=embeds, attention_mask=encoding["attention_mask"]).logits
-        logits.gather(1, torch.tensor(list(targets)).unsqueeze(1)).sum().backward()
-        grads = embeds.grad.norm(dim=-1).numpy()
-        return [TokenAttributions(grads[i], word_ids[i]) for i in range(len(words))]
+        return gradient_norm(model, tokenizer, words, targets)
 
 @register_explainer
 class EvalTestRandom(Explainer):
@@ -65,22 +65,14 @@ class EvalTestRandom(Explainer):
         return [np.random.rand(len(w)) for w in words]
 '''
 
-FAST = {"max_groups": 6, "chunk_size": 2, "bootstrap": 20, "batch_size": 4}
+FAST = TINY_PROTOCOL
 
 
 @pytest.fixture(scope="session")
-def plugin_dir(tmp_path_factory) -> Path:
+def plugin_dir(tmp_path_factory) -> Iterator[Path]:
     folder = tmp_path_factory.mktemp("plugin")
-    (folder / "eval_test_plugin.py").write_text(PLUGIN_SOURCE)
-    sys.path.insert(0, str(folder))
-    importlib.import_module("eval_test_plugin")
-    return folder
-
-
-@pytest.fixture(scope="session")
-def tiny_models(tmp_path_factory, bert_tokenizer) -> dict[str, str]:
-    """Two tiny checkpoints of one base in zoo layout: a 'CE' model and its 'ZS' reference."""
-    return write_tiny_zoo(tmp_path_factory.mktemp("models"), bert_tokenizer)
+    with imported_plugin(folder, "eval_test_plugin", PLUGIN_SOURCE):
+        yield folder
 
 
 def _metrics_without_time(record: dict) -> dict:
@@ -297,7 +289,8 @@ def test_filter_on_scores_only_fully_correct_groups(tiny_models, plugin_dir, gec
         assert record["metrics"]["mass_accuracy"]["value"] is None and record["metrics"]["mass_accuracy"]["reason"]
 
 
-def test_pattern_variant_is_fitted_on_the_split_being_explained(tiny_models, geco_dir, tmp_path, monkeypatch) -> None:
+def test_pattern_variant_is_fitted_on_the_split_being_explained(tiny_models, geco_dir, binary_all_test, tmp_path,
+                                                                 monkeypatch) -> None:
     """The paper's Pattern Variant learns from the split it explains (the whole split, its labels); the 1.x
     variant (fit_on=train) from the train split."""
     from gecobench.explainers.builtin import PatternVariantExplainer
@@ -314,7 +307,7 @@ def test_pattern_variant_is_fitted_on_the_split_being_explained(tiny_models, gec
     run_evaluation(["pattern_variant", "pattern_variant:fit_on=train,unit=word,label=one_hot"], [tiny_models["CE"]],
                    ["binary_all"], settings, store_location=str(tmp_path / "r"), checkpoint_dir=tmp_path / "ck",
                    progress=False)
-    test, train = load_split("binary_all", "test", str(geco_dir)), load_split("binary_all", "train", str(geco_dir))
+    test, train = binary_all_test, load_split("binary_all", "train", str(geco_dir))
     assert fitted["explained"] == ([list(r.words) for r in test.rows], [r.label for r in test.rows])
     assert fitted["train"][0] == [list(r.words) for r in train.rows if scorable(r)]
     records = {r["explainer"]["params"]["fit_on"]: r for r in _records(tmp_path / "r").values()}
@@ -327,7 +320,7 @@ def test_pattern_variant_is_fitted_on_the_split_being_explained(tiny_models, gec
 def _cli(models: list[str], geco_dir, store: Path, checkpoints: Path, explainers, extra=()) -> list[str]:
     return ["--explainers", *explainers, "--models", *models, "--configs", "binary_all",
             "--results", str(store), "--checkpoint-dir", str(checkpoints), "--data-dir", str(geco_dir),
-            "--max-groups", "6", "--chunk-size", "2", "--bootstrap", "20", "--batch-size", "4", "--no-filter",
+            *cli_flags(FAST), "--no-filter",
             "--import", "eval_test_plugin", "--quiet", *extra]
 
 
@@ -447,17 +440,16 @@ def test_properties_on_a_subsample_of_whole_chunks(tiny_models, plugin_dir, geco
     assert full["metrics"]["model_randomisation_check"]["n_scored"] == 8
 
 
-def test_both_filters_from_one_pass_equal_two_separate_runs(tiny_models, plugin_dir, geco_dir, tmp_path,
-                                                            monkeypatch) -> None:
+def test_both_filters_from_one_pass_equal_two_separate_runs(tiny_models, plugin_dir, geco_dir, binary_all_test,
+                                                            tmp_path, monkeypatch) -> None:
     """filters=("paper", "none") computes every attribution once; its records are those of a filtered run and an
     unfiltered run made separately (same ids, same numbers). The models come in the other order there, so the
     zero-shot model's own attributions serving as CE's RMA reference are checked against a separate pass."""
     from gecobench.evaluation import runner
-    from gecobench.evaluation.data import load_split
 
     # Untrained tiny models classify every group's variants alike (one right, one wrong), so the filter would
     # keep nothing: predictions right on every other source sentence exercise a real subset.
-    split = load_split("binary_all", "test", str(geco_dir))
+    split = binary_all_test
     answer = {tuple(split.rows[i].words): split.rows[i].label if g % 2 == 1 else 1 - split.rows[i].label
               for g, group in enumerate(split.groups) for i in group}
     monkeypatch.setattr(runner, "predict", lambda model, tokenizer, words, batch_size=16: np.array(

@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import make_tiny_bert_classifier, write_tiny_zoo
+from conftest import MA_ONLY, TINY_PROTOCOL, cli_flags, make_tiny_bert_classifier, write_tiny_zoo
 
 from gecobench.cli import evaluate as evaluate_cli
 from gecobench.evaluation import EvaluationSettings, run_evaluation
 from gecobench.evaluation.by_gender import GenderBreakdown, ScoredSentences
-from gecobench.evaluation.data import load_split, scorable
+from gecobench.evaluation.data import scorable
 from gecobench.evaluation.modelling import LoadedModel
 from gecobench.evaluation.runner import find_zero_shot_reference, split_into_chunks
 from gecobench.evaluation.scoring import score_correctness
@@ -24,9 +24,8 @@ from gecobench.store import LocalStore
 
 torch.set_num_threads(1)
 
-SMALL = {"max_groups": 4, "chunk_size": 2, "bootstrap": 10, "batch_size": 4}
-CLI_SMALL = ["--max-groups", "4", "--chunk-size", "2", "--bootstrap", "10", "--batch-size", "4", "--filter", "none",
-             "--no-properties", "--no-faithfulness", "--quiet"]
+SMALL = {**TINY_PROTOCOL, "max_groups": 4, "bootstrap": 10}
+CLI_SMALL = [*cli_flags({**SMALL, **MA_ONLY}), "--quiet"]
 
 # A user's explainer module; {order} is edited between runs while the version stays "1.0".
 EDITABLE_SOURCE = '''
@@ -76,11 +75,6 @@ class LastLayerClsAttention(Explainer):
         cls_row = out.attentions[-1][:, :, 0, :].mean(dim=1).numpy()
         return [TokenAttributions(cls_row[i], word_ids[i]) for i in range(len(words))]
 '''
-
-
-@pytest.fixture(scope="module")
-def tiny_models(tmp_path_factory, bert_tokenizer) -> dict[str, str]:
-    return write_tiny_zoo(tmp_path_factory.mktemp("models"), bert_tokenizer)
 
 
 def _explainer_records(store: Path) -> list[dict]:
@@ -142,8 +136,8 @@ def test_source_is_user_for_a_module_explainer_and_builtin_for_a_builtin(tiny_mo
 
 
 def test_a_raising_explainer_leaves_the_others_records_and_a_non_zero_cli_exit(
-        tiny_models, geco_dir, tmp_path, capsys) -> None:
-    split = load_split("binary_all", "test", str(geco_dir))
+        tiny_models, geco_dir, binary_all_test, tmp_path, capsys) -> None:
+    split = binary_all_test
     chunks = split_into_chunks(split, EvaluationSettings(**SMALL))
     # a sentence of the second chunk: the first chunk of the raising explainer completes and is checkpointed
     row = next(i for group in chunks[1] for i in group if scorable(split.rows[i]))
@@ -165,15 +159,15 @@ def test_a_raising_explainer_leaves_the_others_records_and_a_non_zero_cli_exit(
     assert not list(checkpoints.glob("*/raises_on_one_sentence-*/chunk-00001.json"))
 
 
-def test_run_evaluation_reports_the_failure_with_sentence_and_error(tiny_models, geco_dir, tmp_path) -> None:
-    split = load_split("binary_all", "test", str(geco_dir))
+def test_run_evaluation_reports_the_failure_with_sentence_and_error(tiny_models, geco_dir, binary_all_test,
+                                                                     tmp_path) -> None:
+    split = binary_all_test
     row = next(i for i in range(len(split.rows)) if scorable(split.rows[i]))
     module = tmp_path / "raising_api.py"
     module.write_text(RAISING_SOURCE.format(target=json.dumps(list(split.rows[row].words))))
     evaluate_cli.import_user_module(str(module))
     summary = run_evaluation(["raises_on_one_sentence", "saliency"], [tiny_models["CE"]], ["binary_all"],
-                             EvaluationSettings(data_dir=str(geco_dir), filter="none", properties=False,
-                                                faithfulness=False, **SMALL),
+                             EvaluationSettings(data_dir=str(geco_dir), **MA_ONLY, **SMALL),
                              store_location=str(tmp_path / "store"), checkpoint_dir=tmp_path / "ck", progress=False)
     (failure,) = summary.failures
     assert failure.explainer.startswith("raises_on_one_sentence")
@@ -226,8 +220,7 @@ def test_an_attention_explainer_gets_attentions_from_an_evaluated_model(tiny_mod
     module.write_text(ATTENTION_SOURCE)
     evaluate_cli.import_user_module(str(module))
     summary = run_evaluation(["last_layer_cls_attention"], [tiny_models["CE"]], ["binary_all"],
-                             EvaluationSettings(data_dir=str(geco_dir), filter="none", properties=False,
-                                                faithfulness=False, **SMALL),
+                             EvaluationSettings(data_dir=str(geco_dir), **MA_ONLY, **SMALL),
                              store_location=str(tmp_path / "store"), checkpoint_dir=tmp_path / "ck", progress=False)
     assert summary.failures == []
     (record,) = _explainer_records(tmp_path / "store")

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_evaluation import tiny_models  # noqa: F401  (fixture: two tiny checkpoints in zoo layout)
+import torch
+from conftest import TINY_PROTOCOL
 from test_explainers import TARGETS, WORDS
 
 from gecobench.explainers import get_explainer
 from gecobench.explainers.engine import attribute_detailed
 from gecobench.explainers.stability import split_half_agreement
+
+torch.set_num_threads(1)  # one thread, as the evaluation tests run (their import set it before)
 
 SAMPLING = ["gradient_shap", "lime", "kernel_shap"]
 
@@ -64,13 +67,11 @@ def test_more_samples_make_the_halves_agree_more(name, few, many, model64, token
     assert high > low and high > 0.9
 
 
-def test_the_evaluation_records_the_agreement(tiny_models, geco_dir, tmp_path):  # noqa: F811 (the imported fixture)
-    from test_evaluation import FAST
-
+def test_the_evaluation_records_the_agreement(tiny_models, geco_dir, tmp_path):
     from gecobench.evaluation import EvaluationSettings, run_evaluation
     from gecobench.store import LocalStore
 
-    settings = EvaluationSettings(data_dir=str(geco_dir), filter="none", properties=False, **FAST)
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter="none", properties=False, **TINY_PROTOCOL)
     run_evaluation(["lime:n_samples=20", "kernel_shap"], [tiny_models["CE"]], ["binary_all"], settings,
                    store_location=str(tmp_path / "r"), checkpoint_dir=tmp_path / "ck", progress=False)
     for record in LocalStore(tmp_path / "r").read_all("explainer_score").documents:

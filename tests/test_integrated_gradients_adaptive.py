@@ -10,13 +10,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conftest import TINY_PROTOCOL
 from ig_helpers import logit_ig
-from test_evaluation import tiny_models  # noqa: F401  (fixture: two tiny checkpoints in zoo layout)
 from test_explainers import TARGETS, WORDS, BagOfWordsModel
 from tolerances import max_error_relative_to_largest
 
 from gecobench.explainers.builtin import completeness_error
 from gecobench.explainers.engine import attribute, attribute_detailed
+
+torch.set_num_threads(1)  # one thread, as the evaluation tests run (their import set it before)
 
 # The float64 tiny BERT is smooth: from one step on, these settings make the sentences stop at different counts
 # (1, 2, 4 or 8 steps) while float64 rounding (~1e-13 relative) stays far below the tolerance.
@@ -145,13 +147,11 @@ def test_adaptive_scores_and_steps_on_the_gpu_equal_the_cpu(model64, tokenizer):
     np.testing.assert_array_equal(on_gpu.diagnostics["n_steps"], on_cpu.diagnostics["n_steps"])
 
 
-def test_the_evaluation_records_the_steps_used_and_the_error_reached(tiny_models, geco_dir, tmp_path):  # noqa: F811 (the imported fixture)
-    from test_evaluation import FAST
-
+def test_the_evaluation_records_the_steps_used_and_the_error_reached(tiny_models, geco_dir, tmp_path):
     from gecobench.evaluation import EvaluationSettings, run_evaluation
     from gecobench.store import LocalStore
 
-    settings = EvaluationSettings(data_dir=str(geco_dir), filter="none", properties=False, **FAST)
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter="none", properties=False, **TINY_PROTOCOL)
     # the default (adaptive Simpson) rule from 2 intervals on a grid of 16: 1 interior node, then 2 per halving,
     # 15 at most
     run_evaluation(["integrated_gradients:min_steps=2,max_steps=16", "integrated_gradients:n_steps=4"],

@@ -3,7 +3,6 @@ explainer form, clear errors for bad input, the table of a store."""
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 import math
@@ -14,7 +13,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import REPO_ROOT, make_tiny_bert_classifier, write_tiny_zoo
+from conftest import (
+    GRADIENT_NORM_SOURCE,
+    MA_ONLY,
+    REPO_ROOT,
+    TINY_PROTOCOL,
+    cli_flags,
+    imported_plugin,
+    make_tiny_bert_classifier,
+)
 from tolerances import ulp_tolerance
 
 import gecobench
@@ -23,22 +30,7 @@ from gecobench.explainers.base import Explainer
 torch.set_num_threads(1)
 
 # A user's explainer as a plain function, and the same function registered for the command line (--import).
-PLUGIN_SOURCE = '''
-import numpy as np
-import torch
-from gecobench.explainers.base import Explainer, TokenAttributions, register_explainer
-from gecobench.words import tokenize_words
-
-
-def gradient_norm(model, tokenizer, words, targets):
-    """|d logit_target / d word embedding| per token, folded to words by the engine."""
-    encoding, word_ids = tokenize_words(tokenizer, words)
-    embeds = model.get_input_embeddings()(encoding["input_ids"]).detach().requires_grad_(True)
-    logits = model(inputs_embeds=embeds, attention_mask=encoding["attention_mask"]).logits
-    logits.gather(1, torch.tensor(list(targets)).unsqueeze(1)).sum().backward()
-    grads = embeds.grad.norm(dim=-1).numpy()
-    return [TokenAttributions(grads[i], word_ids[i]) for i in range(len(words))]
-
+PLUGIN_SOURCE = GRADIENT_NORM_SOURCE + '''
 
 @register_explainer
 class GradientNorm(Explainer):
@@ -49,39 +41,28 @@ class GradientNorm(Explainer):
         return gradient_norm(model, tokenizer, words, targets)
 '''
 
-#: fast protocol settings, the CLI's and the front door's spelling
-FAST_CLI = ["--max-groups", "6", "--chunk-size", "2", "--bootstrap", "20", "--batch-size", "4", "--no-properties",
-            "--no-faithfulness", "--filter", "none", "--quiet"]
-FAST = {"max_sentences": 6, "chunk_size": 2, "bootstrap": 20, "batch_size": 4, "properties": False,
-        "faithfulness": False, "filter": "none", "progress": False}
+#: fast protocol settings, the CLI's and the front door's spelling (the front door's max_groups is max_sentences)
+FAST_CLI = [*cli_flags({**TINY_PROTOCOL, **MA_ONLY}), "--quiet"]
+FAST = {"max_sentences" if k == "max_groups" else k: v for k, v in TINY_PROTOCOL.items()}
+FAST.update(MA_ONLY, progress=False)
 #: MA and log RMA are float64 means of word-score shares computed from float32 attributions
 TOLERANCE = ulp_tolerance(np.float32, 1.0)
 
 
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("plugin")
-    (folder / "frontdoor_plugin.py").write_text(PLUGIN_SOURCE)
-    sys.path.insert(0, str(folder))
-    try:
-        yield importlib.import_module("frontdoor_plugin"), folder / "frontdoor_plugin.py"
-    finally:
-        sys.path.remove(str(folder))
+    with imported_plugin(tmp_path_factory.mktemp("plugin"), "frontdoor_plugin", PLUGIN_SOURCE) as found:
+        yield found
 
 
 @pytest.fixture(scope="module")
-def zoo(tmp_path_factory, bert_tokenizer) -> dict[str, str]:
-    return write_tiny_zoo(tmp_path_factory.mktemp("zoo"), bert_tokenizer)
-
-
-@pytest.fixture(scope="module")
-def cli_store(zoo, plugin, geco_dir, tmp_path_factory) -> Path:
+def cli_store(tiny_models, plugin, geco_dir, tmp_path_factory) -> Path:
     """`gecobench evaluate` of saliency and the registered user explainer on the CE checkpoint (its ZS checkpoint
     lies next to it: the RMA reference)."""
     from gecobench.cli.evaluate import main
 
     root = tmp_path_factory.mktemp("cli")
-    code = main(["--explainers", "saliency", "gradient_norm", "--models", zoo["CE"], "--configs", "binary_all",
+    code = main(["--explainers", "saliency", "gradient_norm", "--models", tiny_models["CE"], "--configs", "binary_all",
                  "--data-dir", str(geco_dir), "--results", str(root / "store"), "--checkpoint-dir", str(root / "ck"),
                  "--import", str(plugin[1]), *FAST_CLI])
     assert code == 0
@@ -96,13 +77,13 @@ def _metric(record: dict, name: str) -> float:
     return record["metrics"][name]["value"]
 
 
-def test_front_door_on_a_model_object_with_a_function_gives_the_cli_numbers(zoo, plugin, cli_store, geco_dir,
+def test_front_door_on_a_model_object_with_a_function_gives_the_cli_numbers(tiny_models, plugin, cli_store, geco_dir,
                                                                              bert_tokenizer) -> None:
     from transformers import BertForSequenceClassification
 
     cli = _by_name(gecobench.load_results(cli_store).records)
-    model = BertForSequenceClassification.from_pretrained(zoo["CE"])
-    zero_shot = BertForSequenceClassification.from_pretrained(zoo["ZS"])
+    model = BertForSequenceClassification.from_pretrained(tiny_models["CE"])
+    zero_shot = BertForSequenceClassification.from_pretrained(tiny_models["ZS"])
     model.train()  # the front door evaluates without dropout and gives the model back as it was
     results = gecobench.evaluate(model, bert_tokenizer, explainers=["saliency", plugin[0].gradient_norm],
                                  config="binary_all", zero_shot=zero_shot, data_dir=geco_dir, **FAST)
@@ -125,16 +106,16 @@ def test_front_door_on_a_model_object_with_a_function_gives_the_cli_numbers(zoo,
     assert ours["gradient_norm"]["explainer"]["version"].startswith("src-")
 
 
-def test_front_door_on_a_zoo_folder_writes_the_cli_records(zoo, plugin, cli_store, geco_dir) -> None:
+def test_front_door_on_a_zoo_folder_writes_the_cli_records(tiny_models, plugin, cli_store, geco_dir) -> None:
     """A zoo folder and registered names are the CLI's run itself: the same record ids (same identity)."""
-    results = gecobench.evaluate(zoo["CE"], explainers=["saliency", "gradient_norm"], data_dir=geco_dir, **FAST)
+    results = gecobench.evaluate(tiny_models["CE"], explainers=["saliency", "gradient_norm"], data_dir=geco_dir, **FAST)
     cli = _by_name(gecobench.load_results(cli_store).records)
     for name, record in _by_name(results.records).items():
         assert record["record_id"] == cli[name]["record_id"]
         assert _metric(record, "mass_accuracy") == pytest.approx(_metric(cli[name], "mass_accuracy"), abs=TOLERANCE)
 
 
-def test_every_explainer_form_runs_and_captum_saliency_is_the_builtin(zoo, geco_dir, bert_tokenizer) -> None:
+def test_every_explainer_form_runs_and_captum_saliency_is_the_builtin(tiny_models, geco_dir, bert_tokenizer) -> None:
     from captum.attr import IntegratedGradients, Saliency
 
     class Constant(Explainer):
@@ -165,7 +146,7 @@ def test_every_explainer_form_runs_and_captum_saliency_is_the_builtin(zoo, geco_
     assert rma["value"] is None and "zero-shot" in rma["reason"]
 
 
-def test_table_show_and_save(zoo, geco_dir, bert_tokenizer, tmp_path) -> None:
+def test_table_show_and_save(tiny_models, geco_dir, bert_tokenizer, tmp_path) -> None:
     results = gecobench.evaluate(make_tiny_bert_classifier(seed=2), bert_tokenizer,
                                  explainers=["saliency", "input_x_gradient"], data_dir=geco_dir, **FAST)
     table = results.to_pandas()
@@ -222,7 +203,7 @@ def test_load_results_table_has_float_columns_equal_to_the_records(cli_store) ->
     assert checked >= 6
 
 
-def test_bad_inputs_are_refused_naming_what_is_wrong(zoo, geco_dir, bert_tokenizer) -> None:
+def test_bad_inputs_are_refused_naming_what_is_wrong(tiny_models, geco_dir, bert_tokenizer) -> None:
     from transformers import BertConfig, BertModel
 
     model = make_tiny_bert_classifier(seed=1)
@@ -248,7 +229,7 @@ def test_bad_inputs_are_refused_naming_what_is_wrong(zoo, geco_dir, bert_tokeniz
     with pytest.raises(FileNotFoundError, match="no-such-owner/no-such-model"):
         run(model="no-such-owner/no-such-model", tokenizer=None)
     with pytest.raises(ValueError, match="regime is 'CE', not 'ZS'"):
-        run(zero_shot=zoo["CE"])
+        run(zero_shot=tiny_models["CE"])
 
 
 def test_the_front_door_default_filter_is_the_clis() -> None:

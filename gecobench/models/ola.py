@@ -40,6 +40,7 @@ from transformers import (
 )
 from transformers.modeling_outputs import SequenceClassifierOutput
 
+from gecobench.models._classifier_io import classifier_output, embedded_inputs
 from gecobench.models.residual_ola import RESIDUAL_ONLY_FIELDS
 
 #: ``attention_masking`` values: mask padding keys (default) or the authors' padding query rows.
@@ -161,26 +162,17 @@ class OLAForSequenceClassification(PreTrainedModel):
         return_dict: bool | None = None,
         **unused,
     ) -> SequenceClassifierOutput:
-        if (input_ids is None) == (inputs_embeds is None):
-            raise ValueError("pass exactly one of input_ids and inputs_embeds")
-        if inputs_embeds is None:
-            inputs_embeds = self.embeddings(input_ids)
+        inputs_embeds, attention_mask = embedded_inputs(self.embeddings, input_ids, inputs_embeds, attention_mask)
         if inputs_embeds.dim() != 3 or inputs_embeds.shape[-1] != self.config.hidden_size:
             raise ValueError(
                 f"inputs_embeds must have shape (batch, length, {self.config.hidden_size}), got {tuple(inputs_embeds.shape)}"
             )
         batch, length, _ = inputs_embeds.shape
-        if attention_mask is None:
-            attention_mask = torch.ones(batch, length, dtype=torch.long, device=inputs_embeds.device)
-        elif attention_mask.shape != (batch, length):
+        if attention_mask.shape != (batch, length):  # a default mask has this shape
             raise ValueError(f"attention_mask must have shape {(batch, length)}, got {tuple(attention_mask.shape)}")
         attended, weights = self.attention(inputs_embeds, attention_mask)
-        logits = self.classifier(self.pooler(attended))
-        loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
-        want_attentions = output_attentions if output_attentions is not None else self.config.output_attentions
-        # transformers' layout: one (batch, heads, length, length) tensor per layer
-        attentions = (weights[:, None],) if want_attentions else None
-        return SequenceClassifierOutput(loss=loss, logits=logits, attentions=attentions)
+        return classifier_output(self.config, self.classifier(self.pooler(attended)), labels, weights,
+                                 output_attentions)
 
 
 def build_ola(

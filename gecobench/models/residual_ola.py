@@ -24,6 +24,8 @@ from transformers import (
 )
 from transformers.modeling_outputs import SequenceClassifierOutput
 
+from gecobench.models._classifier_io import classifier_output, embedded_inputs
+
 
 class ResidualOLAConfig(PretrainedConfig):
     """Configuration of :class:`ResidualOLAForSequenceClassification`."""
@@ -110,13 +112,8 @@ class ResidualOLAForSequenceClassification(PreTrainedModel):
         output_attentions: bool | None = None,
         **unused,
     ) -> SequenceClassifierOutput:
-        if (input_ids is None) == (inputs_embeds is None):
-            raise ValueError("pass exactly one of input_ids and inputs_embeds")
-        if inputs_embeds is None:
-            inputs_embeds = self.word_embeddings(input_ids)
+        inputs_embeds, attention_mask = embedded_inputs(self.word_embeddings, input_ids, inputs_embeds, attention_mask)
         batch, length, _ = inputs_embeds.shape
-        if attention_mask is None:
-            attention_mask = torch.ones(batch, length, dtype=torch.long, device=inputs_embeds.device)
         hidden = inputs_embeds
         if self.position_embeddings is not None:
             if length > self.config.max_position_embeddings:
@@ -136,12 +133,9 @@ class ResidualOLAForSequenceClassification(PreTrainedModel):
 
         pooled = (hidden * keep[..., None]).sum(1) / keep.sum(1, keepdim=True).clamp(min=1.0)
         pooled = torch.tanh(self.pooler(pooled))
-        logits = self.classifier(self.dropout(pooled))
-        loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
-        want_attentions = output_attentions if output_attentions is not None else self.config.output_attentions
-        # transformers' layout: one (batch, heads, length, length) tensor per layer (passed through, not dropped)
-        return SequenceClassifierOutput(loss=loss, logits=logits, attentions=(weights[:, None],) if want_attentions
-                                        else None)
+        # the attention weights are passed through as computed, not dropped out
+        return classifier_output(self.config, self.classifier(self.dropout(pooled)), labels, weights,
+                                 output_attentions)
 
 
 #: Fields only the residual model's config has: a pre-1.0 ``gecobench_ola`` checkpoint is recognised by them.
