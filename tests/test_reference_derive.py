@@ -101,7 +101,7 @@ def _tiny_plan(root: Path, checkpoints: Path, **changes: Any) -> ReferencePlan:
 def _write_fake_predictions(plan: ReferencePlan, unit: ZooUnit, split: Any, wrong: set[int]) -> Path:
     """A prediction file as write_predictions writes it, every row correct except the source sentences ``wrong``."""
     from gecobench.evaluation.runner import split_into_chunks
-    from gecobench.reference import PREDICTIONS_FORMAT, _write_json
+    from gecobench.reference import PREDICTIONS_FORMAT, _write_json, schedule_record
 
     rows = []
     for chunk in split_into_chunks(split, plan.evaluation_settings(unit.seed)):
@@ -114,7 +114,7 @@ def _write_fake_predictions(plan: ReferencePlan, unit: ZooUnit, split: Any, wron
     path = plan.predictions_file(unit)
     _write_json(path, {"format": PREDICTIONS_FORMAT, "config": unit.config, "regime": unit.regime,
                        "seed": unit.seed, "checkpoint_sha256": f"sha-{unit.regime}-{unit.seed}", "split": split.split,
-                       "dataset_fingerprint": split.fingerprint, "rows": rows})
+                       "dataset_fingerprint": split.fingerprint, "rows": rows, "schedule": schedule_record(plan, unit)})
     return path
 
 
