@@ -12,7 +12,8 @@ weights are needed only where they are made, and what the later stages need is c
    to ≥ 80 % test accuracy on this 2-core CPU (:data:`REFERENCE_SCHEDULES`); checkpoints under
    ``runs/reference/zoo`` (not committed), their summary in ``reference/zoo_summary.json`` (committed). Right
    after training, each checkpoint's **test predictions** (every row of the evaluation's sentence groups: source
-   sentence id, gender variant's label, predicted class, correct or not; its checkpoint fingerprint and accuracy)
+   sentence id, gender variant's label, predicted class, correct or not; its checkpoint fingerprint, training
+   schedule and accuracy)
    go to ``reference/staging/predictions/<config>/<regime>-seed<k>.json`` (:func:`write_predictions`, a few tens
    of kB, committed; :func:`read_predictions` validates them against the split);
 2. **evaluate** — the explainers of :data:`REFERENCE_EXPLAINERS` on every test sentence of each (config, seed)
@@ -23,7 +24,8 @@ weights are needed only where they are made, and what the later stages need is c
    from other seeds: commit it as it finishes;
 3. **filters** — each config's shared subset (``reference/filters/<config>.json``) from the committed prediction
    files alone, once every defining seed's are in; the subset records which files define it and their
-   fingerprints (a changed file makes it stale: refused, never silently replaced);
+   fingerprints (a changed file makes it stale: refused, never silently replaced), and a file whose schedule is not
+   the plan's (a cell whose schedule changed, not yet retrained) is refused (:func:`predictions_verdict`);
 4. **derive** — each evaluated unit's paper-filter records from its committed columns, cut down to the subset's
    sentences and scored by the run's own scoring path (:func:`gecobench.evaluation.runner.derive_records`: the
    same ``_filtered_chunk`` and ``_build_records`` a run with both filters uses; bootstrap intervals recomputed):
@@ -402,7 +404,10 @@ def run_zoo(plan: ReferencePlan, shard: tuple[int, int] | None = None, threads: 
 
 def write_predictions(plan: ReferencePlan, unit: ZooUnit, data_dir: str | None = None) -> Path:
     """One checkpoint's test predictions (every row of the evaluation's sentence groups: source sentence id, gender
-    variant's label, predicted class, correct or not) and accuracy, in :meth:`ReferencePlan.predictions_file`.
+    variant's label, predicted class, correct or not) and accuracy, in :meth:`ReferencePlan.predictions_file`, with
+    the checkpoint's identity, its training schedule (:func:`checkpoint_schedule_record`: the plan's preset,
+    overrides and fields when the checkpoint's info file records the plan's fields) and the file's own fingerprint
+    (``sha256``, checked by :func:`read_predictions`).
 
     Predicted as the evaluation predicts (same chunks and batching, :func:`~gecobench.evaluation.runner.
     chunk_predictions`), so the paper's subset computed from these files is the one a run on the weights computes.
@@ -528,20 +533,18 @@ def _as_json(value: Any) -> Any:
 
 
 def describe_schedule(record: dict[str, Any] | None, planned: dict[str, Any] | None = None) -> str:
-    """A schedule record in words: ``short {'max_train_sentences': 600}``; one of no preset of the plan by its
-    fields (with ``planned``, those that differ from the planned ones)."""
+    """A schedule record in words: ``short {'max_train_sentences': 600}``; with ``planned``, the fields that differ
+    from the planned ones too (a preset redefined since, or a schedule of no preset of the plan)."""
     if record is None:
         return "no recorded schedule"
-    if record.get("preset") is not None:
-        return f"{record['preset']} {record.get('overrides') or {}}"
     fields = record.get("fields")
-    if not isinstance(fields, dict):
-        return "a schedule that records no fields"
-    if planned is not None:
-        theirs = planned["fields"]
-        differ = {k: fields.get(k) for k in sorted(set(fields) | set(theirs)) if fields.get(k) != theirs.get(k)}
-        return f"no preset of the plan ({', '.join(f'{k}={v!r}' for k, v in differ.items())})"
-    return f"no preset of the plan ({fields})"
+    named = f"{record['preset']} {record.get('overrides') or {}}" if record.get("preset") is not None else \
+        "no preset of the plan"
+    if planned is None or not isinstance(fields, dict) or fields == planned["fields"]:
+        return named
+    theirs = planned["fields"]
+    differ = {k: fields.get(k) for k in sorted(set(fields) | set(theirs)) if fields.get(k) != theirs.get(k)}
+    return f"{named} (fields {', '.join(f'{k}={v!r}' for k, v in differ.items())})"
 
 
 def _same_schedule(record: Any, planned: dict[str, Any]) -> bool:
