@@ -494,19 +494,7 @@ def read_predictions(path: Path, split: Any = None, unit: ZooUnit | None = None)
     return {**document, SHA256_FIELD: actual}
 
 
-# -- which training schedule a prediction file comes from ---------------------------------------------------------
-#
-# A prediction file stands for its checkpoint where the weights are not (the filters stage reads files alone), so
-# it must say what the checkpoint was trained with: a changed plan (SCHEDULE_EXCEPTIONS, REFERENCE_SCHEDULES or a
-# preset's definition) retrains the cell, and the old cell's file must not define the subset meanwhile. Since 1.0
-# every file records ``schedule``: the plan's preset and overrides (``ReferencePlan.schedule_for``) and every field
-# they resolve to (``ReferencePlan.planned_schedule``), so a preset redefined later is caught too. A file written
-# before 1.0 records none, and its provenance does not name one (package version, commit, libraries, time), so
-# it is taken to have its checkpoint's schedule only where that checkpoint is here and shows it: the checkpoint
-# folder of its cell has the fingerprint the file names, and the schedule that checkpoint's info file records is
-# the file's. Elsewhere it is ``unverified``: reported by ``--plan`` and refused by the filters stage, until the
-# machine with the checkpoint writes the schedule into it (:func:`record_schedules`, a one-time migration that
-# changes nothing else of the file but its fingerprint) or the cell's zoo stage writes it again.
+# -- which training schedule a prediction file comes from (the rule: predictions_state) ----------------------------
 
 
 def schedule_record(plan: ReferencePlan, unit: ZooUnit) -> dict[str, Any]:
@@ -605,11 +593,29 @@ def predictions_verdict(plan: ReferencePlan, unit: ZooUnit) -> tuple[str, str]:
 
 
 def predictions_state(plan: ReferencePlan, unit: ZooUnit) -> str:
-    """``current`` (the file is of the plan's schedule — recorded in the file, or for a file written before 1.0
-    shown by its checkpoint here — and names the checkpoint here when the plan's checkpoint is here: else it was
-    committed by the machine that trained it), ``stale`` (it names another checkpoint than the plan's one here, or
-    was made with another schedule than the plan's), ``unverified`` (written before 1.0, no schedule recorded and
-    its checkpoint not here to show one) or ``missing``. The module's notes above :func:`schedule_record` say why."""
+    """``current``, ``stale``, ``unverified`` or ``missing``: whether a cell's prediction file stands for the plan's
+    checkpoint of the cell (:func:`predictions_verdict` says why, naming the file and both schedules).
+
+    A prediction file stands for its checkpoint where the weights are not (the filters stage reads the files
+    alone), so it must say what the checkpoint was trained with: a changed plan (:data:`SCHEDULE_EXCEPTIONS`,
+    :data:`REFERENCE_SCHEDULES`, a preset redefined) retrains the cell, and meanwhile the old checkpoint's file must
+    not define the shared subset. Since 1.0 every file records ``schedule``: the preset and overrides
+    (:meth:`ReferencePlan.schedule_for`) and every field they resolve to (:meth:`ReferencePlan.planned_schedule`,
+    so a redefined preset is caught too). The states:
+
+    - ``stale``: the plan's checkpoint is here and the file names another, or the file's schedule is not the plan's;
+    - ``current``: neither — the file is the plan's checkpoint's, made here or committed by the machine that
+      trained it;
+    - ``unverified``: written before 1.0, the file records no schedule, and its provenance names none (package
+      version, commit, libraries, time; no training facts), so nothing in it shows which schedule made it. It is
+      taken to have its checkpoint's schedule only where that checkpoint is here and shows it: the cell's
+      checkpoint folder has the fingerprint the file names, and its info file records the schedule (``current`` or
+      ``stale`` by that). Elsewhere, ``unverified``: reported by ``--plan``, refused by the filters stage. The
+      committed files are not rewritten by guesswork: where the checkpoints are, :func:`record_schedules`
+      (``gecobench reference --record-schedules``) writes the schedule its checkpoint shows into each such file,
+      once. (A lenient rule — trust a file without schedule — would let exactly the case this state exists for
+      through: a cell whose schedule changed, its old file committed and its weights elsewhere.)
+    """
     return predictions_verdict(plan, unit)[0]
 
 
@@ -762,8 +768,8 @@ def write_filter_subsets(plan: ReferencePlan, configs: Iterable[str] | None = No
             raise FilterSubsetError(
                 f"the paper's filter of {config} is defined by the plan's checkpoints only, and {detail}. Train "
                 "the cell again (--stage zoo, which writes its prediction file) and commit the new file; a file "
-                "written before 1.0 whose checkpoint is here and of the plan's schedule gets it recorded by "
-                "gecobench.reference.record_schedules")
+                "written before 1.0 gets its schedule recorded where its checkpoint is (gecobench reference "
+                "--record-schedules)")
         if state == "stale":
             raise FilterSubsetError(
                 f"{path} is {detail}: retrained checkpoints or another set of seeds. Records derived with it keep "
@@ -1082,6 +1088,7 @@ def plan_report(plan: ReferencePlan, shard: tuple[int, int] | None = None) -> li
     """What the plan holds, unit by unit: the zoo (trained here or not; prediction files), the subsets, the
     evaluation units (missing, evaluated, staged, promoted), what to commit and what to run next."""
     lines = []
+    unverified = 0
     for unit in zoo_units_of_shard(plan, shard):
         preset, overrides = plan.schedule_for(unit.regime, unit.config)
         trained = "trained here" if checkpoint_is_current(plan, unit) else "no checkpoint here"
@@ -1095,8 +1102,13 @@ def plan_report(plan: ReferencePlan, shard: tuple[int, int] | None = None) -> li
         elif trained == "no checkpoint here" and verdict == "stale":
             trained = "to train"
         lines.append(f"{unit.key:<40} {preset:<8} {overrides}  [{trained}; {state}]")
-        if verdict in ("stale", "unverified"):  # which file, and both schedules: what to retrain or migrate
+        if verdict == "stale":  # which file, and both schedules: what to retrain
             lines.append(f"    {why}")
+        unverified += verdict == "unverified"
+    if unverified:
+        lines.append(f"{unverified} prediction file(s) record no schedule (written before 1.0) and their checkpoints "
+                     "are not here: the filters stage refuses them until, where the checkpoints are, gecobench "
+                     "reference --record-schedules writes it in (then commit them)")
     subsets_ready = True
     for config in plan.configs:
         state, detail = subset_state(plan, config)
