@@ -51,10 +51,10 @@ it differs by float32 rounding of padded batches (test: ``tests/test_reference_d
 model to be retrained. Runtime seconds of a derived record are the unit's, scaled to the rows kept (as a run with
 both filters reports them).
 
-Every stage resumes: a checkpoint whose recorded schedule equals the planned one is kept, a prediction file that
-names the checkpoint here is kept, a subset file defined by exactly the committed prediction files is kept,
-evaluation chunks are checkpointed by the runner, evaluated, staged or promoted units are not run again, and records
-already in a store are not written again. ``--shard K/N`` gives one of N machines (or process groups) its share of
+Every stage resumes: a checkpoint whose recorded schedule equals the planned one is kept, a prediction file of the
+plan's schedule that names the checkpoint here is kept, a subset file defined by exactly the committed prediction
+files is kept, evaluation chunks are checkpointed by the runner, evaluated, staged or promoted units are not run
+again, and records already in a store are not written again. ``--shard K/N`` gives one of N machines (or process groups) its share of
 the evaluation units; each unit is whole, so shards never overlap, and a shard trains the checkpoints of the units it
 evaluates. Wall times per unit go to ``reference/timings.json``.
 """
@@ -707,21 +707,22 @@ def _relative(plan: ReferencePlan, path: Path) -> str:
 
 
 def subset_state(plan: ReferencePlan, config: str) -> tuple[str, str]:
-    """``(state, detail)`` of a config's shared subset: ``outdated predictions`` (a defining prediction file is not
-    the plan's checkpoint's: another schedule, none known, or another checkpoint than the plan's one here —
-    :func:`predictions_verdict`; the detail names each file and both schedules), ``done`` (its file is defined by
-    exactly the prediction files committed now), ``stale`` (by others), ``to compute`` (every prediction file is
-    there) or ``waiting``."""
+    """``(state, detail)`` of a config's shared subset: ``outdated predictions`` (there is a subset file, or every
+    defining prediction file is there, and one of them is not the plan's checkpoint's: another schedule, none known,
+    or another checkpoint than the plan's one here — :func:`predictions_verdict`; the detail names each file and
+    both schedules), ``done`` (its file is defined by exactly the prediction files committed now), ``stale`` (by
+    others), ``to compute`` (every prediction file is there) or ``waiting`` (the detail counts the outdated ones
+    too)."""
     from gecobench.evaluation.filters import load_subset, subset_file
 
     units = _defining_units(plan, config)
     present = [u for u in units if plan.predictions_file(u).is_file()]
     # a file of another schedule than the plan's (or of none known) defines no subset, computed or kept
     outdated = [why for state, why in (predictions_verdict(plan, u) for u in present) if state != "current"]
-    if outdated:
+    path = subset_file(Path(plan.store).parent, config)
+    if outdated and (path.is_file() or len(present) == len(units)):
         return "outdated predictions", (f"{len(outdated)} prediction file(s) not of the plan's checkpoints: "
                                         + "; ".join(outdated))
-    path = subset_file(Path(plan.store).parent, config)
     if path.is_file():
         subset = load_subset(path, config)
         current = {_relative(plan, plan.predictions_file(u)): read_predictions(plan.predictions_file(u))["sha256"]
@@ -736,7 +737,7 @@ def subset_state(plan: ReferencePlan, config: str) -> tuple[str, str]:
         return "to compute", f"all {len(units)} prediction files present"
     missing = [u.key for u in units if u not in present]
     return "waiting", f"{len(present)} of {len(units)} prediction files; missing {', '.join(missing[:4])}" + (
-        " …" if len(missing) > 4 else "")
+        " …" if len(missing) > 4 else "") + (f"; {len(outdated)} not of the plan's checkpoints" if outdated else "")
 
 
 def write_filter_subsets(plan: ReferencePlan, configs: Iterable[str] | None = None,

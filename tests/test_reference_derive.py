@@ -269,6 +269,11 @@ def test_a_prediction_file_without_schedule_counts_only_where_its_checkpoint_sho
     report = "\n".join(plan_report(plan))
     assert "predictions of no recorded schedule, checkpoint not here to show it" in report
     assert subset_state(plan, "binary_all")[0] == "outdated predictions"
+    # while another seed's file is still to come, the subset waits (and says the file is outdated too)
+    plan.predictions_file(ZooUnit("binary_all", "OLA", 1)).unlink()
+    state, detail = subset_state(plan, "binary_all")
+    assert state == "waiting" and "1 not of the plan's checkpoints" in detail
+    _write_fake_predictions(plan, ZooUnit("binary_all", "OLA", 1), split, set())
     with pytest.raises(FilterSubsetError, match="C-seed0.json records no schedule"):
         write_filter_subsets(plan, data_dir=str(geco_dir))
 
@@ -401,7 +406,11 @@ def test_a_unit_committed_on_one_machine_gets_its_paper_records_on_another(tmp_p
     def no_weights(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("deriving the paper's filter loaded a model")
 
-    monkeypatch.setattr(runner, "load_model", no_weights)
+    from gecobench.evaluation import modelling
+
+    # the runner loads its models through as_loaded_model (a folder: modelling.load_model): neither may run
+    monkeypatch.setattr(runner, "as_loaded_model", no_weights)
+    monkeypatch.setattr(modelling, "load_model", no_weights)
     assert derive_units(machine_b) == [EvaluationUnit("binary_all", 0), EvaluationUnit("binary_all", 1)]
     monkeypatch.undo()
     subset = write_filter_subsets(machine_b)["binary_all"]

@@ -134,9 +134,15 @@ def _run(plan: ReferencePlan, args: argparse.Namespace) -> int:
         run_evaluations(plan, args.shard, progress=not args.quiet)
         print(f"evaluation: finished units staged in {plan.staging_dir}")
     if args.stage in ("filters", "derive", "all"):
-        waiting = [c for c in plan.configs if subset_state(plan, c)[0] == "waiting"]
-        if waiting and args.stage == "all":
-            print(f"filters: waiting for prediction files of {', '.join(waiting)} (other seeds' zoo); not derived yet")
+        states = {c: subset_state(plan, c) for c in plan.configs}
+        waiting = [c for c, (state, _) in states.items() if state == "waiting"]
+        outdated = [c for c, (state, _) in states.items() if state == "outdated predictions"]
+        if (waiting or outdated) and args.stage == "all":
+            if waiting:
+                print(f"filters: waiting for prediction files of {', '.join(waiting)} (other seeds' zoo); not "
+                      "derived yet")
+            for config in outdated:  # the stage itself refuses them; --stage filters says so as an error
+                print(f"filters: {config} not computed: {states[config][1]}")
         else:
             subsets = write_filter_subsets(plan)
             print("filters: " + ", ".join(f"{c} {s.size}/{s.n_considered}" for c, s in subsets.items())
