@@ -580,12 +580,12 @@ def predictions_verdict(plan: ReferencePlan, unit: ZooUnit) -> tuple[str, str]:
         return "stale", (f"{path} names checkpoint {str(document.get('checkpoint_sha256'))[:12]}, not the plan's "
                          f"one here ({folder})")
     recorded = document.get("schedule")
-    if recorded is None:  # written before 1.0: only its checkpoint, if here, can say what it was trained with
-        if not named_here:
-            return "unverified", (f"{path} records no schedule (written before 1.0) and its checkpoint "
-                                  f"{str(document.get('checkpoint_sha256'))[:12]} is not here to show it")
+    if named_here:  # its checkpoint is here: what that says it was trained with is the file's schedule
         info = json.loads((folder / INFO_FILE).read_text(encoding="utf-8"))
         recorded = checkpoint_schedule_record(plan, unit, info.get("schedule"))
+    elif recorded is None:  # written before 1.0, its checkpoint elsewhere: nothing shows its schedule
+        return "unverified", (f"{path} records no schedule (written before 1.0) and its checkpoint "
+                              f"{str(document.get('checkpoint_sha256'))[:12]} is not here to show it")
     if _same_schedule(recorded, planned):
         return "current", f"{path}: {describe_schedule(planned)}"
     return "stale", (f"{path} comes from a checkpoint trained with {describe_schedule(recorded, planned)}; the "
@@ -603,7 +603,8 @@ def predictions_state(plan: ReferencePlan, unit: ZooUnit) -> str:
     (:meth:`ReferencePlan.schedule_for`) and every field they resolve to (:meth:`ReferencePlan.planned_schedule`,
     so a redefined preset is caught too). The states:
 
-    - ``stale``: the plan's checkpoint is here and the file names another, or the file's schedule is not the plan's;
+    - ``stale``: the plan's checkpoint is here and the file names another, or the file's schedule is not the plan's
+      (where the checkpoint the file names is here, the schedule that checkpoint's info file records);
     - ``current``: neither — the file is the plan's checkpoint's, made here or committed by the machine that
       trained it;
     - ``unverified``: written before 1.0, the file records no schedule, and its provenance names none (package
