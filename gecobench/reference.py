@@ -12,7 +12,8 @@ weights are needed only where they are made, and what the later stages need is c
    to ≥ 80 % test accuracy on this 2-core CPU (:data:`REFERENCE_SCHEDULES`); checkpoints under
    ``runs/reference/zoo`` (not committed), their summary in ``reference/zoo_summary.json`` (committed). Right
    after training, each checkpoint's **test predictions** (every row of the evaluation's sentence groups: source
-   sentence id, gender variant's label, predicted class, correct or not; its checkpoint fingerprint and accuracy)
+   sentence id, gender variant's label, predicted class, correct or not; its checkpoint fingerprint, training
+   schedule and accuracy)
    go to ``reference/staging/predictions/<config>/<regime>-seed<k>.json`` (:func:`write_predictions`, a few tens
    of kB, committed; :func:`read_predictions` validates them against the split);
 2. **evaluate** — the explainers of :data:`REFERENCE_EXPLAINERS` on every test sentence of each (config, seed)
@@ -23,7 +24,8 @@ weights are needed only where they are made, and what the later stages need is c
    from other seeds: commit it as it finishes;
 3. **filters** — each config's shared subset (``reference/filters/<config>.json``) from the committed prediction
    files alone, once every defining seed's are in; the subset records which files define it and their
-   fingerprints (a changed file makes it stale: refused, never silently replaced);
+   fingerprints (a changed file makes it stale: refused, never silently replaced), and a file whose schedule is not
+   the plan's (a cell whose schedule changed, not yet retrained) is refused (:func:`predictions_verdict`);
 4. **derive** — each evaluated unit's paper-filter records from its committed columns, cut down to the subset's
    sentences and scored by the run's own scoring path (:func:`gecobench.evaluation.runner.derive_records`: the
    same ``_filtered_chunk`` and ``_build_records`` a run with both filters uses; bootstrap intervals recomputed):
@@ -49,10 +51,10 @@ it differs by float32 rounding of padded batches (test: ``tests/test_reference_d
 model to be retrained. Runtime seconds of a derived record are the unit's, scaled to the rows kept (as a run with
 both filters reports them).
 
-Every stage resumes: a checkpoint whose recorded schedule equals the planned one is kept, a prediction file that
-names the checkpoint here is kept, a subset file defined by exactly the committed prediction files is kept,
-evaluation chunks are checkpointed by the runner, evaluated, staged or promoted units are not run again, and records
-already in a store are not written again. ``--shard K/N`` gives one of N machines (or process groups) its share of
+Every stage resumes: a checkpoint whose recorded schedule equals the planned one is kept, a prediction file of the
+plan's schedule that names the checkpoint here is kept, a subset file defined by exactly the committed prediction
+files is kept, evaluation chunks are checkpointed by the runner, evaluated, staged or promoted units are not run
+again, and records already in a store are not written again. ``--shard K/N`` gives one of N machines (or process groups) its share of
 the evaluation units; each unit is whole, so shards never overlap, and a shard trains the checkpoints of the units it
 evaluates. Wall times per unit go to ``reference/timings.json``.
 """
@@ -71,9 +73,10 @@ from pathlib import Path
 from typing import Any
 
 from gecobench.domain import MODEL_INFO_FILE
+from gecobench.fingerprinted import SHA256_FIELD, fingerprint, read_fingerprinted
 from gecobench.models.data import GECO_CONFIGS
 from gecobench.models.regimes import BASE_REGIMES
-from gecobench.provenance import REPO_ROOT, canonical_sha256
+from gecobench.provenance import REPO_ROOT
 
 log = logging.getLogger("gecobench.reference")
 
@@ -85,6 +88,8 @@ STAGING_FOLDER = "staging"
 PREDICTIONS_FOLDER = "predictions"
 COLUMNS_FOLDER = "columns"
 PREDICTIONS_FORMAT = "gecobench-predictions/1"
+#: the fields of a prediction file its fingerprint leaves out (besides ``sha256``, :mod:`gecobench.fingerprinted`)
+PREDICTIONS_UNHASHED = ("provenance",)
 ZOO_SUMMARY = REFERENCE_DIR / "zoo_summary.json"
 TIMINGS = REFERENCE_DIR / "timings.json"
 DEFAULT_CHECKPOINT_ROOT = REPO_ROOT / "runs" / "reference"
@@ -399,7 +404,10 @@ def run_zoo(plan: ReferencePlan, shard: tuple[int, int] | None = None, threads: 
 
 def write_predictions(plan: ReferencePlan, unit: ZooUnit, data_dir: str | None = None) -> Path:
     """One checkpoint's test predictions (every row of the evaluation's sentence groups: source sentence id, gender
-    variant's label, predicted class, correct or not) and accuracy, in :meth:`ReferencePlan.predictions_file`.
+    variant's label, predicted class, correct or not) and accuracy, in :meth:`ReferencePlan.predictions_file`, with
+    the checkpoint's identity, its training schedule (:func:`checkpoint_schedule_record`: the plan's preset,
+    overrides and fields when the checkpoint's info file records the plan's fields) and the file's own fingerprint
+    (``sha256``, checked by :func:`read_predictions`).
 
     Predicted as the evaluation predicts (same chunks and batching, :func:`~gecobench.evaluation.runner.
     chunk_predictions`), so the paper's subset computed from these files is the one a run on the weights computes.
@@ -422,6 +430,7 @@ def write_predictions(plan: ReferencePlan, unit: ZooUnit, data_dir: str | None =
                          "predicted": int(predicted), "correct": int(predicted) == int(label)})
     document = {"format": PREDICTIONS_FORMAT, "config": unit.config, "regime": unit.regime, "seed": unit.seed,
                 "name": unit.key, "checkpoint_sha256": lm.checkpoint_sha256, "function_sha256": lm.function_sha256,
+                "schedule": checkpoint_schedule_record(plan, unit, lm.info.get("schedule")),
                 "split": split.split, "dataset_fingerprint": split.fingerprint,
                 "chunking": {"chunk_size": settings.chunk_size, "batch_size": settings.batch_size,
                              "max_groups": settings.max_groups},
@@ -429,7 +438,7 @@ def write_predictions(plan: ReferencePlan, unit: ZooUnit, data_dir: str | None =
                 "accuracy": sum(r["correct"] for r in rows) / len(rows) if rows else None, "n_rows": len(rows),
                 "rows": rows}
     path = plan.predictions_file(unit)
-    _write_json(path, document)
+    _write_json(path, {**document, SHA256_FIELD: fingerprint(document, PREDICTIONS_UNHASHED)})
     Timings(plan.timings).record(f"predictions/{unit.config}/{unit.regime}/seed{unit.seed}",
                                  time.perf_counter() - start, cpu_seconds=round(time.process_time() - cpu_start, 1))
     log.info("%s: test predictions written to %s (commit it)", unit.key, path)
@@ -439,21 +448,22 @@ def write_predictions(plan: ReferencePlan, unit: ZooUnit, data_dir: str | None =
 def read_predictions(path: Path, split: Any = None, unit: ZooUnit | None = None) -> dict[str, Any]:
     """A predictions file, validated (ValueError naming the file and what is wrong); with ``split``, refused unless
     made on its config, split and data with every row's sentence id and label; with ``unit``, unless that
-    checkpoint's. The document gains ``sha256``: its fingerprint (canonical JSON, provenance left out)."""
-    try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"{path}: cannot read a predictions file ({err})") from None
-    if not isinstance(document, dict) or document.get("format") != PREDICTIONS_FORMAT:
-        raise ValueError(f"{path}: not a predictions file (expected format {PREDICTIONS_FORMAT!r})")
-    missing = [k for k in ("config", "regime", "seed", "checkpoint_sha256", "split", "dataset_fingerprint", "rows")
-               if k not in document]
-    if missing:
-        raise ValueError(f"{path}: missing field(s) {missing}")
+    checkpoint's. Read by the package's one reader of fingerprinted files (:func:`gecobench.fingerprinted.
+    read_fingerprinted`): a file that records its fingerprint (every file since 1.0) is refused when its content
+    does not hash to it. The document gains (or keeps) ``sha256``: its fingerprint (canonical JSON, provenance left
+    out), the same for a file written before 1.0, which records none. Whether its training schedule is the plan's
+    is :func:`predictions_state`'s question, not this one's."""
+    document, actual = read_fingerprinted(
+        path, file_format=PREDICTIONS_FORMAT, kind="predictions file", unhashed=PREDICTIONS_UNHASHED,
+        required=("config", "regime", "seed", "checkpoint_sha256", "split", "dataset_fingerprint", "rows"))
     if unit is not None and (document["config"], document["regime"], document["seed"]) != (
             unit.config, unit.regime, unit.seed):
         raise ValueError(f"{path}: predictions of {document['config']}/{document['regime']}/seed{document['seed']}, "
                          f"not of {unit.key}")
+    schedule = document.get("schedule")
+    if schedule is not None and not (isinstance(schedule, dict) and {"preset", "overrides", "fields"} <= set(schedule)):
+        raise ValueError(f"{path}: 'schedule' must name the preset, overrides and fields of the checkpoint's "
+                         f"training schedule, got {schedule!r}")
     rows = document["rows"]
     if not isinstance(rows, list) or not rows:
         raise ValueError(f"{path}: 'rows' must be a non-empty list")
@@ -481,22 +491,166 @@ def read_predictions(path: Path, split: Any = None, unit: ZooUnit | None = None)
             if (row["sentence_id"], row["label"]) != (int(truth.sentence_id), int(truth.label)):
                 raise ValueError(f"{path}: row {row['row']} names sentence {row['sentence_id']} label "
                                  f"{row['label']}; the split has {truth.sentence_id} label {truth.label}")
-    return {**document, "sha256": canonical_sha256({k: v for k, v in document.items() if k != "provenance"})}
+    return {**document, SHA256_FIELD: actual}
+
+
+# -- which training schedule a prediction file comes from (the rule: predictions_state) ----------------------------
+
+
+def schedule_record(plan: ReferencePlan, unit: ZooUnit) -> dict[str, Any]:
+    """The schedule a prediction file of ``unit`` must record to be of the plan's checkpoint: the preset and
+    overrides of :meth:`ReferencePlan.schedule_for` and every field they resolve to, as JSON holds them."""
+    preset, overrides = plan.schedule_for(unit.regime, unit.config)
+    return _as_json({"preset": preset, "overrides": overrides,
+                     "fields": plan.planned_schedule(unit.regime, unit.config)})
+
+
+def checkpoint_schedule_record(plan: ReferencePlan, unit: ZooUnit, fields: Any) -> dict[str, Any]:
+    """What a prediction file records for a checkpoint of ``unit`` trained with schedule ``fields`` (its info
+    file's ``schedule``): the plan's record when those are the plan's fields; else the fields alone (preset and
+    overrides None: no preset of this plan), so the file is not taken for the plan's."""
+    planned = schedule_record(plan, unit)
+    if _as_json(fields) == planned["fields"]:
+        return planned
+    return {"preset": None, "overrides": None, "fields": _as_json(fields)}
+
+
+def _as_json(value: Any) -> Any:
+    # what the value reads back as from a file (tuples as lists, keys as text): records compare as stored
+    return json.loads(json.dumps(value))
+
+
+def describe_schedule(record: dict[str, Any] | None, planned: dict[str, Any] | None = None) -> str:
+    """A schedule record in words: ``short {'max_train_sentences': 600}``; with ``planned``, the fields that differ
+    from the planned ones too (a preset redefined since, or a schedule of no preset of the plan)."""
+    if record is None:
+        return "no recorded schedule"
+    fields = record.get("fields")
+    named = f"{record['preset']} {record.get('overrides') or {}}" if record.get("preset") is not None else \
+        "no preset of the plan"
+    if planned is None or not isinstance(fields, dict) or fields == planned["fields"]:
+        return named
+    theirs = planned["fields"]
+    differ = {k: fields.get(k) for k in sorted(set(fields) | set(theirs)) if fields.get(k) != theirs.get(k)}
+    return f"{named} (fields {', '.join(f'{k}={v!r}' for k, v in differ.items())})"
+
+
+def _same_schedule(record: Any, planned: dict[str, Any]) -> bool:
+    if not isinstance(record, dict):
+        return False
+    if (record.get("preset"), record.get("overrides")) != (planned["preset"], planned["overrides"]):
+        return False
+    return record.get("fields") == planned["fields"]
+
+
+#: (folder, its files' names, sizes and modification times) → fingerprint: the plan printer asks for each
+#: checkpoint twice (its cell, then its config's subset), and hashing the weights is most of the cost
+_FINGERPRINTS: dict[tuple[Any, ...], str] = {}
+
+
+def _checkpoint_sha256(folder: Path) -> str:
+    from gecobench.provenance import checkpoint_fingerprints
+
+    key = (str(folder), tuple(sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns)
+                                     for p in folder.iterdir() if p.is_file())))
+    if key not in _FINGERPRINTS:
+        _FINGERPRINTS[key] = checkpoint_fingerprints(folder)[0]
+    return _FINGERPRINTS[key]
+
+
+def predictions_verdict(plan: ReferencePlan, unit: ZooUnit) -> tuple[str, str]:
+    """``(state, why)`` of a cell's prediction file (:func:`predictions_state`); ``why`` names the file and, for a
+    schedule that is not the plan's, both schedules."""
+    from gecobench.models.training import INFO_FILE
+
+    path = plan.predictions_file(unit)
+    if not path.is_file():
+        return "missing", f"{path}: not written yet"
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        return "stale", f"{path}: unreadable ({err}); write it again"
+    if not isinstance(document, dict):
+        return "stale", f"{path}: not a predictions file; write it again"
+    planned = schedule_record(plan, unit)
+    folder = plan.checkpoint(unit)
+    here = (folder / INFO_FILE).is_file()
+    named_here = here and document.get("checkpoint_sha256") == _checkpoint_sha256(folder)
+    if checkpoint_is_current(plan, unit) and not named_here:
+        return "stale", (f"{path} names checkpoint {str(document.get('checkpoint_sha256'))[:12]}, not the plan's "
+                         f"one here ({folder})")
+    recorded = document.get("schedule")
+    if named_here:  # its checkpoint is here: what that says it was trained with is the file's schedule
+        info = json.loads((folder / INFO_FILE).read_text(encoding="utf-8"))
+        recorded = checkpoint_schedule_record(plan, unit, info.get("schedule"))
+    elif recorded is None:  # written before 1.0, its checkpoint elsewhere: nothing shows its schedule
+        return "unverified", (f"{path} records no schedule (written before 1.0) and its checkpoint "
+                              f"{str(document.get('checkpoint_sha256'))[:12]} is not here to show it")
+    if _same_schedule(recorded, planned):
+        return "current", f"{path}: {describe_schedule(planned)}"
+    return "stale", (f"{path} comes from a checkpoint trained with {describe_schedule(recorded, planned)}; the "
+                     f"plan's schedule of {unit.key} is {describe_schedule(planned)}")
 
 
 def predictions_state(plan: ReferencePlan, unit: ZooUnit) -> str:
-    """``current`` (the file names the checkpoint here, or there is a file and no checkpoint here: committed by
-    the machine that trained it), ``stale`` (it names another checkpoint than the one here) or ``missing``."""
-    path = plan.predictions_file(unit)
-    if not path.is_file():
-        return "missing"
-    if not checkpoint_is_current(plan, unit):
-        return "current"
-    from gecobench.provenance import checkpoint_fingerprints
+    """``current``, ``stale``, ``unverified`` or ``missing``: whether a cell's prediction file stands for the plan's
+    checkpoint of the cell (:func:`predictions_verdict` says why, naming the file and both schedules).
 
-    document = json.loads(path.read_text(encoding="utf-8"))
-    return "current" if document.get("checkpoint_sha256") == checkpoint_fingerprints(plan.checkpoint(unit))[0] \
-        else "stale"
+    A prediction file stands for its checkpoint where the weights are not (the filters stage reads the files
+    alone), so it must say what the checkpoint was trained with: a changed plan (:data:`SCHEDULE_EXCEPTIONS`,
+    :data:`REFERENCE_SCHEDULES`, a preset redefined) retrains the cell, and meanwhile the old checkpoint's file must
+    not define the shared subset. Since 1.0 every file records ``schedule``: the preset and overrides
+    (:meth:`ReferencePlan.schedule_for`) and every field they resolve to (:meth:`ReferencePlan.planned_schedule`,
+    so a redefined preset is caught too). The states:
+
+    - ``stale``: the plan's checkpoint is here and the file names another, or the file's schedule is not the plan's
+      (where the checkpoint the file names is here, the schedule that checkpoint's info file records);
+    - ``current``: neither — the file is the plan's checkpoint's, made here or committed by the machine that
+      trained it;
+    - ``unverified``: written before 1.0, the file records no schedule, and its provenance names none (package
+      version, commit, libraries, time; no training facts), so nothing in it shows which schedule made it. It is
+      taken to have its checkpoint's schedule only where that checkpoint is here and shows it: the cell's
+      checkpoint folder has the fingerprint the file names, and its info file records the schedule (``current`` or
+      ``stale`` by that). Elsewhere, ``unverified``: reported by ``--plan``, refused by the filters stage. The
+      committed files are not rewritten by guesswork: where the checkpoints are, :func:`record_schedules`
+      (``gecobench reference --record-schedules``) writes the schedule its checkpoint shows into each such file,
+      once. (A lenient rule — trust a file without schedule — would let exactly the case this state exists for
+      through: a cell whose schedule changed, its old file committed and its weights elsewhere.)
+    """
+    return predictions_verdict(plan, unit)[0]
+
+
+def record_schedules(plan: ReferencePlan, units: Iterable[ZooUnit] | None = None) -> list[Path]:
+    """Write the schedule into each prediction file of ``units`` (default the plan's zoo) that records none and
+    whose checkpoint is here and shows the plan's schedule (:func:`predictions_verdict` ``current``): a one-time
+    migration of files written before 1.0, run where the weights are. Nothing else of the file changes — rows,
+    accuracies, checkpoint identity and provenance stay as they are (a ``schedule_recorded`` block says when and
+    from what the schedule was added) — but its fingerprint, recomputed by :func:`read_predictions`'s reader and
+    recorded. A subset defined by the file before is then stale (it names the old fingerprint): migrate before the
+    filters stage. Returns the files changed."""
+    from gecobench.provenance import utc_now
+
+    changed = []
+    for unit in units if units is not None else plan.zoo_units():
+        path = plan.predictions_file(unit)
+        if not path.is_file() or predictions_state(plan, unit) != "current":
+            continue
+        document = read_predictions(path, unit=unit)
+        if "schedule" in document and document["schedule"] is not None:
+            continue
+        document = {k: v for k, v in document.items() if k != SHA256_FIELD}
+        document["schedule"] = schedule_record(plan, unit)
+        document["schedule_recorded"] = {"from": f"the {MODEL_INFO_FILE} of checkpoint "
+                                                 f"{document['checkpoint_sha256'][:12]}, the one the file names",
+                                         "at": utc_now()}
+        document[SHA256_FIELD] = fingerprint(document, PREDICTIONS_UNHASHED)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        partial.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        partial.replace(path)
+        log.info("%s: schedule %s recorded in %s (commit it)", unit.key, describe_schedule(document["schedule"]),
+                 path)
+        changed.append(path)
+    return changed
 
 
 def _with_threads(threads: int, work: Callable[[], Any]) -> Any:
@@ -554,13 +708,22 @@ def _relative(plan: ReferencePlan, path: Path) -> str:
 
 
 def subset_state(plan: ReferencePlan, config: str) -> tuple[str, str]:
-    """``(state, detail)`` of a config's shared subset: ``done`` (its file is defined by exactly the prediction
-    files committed now), ``stale`` (by others), ``to compute`` (every prediction file is there) or ``waiting``."""
+    """``(state, detail)`` of a config's shared subset: ``outdated predictions`` (there is a subset file, or every
+    defining prediction file is there, and one of them is not the plan's checkpoint's: another schedule, none known,
+    or another checkpoint than the plan's one here — :func:`predictions_verdict`; the detail names each file and
+    both schedules), ``done`` (its file is defined by exactly the prediction files committed now), ``stale`` (by
+    others), ``to compute`` (every prediction file is there) or ``waiting`` (the detail counts the outdated ones
+    too)."""
     from gecobench.evaluation.filters import load_subset, subset_file
 
     units = _defining_units(plan, config)
     present = [u for u in units if plan.predictions_file(u).is_file()]
+    # a file of another schedule than the plan's (or of none known) defines no subset, computed or kept
+    outdated = [why for state, why in (predictions_verdict(plan, u) for u in present) if state != "current"]
     path = subset_file(Path(plan.store).parent, config)
+    if outdated and (path.is_file() or len(present) == len(units)):
+        return "outdated predictions", (f"{len(outdated)} prediction file(s) not of the plan's checkpoints: "
+                                        + "; ".join(outdated))
     if path.is_file():
         subset = load_subset(path, config)
         current = {_relative(plan, plan.predictions_file(u)): read_predictions(plan.predictions_file(u))["sha256"]
@@ -575,7 +738,7 @@ def subset_state(plan: ReferencePlan, config: str) -> tuple[str, str]:
         return "to compute", f"all {len(units)} prediction files present"
     missing = [u.key for u in units if u not in present]
     return "waiting", f"{len(present)} of {len(units)} prediction files; missing {', '.join(missing[:4])}" + (
-        " …" if len(missing) > 4 else "")
+        " …" if len(missing) > 4 else "") + (f"; {len(outdated)} not of the plan's checkpoints" if outdated else "")
 
 
 def write_filter_subsets(plan: ReferencePlan, configs: Iterable[str] | None = None,
@@ -603,6 +766,12 @@ def write_filter_subsets(plan: ReferencePlan, configs: Iterable[str] | None = No
         if state == "done":
             subsets[config] = load_subset(path, config)
             continue
+        if state == "outdated predictions":
+            raise FilterSubsetError(
+                f"the paper's filter of {config} is defined by the plan's checkpoints only, and {detail}. Train "
+                "the cell again (--stage zoo, which writes its prediction file) and commit the new file; a file "
+                "written before 1.0 gets its schedule recorded where its checkpoint is (gecobench reference "
+                "--record-schedules)")
         if state == "stale":
             raise FilterSubsetError(
                 f"{path} is {detail}: retrained checkpoints or another set of seeds. Records derived with it keep "
@@ -682,10 +851,12 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
             # the prediction file must be the weights evaluated here: written where missing or of another checkpoint
             zoo_unit = ZooUnit(unit.config, regime, unit.seed)
             state = predictions_state(plan, zoo_unit)
-            if state != "current":
+            # a committed file is written again only from a checkpoint of the plan (another's would replace it)
+            if state == "missing" or (state != "current" and checkpoint_is_current(plan, zoo_unit)):
                 if state == "stale":
-                    log.warning("%s: its prediction file names another checkpoint; written again (a subset "
-                                "defined by the old one is then stale and refused)", zoo_unit.key)
+                    log.warning("%s: its prediction file is not of the checkpoint here (%s); written again (a subset "
+                                "defined by the old one is then stale and refused)", zoo_unit.key,
+                                predictions_verdict(plan, zoo_unit)[1])
                 write_predictions(plan, zoo_unit)
         settings = plan.evaluation_settings(unit.seed)
         start, cpu_start = time.perf_counter(), time.process_time()
@@ -919,14 +1090,27 @@ def plan_report(plan: ReferencePlan, shard: tuple[int, int] | None = None) -> li
     """What the plan holds, unit by unit: the zoo (trained here or not; prediction files), the subsets, the
     evaluation units (missing, evaluated, staged, promoted), what to commit and what to run next."""
     lines = []
+    unverified = 0
     for unit in zoo_units_of_shard(plan, shard):
         preset, overrides = plan.schedule_for(unit.regime, unit.config)
         trained = "trained here" if checkpoint_is_current(plan, unit) else "no checkpoint here"
-        state = {"current": "predictions committed", "stale": "predictions of another checkpoint",
-                 "missing": "predictions to write"}[predictions_state(plan, unit)]
-        if trained == "no checkpoint here" and state == "predictions to write":
+        verdict, why = predictions_verdict(plan, unit)
+        state = {"current": "predictions committed",
+                 "stale": "predictions of another checkpoint or schedule",
+                 "unverified": "predictions of no recorded schedule, checkpoint not here to show it",
+                 "missing": "predictions to write"}[verdict]
+        if trained == "no checkpoint here" and verdict == "missing":
             trained, state = "to train", "then predictions"
+        elif trained == "no checkpoint here" and verdict == "stale":
+            trained = "to train"
         lines.append(f"{unit.key:<40} {preset:<8} {overrides}  [{trained}; {state}]")
+        if verdict == "stale":  # which file, and both schedules: what to retrain
+            lines.append(f"    {why}")
+        unverified += verdict == "unverified"
+    if unverified:
+        lines.append(f"{unverified} prediction file(s) record no schedule (written before 1.0) and their checkpoints "
+                     "are not here: the filters stage refuses them until, where the checkpoints are, gecobench "
+                     "reference --record-schedules writes it in (then commit them)")
     subsets_ready = True
     for config in plan.configs:
         state, detail = subset_state(plan, config)

@@ -522,7 +522,8 @@ def test_filter_subsets_need_every_planned_seed_and_refuse_another_seed_set(tmp_
         make_tiny_bert_classifier(seed=seed).save_pretrained(folder)
         bert_tokenizer.save_pretrained(folder)
         (folder / "gecobench_model.json").write_text(json.dumps({"regime": "CE", "base_model": "tiny", "seed": seed, "base_revision": None,
-                                                                  "geco_config": "binary_all", "num_labels": 2}))
+                                                                  "geco_config": "binary_all", "num_labels": 2,
+                                                                  "schedule": plan.planned_schedule("CE", "binary_all")}))
         write_predictions(plan, ZooUnit("binary_all", "CE", seed), data_dir=str(geco_dir))
     with pytest.raises(FileNotFoundError, match="binary_all/CE/seed1"):
         write_filter_subsets(plan, data_dir=str(geco_dir))

@@ -98,10 +98,13 @@ def _tiny_plan(root: Path, checkpoints: Path, **changes: Any) -> ReferencePlan:
         **changes)
 
 
-def _write_fake_predictions(plan: ReferencePlan, unit: ZooUnit, split: Any, wrong: set[int]) -> Path:
-    """A prediction file as write_predictions writes it, every row correct except the source sentences ``wrong``."""
+def _write_fake_predictions(plan: ReferencePlan, unit: ZooUnit, split: Any, wrong: set[int], *,
+                            legacy: bool = False, checkpoint_sha256: str | None = None) -> Path:
+    """A prediction file as write_predictions writes it, every row correct except the source sentences ``wrong``:
+    with the plan's schedule and its own fingerprint, or, ``legacy``, as files were written before 1.0 (neither)."""
     from gecobench.evaluation.runner import split_into_chunks
-    from gecobench.reference import PREDICTIONS_FORMAT, _write_json
+    from gecobench.fingerprinted import fingerprint
+    from gecobench.reference import PREDICTIONS_FORMAT, PREDICTIONS_UNHASHED, _write_json, schedule_record
 
     rows = []
     for chunk in split_into_chunks(split, plan.evaluation_settings(unit.seed)):
@@ -112,9 +115,13 @@ def _write_fake_predictions(plan: ReferencePlan, unit: ZooUnit, split: Any, wron
                 rows.append({"row": i, "sentence_id": int(split.rows[i].sentence_id), "label": int(label),
                              "predicted": int(predicted), "correct": predicted == label})
     path = plan.predictions_file(unit)
-    _write_json(path, {"format": PREDICTIONS_FORMAT, "config": unit.config, "regime": unit.regime,
-                       "seed": unit.seed, "checkpoint_sha256": f"sha-{unit.regime}-{unit.seed}", "split": split.split,
-                       "dataset_fingerprint": split.fingerprint, "rows": rows})
+    document = {"format": PREDICTIONS_FORMAT, "config": unit.config, "regime": unit.regime, "seed": unit.seed,
+                "checkpoint_sha256": checkpoint_sha256 or f"sha-{unit.regime}-{unit.seed}", "split": split.split,
+                "dataset_fingerprint": split.fingerprint, "test_accuracy": 0.75, "rows": rows}
+    if not legacy:
+        document["schedule"] = schedule_record(plan, unit)
+        document["sha256"] = fingerprint(document, PREDICTIONS_UNHASHED)
+    _write_json(path, document)
     return path
 
 
@@ -154,7 +161,8 @@ def test_prediction_files_are_validated(tmp_path: Path, geco_dir: Path) -> None:
     split = load_split("binary_all", "test", str(geco_dir))
     plan = _tiny_plan(tmp_path, tmp_path / "runs")
     unit = ZooUnit("binary_all", "OLA", 0)
-    path = _write_fake_predictions(plan, unit, split, set())
+    # a file without a recorded fingerprint (written before 1.0): the content checks are all that guard it
+    path = _write_fake_predictions(plan, unit, split, set(), legacy=True)
     document = read_predictions(path, split, unit)
     assert len(document["sha256"]) == 64
     with pytest.raises(ValueError, match="not of zoo/binary_all/OLA/seed1"):
@@ -169,6 +177,186 @@ def test_prediction_files_are_validated(tmp_path: Path, geco_dir: Path) -> None:
     path.write_text(json.dumps({**original, "dataset_fingerprint": "0" * 64}))
     with pytest.raises(ValueError, match="not on binary_all/test"):
         read_predictions(path, split)
+
+
+def _fake_checkpoint(plan: ReferencePlan, unit: ZooUnit, schedule: dict[str, Any]) -> str:
+    """A checkpoint folder of ``unit`` here, trained (its info file says) with ``schedule``; its fingerprint."""
+    from gecobench.models.training import INFO_FILE
+    from gecobench.provenance import checkpoint_fingerprints
+
+    folder = plan.checkpoint(unit)
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({"model_type": "bert", "unit": unit.key}))
+    (folder / INFO_FILE).write_text(json.dumps({"regime": unit.regime, "schedule": schedule}))
+    return checkpoint_fingerprints(folder)[0]
+
+
+def _defining_files(plan: ReferencePlan, split: Any, **kwargs: Any) -> None:
+    for regime in ("OLA", "C"):
+        for seed in (0, 1):
+            _write_fake_predictions(plan, ZooUnit("binary_all", regime, seed), split, set(), **kwargs)
+
+
+def test_a_prediction_file_of_another_schedule_than_the_plan_s_is_stale_and_refused(tmp_path: Path,
+                                                                                   geco_dir: Path) -> None:
+    from gecobench.evaluation.data import load_split
+    from gecobench.evaluation.filters import FilterSubsetError
+    from gecobench.reference import predictions_state, subset_state
+
+    split = load_split("binary_all", "test", str(geco_dir))
+    plan = _tiny_plan(tmp_path / "reference", tmp_path / "no-weights-here")
+    _defining_files(plan, split)
+    unit = ZooUnit("binary_all", "C", 0)
+    assert predictions_state(plan, unit) == "current"
+    subset = write_filter_subsets(plan, data_dir=str(geco_dir))["binary_all"]
+    recorded = json.loads(plan.predictions_file(unit).read_text())["schedule"]
+    assert (recorded["preset"], recorded["overrides"]) == plan.schedule_for("C", "binary_all") == ("tiny", {})
+    assert recorded["fields"] == plan.planned_schedule("C", "binary_all")
+
+    # the plan gives C on binary_all another schedule: its files are stale, the computed subset is not used
+    changed = dataclasses.replace(plan, exceptions={("C", "binary_all"): ("tiny", {"epochs": 3})})
+    assert predictions_state(changed, unit) == "stale"
+    assert predictions_state(changed, ZooUnit("binary_all", "OLA", 0)) == "current", "other cells are unchanged"
+    report = "\n".join(plan_report(changed))
+    assert "zoo/binary_all/C/seed0" in report and "[to train; predictions of another checkpoint or schedule]" in report
+    assert "C-seed0.json comes from a checkpoint trained with tiny {} (fields epochs=2)" in report
+    assert subset_state(changed, "binary_all")[0] == "outdated predictions"
+    with pytest.raises(FilterSubsetError) as refused:
+        write_filter_subsets(changed, data_dir=str(geco_dir))
+    message = str(refused.value)
+    assert "C-seed0.json" in message and "C-seed1.json" in message and "OLA-seed0.json" not in message
+    assert "tiny {}" in message and "tiny {'epochs': 3}" in message
+    # refused before a subset exists too, and the committed subset is left as it was
+    (plan.filters_dir / "binary_all.json").unlink()
+    with pytest.raises(FilterSubsetError, match="tiny {'epochs': 3}"):
+        write_filter_subsets(changed, data_dir=str(geco_dir))
+    assert not (plan.filters_dir / "binary_all.json").exists()
+    # a preset redefined since (same name and overrides, other fields) is caught by the recorded fields
+    path = plan.predictions_file(unit)
+    document = json.loads(path.read_text())
+    document["schedule"]["fields"]["epochs"] = 5
+    _rewrite_with_fingerprint(path, document)
+    assert predictions_state(plan, unit) == "stale"
+    with pytest.raises(FilterSubsetError, match=r"tiny \{\} \(fields epochs=5\)"):
+        write_filter_subsets(plan, data_dir=str(geco_dir))
+    # the cell's files written again with the plan's schedule: the same subset as before
+    _defining_files(plan, split)
+    assert write_filter_subsets(plan, data_dir=str(geco_dir))["binary_all"].fingerprint == subset.fingerprint
+
+
+def _rewrite_with_fingerprint(path: Path, document: dict[str, Any]) -> None:
+    from gecobench.fingerprinted import fingerprint
+    from gecobench.reference import PREDICTIONS_UNHASHED
+
+    path.write_text(json.dumps({**document, "sha256": fingerprint(document, PREDICTIONS_UNHASHED)}))
+
+
+def test_a_prediction_file_without_schedule_counts_only_where_its_checkpoint_shows_it(tmp_path: Path,
+                                                                                    geco_dir: Path) -> None:
+    """Files written before 1.0 record no schedule: taken to have their checkpoint's where that checkpoint is here
+    (stale when it is not the plan's), ``unverified`` and refused elsewhere, and given the schedule by
+    record_schedules where the checkpoint shows the plan's — nothing else of them changing but the fingerprint."""
+    from gecobench.evaluation.data import load_split
+    from gecobench.evaluation.filters import FilterSubsetError
+    from gecobench.reference import predictions_state, record_schedules, subset_state
+
+    split = load_split("binary_all", "test", str(geco_dir))
+    plan = _tiny_plan(tmp_path / "reference", tmp_path / "runs")
+    _defining_files(plan, split)
+    unit = ZooUnit("binary_all", "C", 0)
+    path = _write_fake_predictions(plan, unit, split, set(), legacy=True)
+    assert predictions_state(plan, unit) == "unverified"
+    report = "\n".join(plan_report(plan))
+    assert "predictions of no recorded schedule, checkpoint not here to show it" in report
+    assert subset_state(plan, "binary_all")[0] == "outdated predictions"
+    # while another seed's file is still to come, the subset waits (and says the file is outdated too)
+    plan.predictions_file(ZooUnit("binary_all", "OLA", 1)).unlink()
+    state, detail = subset_state(plan, "binary_all")
+    assert state == "waiting" and "1 not of the plan's checkpoints" in detail
+    _write_fake_predictions(plan, ZooUnit("binary_all", "OLA", 1), split, set())
+    with pytest.raises(FilterSubsetError, match="C-seed0.json records no schedule"):
+        write_filter_subsets(plan, data_dir=str(geco_dir))
+
+    # its checkpoint here, of the plan's schedule: current
+    sha = _fake_checkpoint(plan, unit, plan.planned_schedule("C", "binary_all"))
+    path = _write_fake_predictions(plan, unit, split, set(), legacy=True, checkpoint_sha256=sha)
+    assert predictions_state(plan, unit) == "current"
+    # ... not under a plan that changed the cell's schedule: the checkpoint shows the old one
+    changed = dataclasses.replace(plan, exceptions={("C", "binary_all"): ("tiny", {"epochs": 3})})
+    assert predictions_state(changed, unit) == "stale"
+    with pytest.raises(FilterSubsetError, match="C-seed0.json comes from a checkpoint trained with no preset of the "
+                                                "plan \\(fields epochs=2\\)"):
+        write_filter_subsets(changed, data_dir=str(geco_dir))
+    assert record_schedules(changed) == [], "a file is given only the schedule its checkpoint shows to be the plan's"
+
+    before = read_predictions(path, split, unit)
+    assert record_schedules(plan) == [path]
+    after = read_predictions(path, split, unit)
+    assert after["schedule"] == {"preset": "tiny", "overrides": {}, "fields": plan.planned_schedule("C", "binary_all")}
+    for key in ("rows", "test_accuracy", "checkpoint_sha256", "provenance", "dataset_fingerprint"):
+        assert after[key] == before[key], key
+    from gecobench.fingerprinted import fingerprint
+    from gecobench.reference import PREDICTIONS_UNHASHED
+
+    stored = json.loads(path.read_text())
+    assert stored["sha256"] == after["sha256"] == fingerprint(stored, PREDICTIONS_UNHASHED) != before["sha256"]
+    assert record_schedules(plan) == [], "migrated once"
+    # the schedule now travels with the file: current without the checkpoint, and the subset is computed
+    import shutil
+
+    shutil.rmtree(plan.checkpoint(unit))
+    assert predictions_state(plan, unit) == "current"
+    assert write_filter_subsets(plan, data_dir=str(geco_dir))["binary_all"].size > 0
+
+
+def test_one_reader_refuses_edited_prediction_and_columns_files(tmp_path: Path, geco_dir: Path) -> None:
+    from gecobench.evaluation.data import load_split
+    from gecobench.fingerprinted import read_fingerprinted
+
+    split = load_split("binary_all", "test", str(geco_dir))
+    plan = _tiny_plan(tmp_path, tmp_path / "runs")
+    unit = ZooUnit("binary_all", "OLA", 0)
+    path = _write_fake_predictions(plan, unit, split, set())
+    original = json.loads(path.read_text())
+    assert read_predictions(path, split, unit)["sha256"] == original["sha256"]
+    # an edit every row check accepts (a prediction flipped with its ``correct``): only the fingerprint sees it
+    first = original["rows"][0]
+    flipped = {**first, "predicted": 1 - first["predicted"], "correct": not first["correct"]}
+    path.write_text(json.dumps({**original, "rows": [flipped, *original["rows"][1:]]}))
+    with pytest.raises(ValueError, match="OLA-seed0.json: its payload hashes to .* the file was edited or is corrupt"):
+        read_predictions(path, split, unit)
+    # the provenance is not content: a file with other provenance reads, with the same fingerprint
+    path.write_text(json.dumps({**original, "provenance": {"created_at": "elsewhere"}}))
+    assert read_predictions(path, split, unit)["sha256"] == original["sha256"]
+    # a file written before 1.0 records no fingerprint: read, its fingerprint computed the same way
+    legacy = _write_fake_predictions(plan, ZooUnit("binary_all", "C", 0), split, set(), legacy=True)
+    assert "sha256" not in json.loads(legacy.read_text()) and len(read_predictions(legacy)["sha256"]) == 64
+    # each caller keeps its own messages and error class
+    path.write_text(json.dumps({k: v for k, v in original.items() if k != "rows"}))
+    with pytest.raises(ValueError, match=r"OLA-seed0.json: missing field\(s\) \['rows'\]"):
+        read_predictions(path)
+    path.write_text(json.dumps({**original, "format": "gecobench-unit-columns/1"}))
+    with pytest.raises(ValueError, match="not a predictions file"):
+        read_predictions(path)
+    path.write_text("{")
+    with pytest.raises(ValueError, match="cannot read a predictions file"):
+        read_predictions(path)
+    document = columns_document("binary_all", _split_stub(), ["saliency-x"], _entry())
+    columns = write_columns(tmp_path / "c.json.gz", document)
+    write_columns(columns, {k: v for k, v in document.items() if k != "sha256"})
+    with pytest.raises(UnitColumnsError, match=r"c.json.gz: missing field\(s\) \['sha256'\]"):
+        read_columns(columns)
+    write_columns(columns, {**document, "format": "gecobench-predictions/1"})
+    with pytest.raises(UnitColumnsError, match="not a columns file"):
+        read_columns(columns)
+    # the reader alone: the same refusal of an edited payload, in the caller's error class
+    write_columns(columns, {**document, "config": "nonbinary_all"})
+    with pytest.raises(UnitColumnsError, match="edited or is corrupt"):
+        read_fingerprinted(columns, file_format=document["format"], required=(), kind="columns file",
+                           unhashed=("format",), error=UnitColumnsError, compressed=True)
+    read, sha = read_fingerprinted(write_columns(columns, document), file_format=document["format"], required=(),
+                                   kind="columns file", unhashed=("format",), compressed=True)
+    assert sha == document["sha256"] and read["config"] == "binary_all"
 
 
 # -- a unit on one machine, the paper's filter on another ------------------------------------------------------
@@ -218,7 +406,11 @@ def test_a_unit_committed_on_one_machine_gets_its_paper_records_on_another(tmp_p
     def no_weights(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("deriving the paper's filter loaded a model")
 
-    monkeypatch.setattr(runner, "load_model", no_weights)
+    from gecobench.evaluation import modelling
+
+    # the runner loads its models through as_loaded_model (a folder: modelling.load_model): neither may run
+    monkeypatch.setattr(runner, "as_loaded_model", no_weights)
+    monkeypatch.setattr(modelling, "load_model", no_weights)
     assert derive_units(machine_b) == [EvaluationUnit("binary_all", 0), EvaluationUnit("binary_all", 1)]
     monkeypatch.undo()
     subset = write_filter_subsets(machine_b)["binary_all"]

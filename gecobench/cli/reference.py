@@ -12,6 +12,7 @@ columns: no weights), promote (a complete seed into the store). Resumable and sh
   gecobench reference --stage filters             # the shared subsets (needs every seed's prediction files)
   gecobench reference --stage derive              # paper-filter records of every evaluated unit
   gecobench reference --stage promote --seeds 0   # seed 0 complete: staged records into the store
+  gecobench reference --record-schedules          # prediction files of before 1.0: their checkpoints' schedule
   accelerate launch --multi_gpu --num_processes 2 -m gecobench reference --stage evaluate   # 2 CPU processes
 
 Checkpoints go to runs/reference/ (not committed). Committed: the prediction files in
@@ -59,6 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "(e.g. to time a run without touching the committed results)")
     parser.add_argument("--plan", action="store_true",
                         help="print the plan: what is done, staged, missing, and what to commit; run nothing")
+    parser.add_argument("--record-schedules", action="store_true",
+                        help="write the training schedule into each prediction file written before 1.0 whose "
+                             "checkpoint is here and of the plan's schedule (a one-time migration; commit the "
+                             "files); run nothing else")
     parser.add_argument("--replace", action="store_true",
                         help="with promote: remove the store's older records of the promoted seed (an earlier "
                              "reference's) so its cells hold the new records only")
@@ -90,6 +95,12 @@ def main(argv: list[str] | None = None) -> int:
                          filter_seeds=tuple(args.filter_seeds), **outputs)
     if args.plan:
         print("\n".join(plan_report(plan, args.shard)))
+        return 0
+    if args.record_schedules:
+        from gecobench.reference import record_schedules, zoo_units_of_shard
+
+        changed = record_schedules(plan, zoo_units_of_shard(plan, args.shard))
+        print(f"schedules recorded in {len(changed)} prediction file(s)" + "".join(f"\n  {p}" for p in changed))
         return 0
     try:
         return _run(plan, args)
@@ -123,9 +134,15 @@ def _run(plan: ReferencePlan, args: argparse.Namespace) -> int:
         run_evaluations(plan, args.shard, progress=not args.quiet)
         print(f"evaluation: finished units staged in {plan.staging_dir}")
     if args.stage in ("filters", "derive", "all"):
-        waiting = [c for c in plan.configs if subset_state(plan, c)[0] == "waiting"]
-        if waiting and args.stage == "all":
-            print(f"filters: waiting for prediction files of {', '.join(waiting)} (other seeds' zoo); not derived yet")
+        states = {c: subset_state(plan, c) for c in plan.configs}
+        waiting = [c for c, (state, _) in states.items() if state == "waiting"]
+        outdated = [c for c, (state, _) in states.items() if state == "outdated predictions"]
+        if (waiting or outdated) and args.stage == "all":
+            if waiting:
+                print(f"filters: waiting for prediction files of {', '.join(waiting)} (other seeds' zoo); not "
+                      "derived yet")
+            for config in outdated:  # the stage itself refuses them; --stage filters says so as an error
+                print(f"filters: {config} not computed: {states[config][1]}")
         else:
             subsets = write_filter_subsets(plan)
             print("filters: " + ", ".join(f"{c} {s.size}/{s.n_considered}" for c, s in subsets.items())

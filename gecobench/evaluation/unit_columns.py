@@ -29,10 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from gecobench.provenance import canonical_sha256
+from gecobench.fingerprinted import fingerprint, read_fingerprinted
 
 COLUMNS_FORMAT = "gecobench-unit-columns/1"
 _F32, _F64 = "__f32__", "__f64__"
+#: the fields of a columns document its fingerprint leaves out (besides ``sha256``, :mod:`gecobench.fingerprinted`)
+_UNHASHED = ("format",)
 _CHUNK_FIELDS = ("chunk", "groups", "rows", "predictions", "kept", "malformed", "explainers")
 
 
@@ -79,7 +81,7 @@ def decode(value: Any) -> Any:
 
 def columns_sha256(payload: Mapping[str, Any]) -> str:
     """SHA-256 of a columns document's encoded payload (canonical JSON): what a unit marker names it by."""
-    return canonical_sha256(payload)
+    return fingerprint(payload, _UNHASHED)
 
 
 #: a model's zero-shot reference column that is, bit for bit, the zero-shot model's own attributions of the unit
@@ -144,21 +146,10 @@ def read_columns(path: str | os.PathLike[str], split: Any = None, sha256: str | 
     recorded). Returns the entry ``derive_records`` takes (chunks decoded, row keys as integers, reference columns
     filled in) under ``"entry"``, and the document's other fields."""
     path = Path(path)
-    try:
-        document = json.loads(gzip.decompress(path.read_bytes()))
-    except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise UnitColumnsError(f"{path}: not a gzipped JSON columns file ({err})") from None
-    if not isinstance(document, dict) or document.get("format") != COLUMNS_FORMAT:
-        raise UnitColumnsError(f"{path}: not a columns file (expected format {COLUMNS_FORMAT!r})")
-    missing = [k for k in ("sha256", "config", "split", "dataset_fingerprint", "explainer_keys", "model", "chunks")
-               if k not in document]
-    if missing:
-        raise UnitColumnsError(f"{path}: missing field(s) {missing}")
-    payload = {k: v for k, v in document.items() if k not in ("format", "sha256")}
-    actual = columns_sha256(payload)
-    if actual != document["sha256"]:
-        raise UnitColumnsError(f"{path}: its payload hashes to {actual[:16]}…, not the recorded "
-                               f"{str(document['sha256'])[:16]}…: the file was edited or is corrupt")
+    document, actual = read_fingerprinted(
+        path, file_format=COLUMNS_FORMAT, kind="columns file", unhashed=_UNHASHED, error=UnitColumnsError,
+        compressed=True, unreadable="not a gzipped JSON columns file",
+        required=("sha256", "config", "split", "dataset_fingerprint", "explainer_keys", "model", "chunks"))
     if sha256 is not None and actual != sha256:
         raise UnitColumnsError(f"{path}: payload {actual[:16]}…, the unit marker names {sha256[:16]}…")
     if split is not None and (document["config"] != split.config or document["split"] != split.split
