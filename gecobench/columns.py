@@ -176,8 +176,9 @@ KIND = Column("kind", "Kind", "explainer; baseline; or flagged (model-independen
               "model, or matches the ground truth: gecobench.flags). Baselines and flagged entries are ranked apart "
               "and left out of the best-value marks and of vs best.", has_interval=False, kind="info")
 VS_BEST = Column("vs_best", "vs best", "Whether the paired bootstrap interval of MA(best) − MA(row), on the same "
-                 "sentences of one run, includes 0 (tie) or not (lower); best = the best real explainer of the model "
-                 "(baselines are not candidates); – when the two were not compared in one run.",
+                 "sentences of one run, includes 0 (tie) or not (lower, or higher for a baseline above it); best = the best "
+                 "real explainer of the model (baselines are not candidates); – when the two were not compared in one "
+                 "run.",
                  has_interval=False, kind="info")
 VS_NEXT = Column("vs_next", "vs next", "≈ next: this explainer's MA is not distinguishable from the next one's "
                  "(paired comparison of one run, else overlapping 95 % intervals).", has_interval=False, kind="info")

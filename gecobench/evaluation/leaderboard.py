@@ -53,7 +53,8 @@ _COLUMNS = (
 LEGEND = ("log RMA = median over sentences of ln(MA / MA_ZS), MA_ZS being the same explainer's MA on the "
           "zero-shot model of the same base (0: as correct as zero-shot). MA gap = MA(male) − MA(female), "
           "interval from a paired bootstrap over source sentences. vs best: paired bootstrap interval of "
-          "MA(best) − MA(row) on the same sentences includes 0 (tie) or not (lower). Marks (gecobench.flags): "
+          "MA(best) − MA(row) on the same sentences includes 0 (tie) or not (lower; higher: a baseline above the best "
+          "real explainer). Marks (gecobench.flags): "
           "[model-independent], [self-reported], [explains the data, not the model] (high MA here, near chance on "
           "the hub's hidden control models), [matches the ground truth]; flagged rows are ranked after the rest.")
 
