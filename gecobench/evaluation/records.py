@@ -25,6 +25,7 @@ import numpy as np
 
 from gecobench.evaluation.attribution import summarize_diagnostics
 from gecobench.evaluation.by_gender import GenderBreakdown, ScoredSentences
+from gecobench.evaluation.chunks import subset_protocol
 from gecobench.evaluation.data import GecoSplit
 from gecobench.evaluation.faithfulness import score_faithfulness
 from gecobench.evaluation.filters import FilterSubset, record_filter_block
@@ -44,7 +45,7 @@ from gecobench.provenance import base_provenance
 from gecobench.records import SCHEMA_VERSION, explainer_score_identity, record_id_for, validate_record
 
 __all__ = ["AGREEMENT_FIELDS", "ExplainerScores", "agreement_block", "append_records", "build_records",
-           "compared_explainers", "identity_record", "record_ids", "score_explainer", "with_filter_blocks"]
+           "compared_explainers", "identity_record", "record_ids", "record_protocol", "score_explainer", "with_filter_blocks"]
 
 log = logging.getLogger("gecobench.evaluation")
 
@@ -75,6 +76,15 @@ def identity_record(spec: ExplainerSpec, explainer: Explainer, lm: Any, split: G
         "dataset": {"config": split.config, "split": split.split, "fingerprint": split.fingerprint},
         "protocol": protocol,
     }
+
+
+def record_protocol(variant: EvaluationSettings, rma_reference_sha256: str | None,
+                    subset: FilterSubset | None) -> dict[str, Any]:
+    """The ``protocol`` block of the records of one model under one filter (``variant.filter``): the settings'
+    protocol, the RMA reference checkpoint (it changes the numbers) and, for ``paper``, the shared subset's
+    fingerprint. One function for a run and for records derived from its columns, so both get the same ids."""
+    return {**variant.protocol(), "rma_reference_sha256": rma_reference_sha256,
+            **subset_protocol(variant.filter, subset)}
 
 
 def record_ids(identities: Sequence[dict[str, Any]]) -> list[str]:

@@ -93,6 +93,7 @@ from gecobench.evaluation.records import (
     compared_explainers,
     identity_record,
     record_ids,
+    record_protocol,
 )
 from gecobench.evaluation.scheduling import assign_chunks, chunk_cost
 from gecobench.evaluation.settings import (
@@ -274,7 +275,7 @@ def run_evaluation(
             extra_protocol = {"rma_reference_sha256": reference.checkpoint_sha256 if reference else None}
             units: dict[str, tuple[dict[str, Any], list[dict[str, Any]], list[str]]] = {}
             for flag, variant in variants.items():
-                unit_protocol = {**variant.protocol(), **extra_protocol, **subset_protocol(flag, subset)}
+                unit_protocol = record_protocol(variant, extra_protocol["rma_reference_sha256"], subset)
                 identities = [identity_record(s, e, lm, split, unit_protocol) for s, e in zip(specs, explainers_now)]
                 units[flag] = (unit_protocol, identities, record_ids(identities))
             # an explainer that failed to fit has no records to look for: the others' decide whether to skip
@@ -444,7 +445,6 @@ def derive_records(explainers: list[ExplainerSpec | str], config: str, columns: 
     summary = RunSummary()
     if subset is not None and name == PAPER:
         summary.filter_subsets[config] = subset
-    compared = compared_explainers(specs, explainers_now)
     for model_path, entry in columns.items():
         lm = StoredModel.from_json(entry.get("model"), f"columns of {model_path}")
         reference = (StoredModel.from_json(entry["reference"], f"reference of {model_path}")
@@ -455,9 +455,9 @@ def derive_records(explainers: list[ExplainerSpec | str], config: str, columns: 
             if not wanted <= set(chunk["explainers"]):
                 raise ValueError(f"columns of {model_path}, chunk {chunk['chunk']}: no scores of "
                                  f"{sorted(wanted - set(chunk['explainers']))}")
-        protocol = {**variant.protocol(),
-                    "rma_reference_sha256": reference.checkpoint_sha256 if reference is not None else None,
-                    "compared_explainers": compared, **subset_protocol(name, subset)}
+        # the protocol a run with this filter writes (the compared explainers are in the agreement block, outside
+        # the identity), so a derived record has the id of the record a direct run writes
+        protocol = record_protocol(variant, reference.checkpoint_sha256 if reference is not None else None, subset)
         identities = [identity_record(s, e, lm, split, protocol) for s, e in zip(specs, explainers_now)]
         ids = record_ids(identities)
         if all(store.exists("explainer_score", rid) for rid in ids):
