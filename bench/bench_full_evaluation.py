@@ -238,12 +238,12 @@ def main() -> int:
     import torch
     from bench_vs_ferret import builtin_specs
 
-    from gecobench.evaluation import EvaluationSettings, run_evaluation, runner
+    from gecobench.evaluation import EvaluationSettings, attribution, run_evaluation
     from gecobench.provenance import machine_description
     from gecobench.store import LocalStore
 
-    # The runner times its stages with time.perf_counter; on shared cores CPU time is the comparable figure.
-    runner.time = type("CpuClock", (), {"perf_counter": staticmethod(time.process_time),
+    # Chunk attribution times its stages with time.perf_counter; on shared cores CPU time is the comparable figure.
+    attribution.time = type("CpuClock", (), {"perf_counter": staticmethod(time.process_time),
                                         "process_time": staticmethod(time.process_time)})
 
     torch.set_num_threads(args.threads)

@@ -28,7 +28,8 @@ weights are needed only where they are made, and what the later stages need is c
    the plan's (a cell whose schedule changed, not yet retrained) is refused (:func:`predictions_verdict`);
 4. **derive** — each evaluated unit's paper-filter records from its committed columns, cut down to the subset's
    sentences and scored by the run's own scoring path (:func:`gecobench.evaluation.runner.derive_records`: the
-   same ``_filtered_chunk`` and ``_build_records`` a run with both filters uses; bootstrap intervals recomputed):
+   same :func:`~gecobench.evaluation.chunks.filtered_chunk` and :func:`~gecobench.evaluation.records.build_records`
+   a run with both filters uses; bootstrap intervals recomputed):
    no weights, no model run, any machine;
 5. **promote** — a seed whose every unit has both filters' records moves into ``reference/store``
    (:func:`promote_seed`, after :func:`_check_staged_seed`: every marked record present, explainers × regimes
@@ -282,8 +283,8 @@ class ReferencePlan:
         return self.filter_seeds if self.filter_seeds is not None else self.seeds
 
     def evaluation_settings(self, seed: int) -> Any:
-        """The :class:`~gecobench.evaluation.runner.EvaluationSettings` of one seed's evaluation."""
-        from gecobench.evaluation.runner import EvaluationSettings
+        """The :class:`~gecobench.evaluation.settings.EvaluationSettings` of one seed's evaluation."""
+        from gecobench.evaluation.settings import EvaluationSettings
 
         return EvaluationSettings(seed=seed, properties=True, bootstrap=self.bootstrap, max_groups=self.max_groups,
                                   properties_max_groups=self.properties_groups,
@@ -409,13 +410,13 @@ def write_predictions(plan: ReferencePlan, unit: ZooUnit, data_dir: str | None =
     overrides and fields when the checkpoint's info file records the plan's fields) and the file's own fingerprint
     (``sha256``, checked by :func:`read_predictions`).
 
-    Predicted as the evaluation predicts (same chunks and batching, :func:`~gecobench.evaluation.runner.
+    Predicted as the evaluation predicts (same chunks and batching, :func:`~gecobench.evaluation.chunks.
     chunk_predictions`), so the paper's subset computed from these files is the one a run on the weights computes.
     A small file, committed: the subset then needs no weights, so seeds trained on different machines (or
     sessions) define it together."""
+    from gecobench.evaluation.chunks import chunk_predictions, split_into_chunks
     from gecobench.evaluation.data import load_split
     from gecobench.evaluation.modelling import load_model
-    from gecobench.evaluation.runner import chunk_predictions, split_into_chunks
 
     folder = plan.checkpoint(unit)
     settings = plan.evaluation_settings(unit.seed)
@@ -750,6 +751,7 @@ def write_filter_subsets(plan: ReferencePlan, configs: Iterable[str] | None = No
     A subset file already there is kept when the prediction files it records (path and fingerprint) are exactly
     those committed now; otherwise it is refused with what to do, never silently replaced (records derived with it
     carry its fingerprint). A missing one needs every defining checkpoint's prediction file."""
+    from gecobench.evaluation.chunks import split_into_chunks
     from gecobench.evaluation.data import load_split
     from gecobench.evaluation.filters import (
         FilterSubsetError,
@@ -757,7 +759,6 @@ def write_filter_subsets(plan: ReferencePlan, configs: Iterable[str] | None = No
         shared_subset,
         subset_file,
     )
-    from gecobench.evaluation.runner import split_into_chunks
 
     subsets = {}
     for config in configs or plan.configs:
@@ -906,7 +907,7 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
 
 
 def _spec_key(text: str) -> str:
-    from gecobench.evaluation.runner import ExplainerSpec
+    from gecobench.evaluation.settings import ExplainerSpec
 
     return ExplainerSpec.parse(text).key()
 
@@ -1165,7 +1166,7 @@ def _zero_shot_unit(plan: ReferencePlan, unit: EvaluationUnit, data_dir: str | N
 
 def _explainer_keys(explainers: Iterable[str]) -> dict[str, str]:
     """Each explainer spec's checkpoint key (name, parameters, version), in order."""
-    from gecobench.evaluation.runner import spec_checkpoint_key
+    from gecobench.evaluation.checkpoints import spec_checkpoint_key
 
     return {text: spec_checkpoint_key(text) for text in explainers}
 
@@ -1187,7 +1188,7 @@ def _export_zero_shot_unit(zs: dict[str, Any], unit: EvaluationUnit, checkpoint_
     """The bundle of ``keys`` (checkpoint keys) for the zero-shot unit ``zs`` (:func:`_zero_shot_unit`)."""
     from gecobench.evaluation.checkpoints import CheckpointStore
     from gecobench.evaluation.published_reference import export_bundle
-    from gecobench.evaluation.runner import reference_chunk_rows
+    from gecobench.evaluation.zero_shot import reference_chunk_rows
     from gecobench.provenance import base_provenance
 
     return export_bundle(

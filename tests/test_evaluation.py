@@ -445,14 +445,14 @@ def test_both_filters_from_one_pass_equal_two_separate_runs(tiny_models, plugin_
     """filters=("paper", "none") computes every attribution once; its records are those of a filtered run and an
     unfiltered run made separately (same ids, same numbers). The models come in the other order there, so the
     zero-shot model's own attributions serving as CE's RMA reference are checked against a separate pass."""
-    from gecobench.evaluation import runner
+    from gecobench.evaluation import chunks
 
     # Untrained tiny models classify every group's variants alike (one right, one wrong), so the filter would
     # keep nothing: predictions right on every other source sentence exercise a real subset.
     split = binary_all_test
     answer = {tuple(split.rows[i].words): split.rows[i].label if g % 2 == 1 else 1 - split.rows[i].label
               for g, group in enumerate(split.groups) for i in group}
-    monkeypatch.setattr(runner, "predict", lambda model, tokenizer, words, batch_size=16: np.array(
+    monkeypatch.setattr(chunks, "predict", lambda model, tokenizer, words, batch_size=16: np.array(
         [answer[tuple(w)] for w in words]))
     explainers = ["eval_test_gradient", "uniform_random"]  # deterministic, and random with per-sentence streams
     fast = {**FAST, "properties_max_groups": 2, "faithfulness_max_groups": 2}

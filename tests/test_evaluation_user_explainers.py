@@ -55,6 +55,33 @@ class RaisesOnOneSentence(Explainer):
         return [[1.0] * len(w) for w in words]
 '''
 
+# Two explainers that learn from data (they override fit): one whose fit raises, one that explains with what it
+# learnt (the share of class-1 rows of its fit split), so its scores exist only if it was fitted.
+FITTING_SOURCE = '''
+from gecobench.explainers.base import Explainer, register_explainer
+
+@register_explainer
+class RaisesInFit(Explainer):
+    name = "raises_in_fit"
+    version = "1.0"
+    def fit(self, words, labels):
+        raise RuntimeError("cannot learn from these rows")
+    def explain(self, model, tokenizer, words, targets):
+        raise AssertionError("an explainer whose fit raised was asked to explain")
+
+@register_explainer
+class LearnsFromLabels(Explainer):
+    name = "learns_from_labels"
+    version = "1.0"
+    share = None
+    def fit(self, words, labels):
+        self.share = sum(labels) / len(labels)
+    def explain(self, model, tokenizer, words, targets):
+        if self.share is None:
+            raise RuntimeError("explain before fit")
+        return [[self.share + i for i in range(len(w))] for w in words]
+'''
+
 ATTENTION_SOURCE = '''
 import torch
 from gecobench.explainers.base import Explainer, TokenAttributions, register_explainer
@@ -174,6 +201,50 @@ def test_run_evaluation_reports_the_failure_with_sentence_and_error(tiny_models,
     assert (failure.error_type, failure.message) == ("RuntimeError", "cannot explain this sentence")
     assert failure.sentence_found and failure.sentence_ids == [split.rows[row].sentence_id]
     assert len(summary.written) == 1
+
+
+def test_an_explainer_raising_in_fit_is_skipped_with_a_failure_per_model_and_a_non_zero_cli_exit(
+        tiny_models, geco_dir, tmp_path, capsys) -> None:
+    module = tmp_path / "fitting.py"
+    module.write_text(FITTING_SOURCE)
+    checkpoints = tmp_path / "ck"
+    code = _evaluate(["--explainers", "raises_in_fit", "learns_from_labels", "saliency",
+                      "--models", tiny_models["CE"], tiny_models["ZS"], "--data-dir", str(geco_dir),
+                      "--import", str(module), "--checkpoint-dir", str(checkpoints),
+                      "--results", str(tmp_path / "store"), *CLI_SMALL])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "raises_in_fit" in err and "failed to fit" in err and "RuntimeError: cannot learn from these rows" in err
+    records = _explainer_records(tmp_path / "store")
+    # the others, the other learner included, are evaluated on both models as if it had not been asked for
+    assert sorted((r["explainer"]["name"], r["model"]["regime"]) for r in records) == [
+        ("learns_from_labels", "CE"), ("learns_from_labels", "ZS"), ("saliency", "CE"), ("saliency", "ZS")]
+    assert all(r["metrics"]["mass_accuracy"]["value"] is not None for r in records)
+    assert all(len(r["agreement"]["compared_explainers"]) == 2 for r in records), "compared with the ones run"
+    assert not list(checkpoints.glob("*/raises_in_fit-*")), "nothing was computed for it"
+
+
+def test_run_evaluation_reports_a_raising_fit_per_model_without_chunk_or_sentence(tiny_models, geco_dir,
+                                                                                   tmp_path) -> None:
+    module = tmp_path / "fitting_api.py"
+    module.write_text(FITTING_SOURCE)
+    evaluate_cli.import_user_module(str(module))
+    settings = EvaluationSettings(data_dir=str(geco_dir), filter="none", properties=False, faithfulness=False,
+                                  **SMALL)
+    summary = run_evaluation(["learns_from_labels", "raises_in_fit"], [tiny_models["CE"], tiny_models["ZS"]],
+                             ["binary_all"], settings, store_location=str(tmp_path / "store"),
+                             checkpoint_dir=tmp_path / "ck", progress=False)
+    assert len(summary.failures) == 2 and len({f.model for f in summary.failures}) == 2, "one per model"
+    for failure in summary.failures:
+        assert failure.explainer.startswith("raises_in_fit") and failure.config == "binary_all"
+        assert (failure.stage, failure.chunk, failure.sentence_ids) == ("fit", None, [])
+        assert (failure.error_type, failure.message) == ("RuntimeError", "cannot learn from these rows")
+        assert "failed to fit" in failure.describe() and failure.model in failure.describe()
+    assert len(summary.written) == 2  # learns_from_labels on each model
+    # a rerun fits again and reports it again, and finds the other explainer's record instead of writing it twice
+    rerun = run_evaluation(["learns_from_labels", "raises_in_fit"], [tiny_models["CE"]], ["binary_all"], settings,
+                           store_location=str(tmp_path / "store"), checkpoint_dir=tmp_path / "ck", progress=False)
+    assert [f.stage for f in rerun.failures] == ["fit"] and rerun.written == [] and len(rerun.existing) == 1
 
 
 def test_a_misspelt_parameter_is_refused_by_every_builtin_and_the_cli(tiny_models, geco_dir, tmp_path,

@@ -612,6 +612,35 @@ def test_pattern_variant_is_fitted_on_the_split_being_explained():
     assert paper._fitted[0] == [r.words for r in explained] and textbook._fitted[0] == [r.words for r in train]
 
 
+def test_fit_explainers_passes_a_raising_fit_to_on_error_and_fits_the_others():
+    from gecobench.explainers.base import Explainer, fit_explainers
+
+    class RaisesInFit(Explainer):
+        name = "raises_in_fit_unit"
+
+        def fit(self, words, labels):
+            raise RuntimeError("no")
+
+        def explain(self, model, tokenizer, words, targets):
+            return [[0.0] * len(w) for w in words]
+
+    rows = [SimpleNamespace(words=["she", "sings"], label=0), SimpleNamespace(words=["he", "sings"], label=1)]
+    raising, pattern = RaisesInFit(), get_explainer("pattern_variant")
+    with pytest.raises(RuntimeError, match="no"):  # without on_error: as before, the first error propagates
+        fit_explainers([raising, pattern], explained=lambda: rows, train=lambda: rows)
+    seen = []
+    fit_explainers([raising, pattern], explained=lambda: rows, train=lambda: rows,
+                   on_error=lambda explainer, err: seen.append((explainer, str(err))))
+    assert seen == [(raising, "no")]
+    assert pattern._fitted[0] == [r.words for r in rows], "the explainer after the raising one is still fitted"
+
+    def unreadable():
+        raise OSError("split missing")
+
+    with pytest.raises(OSError, match="split missing"):  # reading the data is the run's error, never the explainer's
+        fit_explainers([raising], explained=unreadable, train=unreadable, on_error=lambda explainer, err: None)
+
+
 def test_pattern_variant_binary_scores_do_not_depend_on_the_target_class(tokenizer):
     for params in ({}, TEXTBOOK_PATTERN):
         explainer = get_explainer("pattern_variant", **params)

@@ -67,7 +67,7 @@ def zoo(tmp_path_factory, bert_tokenizer, geco_dir) -> dict:
 @pytest.fixture
 def scripted_predictions(zoo, monkeypatch):
     """Each tiny model predicts the true label except on one variant of the groups WRONG names for it."""
-    from gecobench.evaluation import runner
+    from gecobench.evaluation import chunks
 
     split = zoo["split"]
     where = {tuple(split.rows[i].words): (g, split.rows[i].label, i == group[0])
@@ -81,7 +81,7 @@ def scripted_predictions(zoo, monkeypatch):
             out.append(1 - label if group in wrong and first else label)
         return np.array(out)
 
-    monkeypatch.setattr(runner, "predict", predict)
+    monkeypatch.setattr(chunks, "predict", predict)
     return where
 
 

@@ -407,11 +407,11 @@ def test_committed_zero_shot_attributions_are_what_this_code_computes(tmp_path: 
 
     from gecobench.evaluation.data import load_split
     from gecobench.evaluation.modelling import load_model
-    from gecobench.evaluation.runner import (
-        ExplainerSpec,
-        _reference_unit,
+    from gecobench.evaluation.settings import ExplainerSpec
+    from gecobench.evaluation.zero_shot import (
         reference_chunk_attributions,
         reference_chunk_rows,
+        reference_unit,
     )
     from gecobench.explainers.base import get_explainer
 
@@ -422,7 +422,7 @@ def test_committed_zero_shot_attributions_are_what_this_code_computes(tmp_path: 
     settings = plan.evaluation_settings(0)
     split = load_split("binary_all", "test")
     by_unit = {b.unit: b for b in _committed_bundles()}
-    bundle = by_unit.get(_reference_unit(zero_shot, split, settings.attribution_protocol()))
+    bundle = by_unit.get(reference_unit(zero_shot, split, settings.attribution_protocol()))
     assert bundle is not None, "the zero-shot model built here is not the one the bundles name"
     rows = reference_chunk_rows(split, settings)[3]
     words = [list(split.rows[i].words) for i in rows]

@@ -385,7 +385,7 @@ def test_a_unit_committed_on_one_machine_gets_its_paper_records_on_another(tmp_p
     columns); machine B, without A's weights, trains and evaluates seed 1, computes the shared subset from the
     prediction files and derives both seeds' paper-filter records: equal to a direct filtered evaluation of A's
     models on the same subset, and every regime of the config scored on the same sentences."""
-    from gecobench.evaluation import runner
+    from gecobench.evaluation import modelling, runner
 
     repository = tmp_path / "reference"
     machine_a = _tiny_plan(repository, tmp_path / "machine-a", seeds=(0,), filter_seeds=(0, 1))
@@ -405,8 +405,6 @@ def test_a_unit_committed_on_one_machine_gets_its_paper_records_on_another(tmp_p
 
     def no_weights(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("deriving the paper's filter loaded a model")
-
-    from gecobench.evaluation import modelling
 
     # the runner loads its models through as_loaded_model (a folder: modelling.load_model): neither may run
     monkeypatch.setattr(runner, "as_loaded_model", no_weights)

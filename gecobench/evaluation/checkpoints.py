@@ -5,6 +5,8 @@ is explained its word scores are written to ``<root>/<unit>/<explainer>/chunk-<i
 file, fsync, ``os.replace``), so a run killed at any moment — even with SIGKILL — leaves only complete
 checkpoints behind, and the next run picks them up instead of recomputing. JSON keeps floats exact (Python
 writes the shortest repr that reads back to the same double), so resumed and uninterrupted runs agree bit for bit.
+
+An explainer's folder is :func:`checkpoint_key`: its spec, its version and (a non-built-in's) source fingerprint.
 """
 
 from __future__ import annotations
@@ -12,13 +14,41 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from gecobench.evaluation.origin import source_fingerprint
+from gecobench.evaluation.settings import ExplainerSpec
+from gecobench.explainers.base import Explainer, get_explainer
+
 CHECKPOINT_FORMAT = 2
 #: units of a zero-shot model's attributions as the RMA reference of the others (shared by every model of a base)
 REFERENCE_UNIT_PREFIX = "reference-"
+
+
+def checkpoint_key(spec: ExplainerSpec, explainer: Explainer) -> str:
+    """The folder of an explainer's chunk checkpoints (and its entry in a published reference bundle): its spec
+    key and its version, so that after an upgrade that changes an explainer's scores its old checkpoints are never
+    resumed as the new version's.
+
+    A non-built-in explainer's key also holds the fingerprint of its source, version and parameters
+    (:func:`gecobench.evaluation.origin.source_fingerprint`): its author edits the code without bumping the
+    version, and the edited code must not be served the old code's scores. Built-ins keep the version key (their
+    version is bumped in review whenever their scores change, and published bundles are keyed by it; see
+    :mod:`gecobench.evaluation.origin`)."""
+    version = str(explainer.version)
+    if not re.fullmatch(r"[A-Za-z0-9._+-]{1,40}", version) or version.startswith("."):  # it becomes a path part
+        version = "h" + hashlib.sha256(version.encode()).hexdigest()[:12]
+    fingerprint = source_fingerprint(explainer)
+    return f"{spec.key()}-v{version}" + (f"-src{fingerprint[:16]}" if fingerprint else "")
+
+
+def spec_checkpoint_key(spec: ExplainerSpec | str) -> str:
+    """:func:`checkpoint_key` of the registered explainer a spec names (an instance is made to read its version)."""
+    spec = ExplainerSpec.parse(spec) if isinstance(spec, str) else spec
+    return checkpoint_key(spec, get_explainer(spec.name, **spec.params))
 
 
 def reference_unit_name(function_sha256: str | None, split_fingerprint: str,

@@ -11,6 +11,9 @@
   perturbation depends only on the token position, so it is the same whatever the batch composition or the
   process that computes it, and explainers that hook the embedding layer (layer Integrated Gradients, …) see the
   noisy embedding as the input end-point.
+* :class:`PerturbedCopies` — both copies of one model, built lazily and once for every explainer.
+* :class:`StoredModel` — a model known only from the facts its records read (no weights): what records derived
+  from stored chunk columns are built with.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from gecobench.words import tokenize_words
 
 class ModelFacts:
     """What a record says of a model, read from its ``info``: shared by a loaded model and one known only from
-    stored facts (:class:`gecobench.evaluation.runner.StoredModel`)."""
+    stored facts (:class:`StoredModel`)."""
 
     info: dict[str, Any]
 
@@ -190,6 +193,27 @@ def noisy_copy(model: Any, std: float, seed: int, max_positions: int = 512) -> A
     return clone
 
 
+class PerturbedCopies:
+    """Lazily built randomised and noisy copies of one model (built once, reused by every explainer)."""
+
+    def __init__(self, model: Any, noise_std: float, randomisation_seed: int) -> None:
+        self._model, self._noise_std, self._seed = model, noise_std, randomisation_seed
+        self._randomised: Any = None
+        self._noisy: Any = None
+
+    @property
+    def randomised(self) -> Any:
+        if self._randomised is None:
+            self._randomised = randomised_copy(self._model, self._seed)
+        return self._randomised
+
+    @property
+    def noisy(self) -> Any:
+        if self._noisy is None:
+            self._noisy = noisy_copy(self._model, self._noise_std, self._seed + 1)
+        return self._noisy
+
+
 def other_targets(label: int, num_labels: int) -> list[int]:
     """The classes a label-difference attribution explains: every class except ``label``."""
     if not 0 <= label < num_labels:
@@ -303,3 +327,34 @@ def model_key(model: str | Path | LoadedModel) -> str:
     """How a run names one of its models in its bookkeeping (predictions, reference cache): its folder, or
     the loaded model's path (``memory:<fingerprint>`` for an object)."""
     return model.path if isinstance(model, LoadedModel) else str(model)
+
+
+@dataclass
+class StoredModel(ModelFacts):
+    """What records say about a model, without its weights: the stand-in of a :class:`LoadedModel` when records
+    are derived from stored chunks (:func:`gecobench.evaluation.runner.derive_records`)."""
+
+    info: dict[str, Any]
+    path: str
+    checkpoint_sha256: str | None
+    name: str
+    function_sha256: str | None
+    num_labels: int
+
+    @classmethod
+    def from_json(cls, document: Any, where: str) -> StoredModel:
+        if not isinstance(document, dict) or not isinstance(document.get("info"), dict):
+            raise ValueError(f"{where}: a model's facts need an 'info' object")  # noqa: TRY004 (bad file content)
+        missing = [k for k in ("path", "checkpoint_sha256", "name", "function_sha256", "num_labels")
+                   if k not in document]
+        if missing:
+            raise ValueError(f"{where}: model facts lack {missing}")
+        return cls(info=dict(document["info"]), path=str(document["path"]),
+                   checkpoint_sha256=document["checkpoint_sha256"], name=str(document["name"]),
+                   function_sha256=document["function_sha256"], num_labels=int(document["num_labels"]))
+
+
+def stored_model_facts(lm: Any) -> dict[str, Any]:
+    """The facts of a (loaded or stored) model that its records read (:class:`StoredModel`), JSON-ready."""
+    return {"info": dict(lm.info), "path": str(lm.path), "checkpoint_sha256": lm.checkpoint_sha256,
+            "name": lm.name, "function_sha256": lm.function_sha256, "num_labels": int(lm.num_labels)}

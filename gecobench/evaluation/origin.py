@@ -11,7 +11,7 @@
 Why checkpoints and record ids of non-built-in explainers carry a fingerprint of their source and built-ins do not:
 a built-in's code ships with the package, its ``version`` is bumped in review whenever its scores change
 (``tests/test_reference.py`` holds the previous defaults), and the published zero-shot reference bundles are keyed
-by ``<spec key>-v<version>`` (:func:`gecobench.evaluation.runner.checkpoint_key`); adding a code hash to built-ins
+by ``<spec key>-v<version>`` (:func:`gecobench.evaluation.checkpoints.checkpoint_key`); adding a code hash to built-ins
 would orphan every published bundle on every unrelated refactor. A user's explainer has no such review: its author
 edits the file and reruns, usually without touching ``version``, and the old checkpoints must then not be served
 (the issue's stale MA 0.178 against the true 0.155). So its fingerprint covers the bytes of every source file that

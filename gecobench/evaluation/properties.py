@@ -23,7 +23,7 @@ from gecobench.metrics import properties as prop
 from gecobench.metrics.mass_accuracy import summarize
 
 if TYPE_CHECKING:
-    from gecobench.evaluation.runner import EvaluationSettings
+    from gecobench.evaluation.settings import EvaluationSettings
 
 PROPERTY_METRICS = ("model_randomisation_check", "small_noise_check", "label_difference", "methods_agreement")
 ATTRIBUTION_ONLY_METRICS = ("sparsity", "covariate_complexity", "relevance_rank_accuracy", "auprc")

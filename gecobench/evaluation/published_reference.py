@@ -2,7 +2,7 @@
 
 RMA compares a model's Mass Accuracy with that of its base's zero-shot (``ZS``) model, so evaluating a model
 explains two models: the model itself and its zero-shot reference. The reference depends only on the zero-shot
-checkpoint, the data and the attribution protocol (:meth:`~gecobench.evaluation.runner.EvaluationSettings.attribution_protocol`),
+checkpoint, the data and the attribution protocol (:meth:`~gecobench.evaluation.settings.EvaluationSettings.attribution_protocol`),
 not on the model compared with it. The reference run computes it for every zoo base anyway, so it publishes it
 (``reference/zero_shot_attributions/``, the ``zero_shot_attributions/`` folder of the reference dataset on the
 Hub), and a run given ``--reference-attributions`` reads it: the first model of a base then costs what every
@@ -10,7 +10,7 @@ later one costs.
 
 A bundle (``<config>-<split>-seed<seed>-<unit>.json.gz``) holds one checkpoint unit of the runner's zero-shot
 reference (:func:`gecobench.evaluation.checkpoints.reference_unit_name`): per explainer (its checkpoint key,
-:func:`gecobench.evaluation.runner.checkpoint_key`, so the explainer's parameters and version are part of the
+:func:`gecobench.evaluation.checkpoints.checkpoint_key`, so the explainer's parameters and version are part of the
 match) and per chunk, the row indices and their word scores, exactly as the runner checkpoints them (JSON floats
 read back bit for bit).
 

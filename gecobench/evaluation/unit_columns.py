@@ -5,8 +5,8 @@ groups: the rows, the model's predicted class of every row, the rows kept (every
 filter) and per explainer the word-score columns of every kind (the model's own attributions, its zero-shot
 reference's, the randomised, noisy and other-target copies' on the properties subsample, the faithfulness columns
 on the faithfulness subsample, the explainer's diagnostics) with their seconds. Every metric of a record is a
-function of these columns and the split, computed by ``_build_records``; a record of another filter is the same
-function of the same columns cut down to that filter's rows (``_filtered_chunk``). So a file holding them lets a
+function of these columns and the split, computed by :func:`gecobench.evaluation.records.build_records`; a record of another filter is the same
+function of the same columns cut down to that filter's rows (:func:`gecobench.evaluation.chunks.filtered_chunk`). So a file holding them lets a
 machine without the weights write the records of the paper's filter once its shared subset is known
 (:func:`gecobench.evaluation.runner.derive_records`).
 

@@ -190,10 +190,15 @@ def get_explainer(name: str, **params: Any) -> Explainer:
 
 def fit_explainers(
     explainers: Sequence[Explainer], explained: Callable[[], Sequence[Any]], train: Callable[[], Sequence[Any]],
+    on_error: Callable[[Explainer, Exception], None] | None = None,
 ) -> None:
     """Fit every explainer that learns from data (it overrides :meth:`Explainer.fit`) on the split its
     ``fit_split`` names: ``explained()`` or ``train()`` give that split's rows (objects with ``words`` and
-    ``label``, e.g. :class:`~gecobench.evaluation.data.GecoRow`), each read at most once."""
+    ``label``, e.g. :class:`~gecobench.evaluation.data.GecoRow`), each read at most once.
+
+    ``on_error`` (fail-soft, the evaluation's): an exception raised by an explainer's ``fit`` is passed to it
+    with the explainer, and the others are still fitted; without it the exception propagates. Reading the data
+    is not the explainer's doing: its errors always propagate."""
     learners = [e for e in explainers if type(e).fit is not Explainer.fit]
     data: dict[str, tuple[list[list[str]], list[int]]] = {}
     for explainer in learners:
@@ -203,4 +208,10 @@ def fit_explainers(
         if split not in data:
             rows = explained() if split == "explained" else train()
             data[split] = ([list(r.words) for r in rows], [int(r.label) for r in rows])
-        explainer.fit(*data[split])
+        if on_error is None:
+            explainer.fit(*data[split])
+            continue
+        try:
+            explainer.fit(*data[split])
+        except Exception as err:  # noqa: BLE001 - fail-soft: the caller reports it and skips the explainer
+            on_error(explainer, err)
