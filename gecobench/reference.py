@@ -666,34 +666,74 @@ def _with_threads(threads: int, work: Callable[[], Any]) -> Any:
 
 
 def write_zoo_summary(plan: ReferencePlan) -> list[dict[str, Any]]:
-    """``reference/zoo_summary.json``: one row per checkpoint (accuracy, schedule, base, revision), no weights."""
+    """``reference/zoo_summary.json``: one row per checkpoint (accuracy, schedule, base, revision), no weights.
+
+    Merged into the committed file, never rebuilt from this machine alone: a session that trains one config (or
+    runs on a new machine without the other checkpoints) must not drop the rows of models trained elsewhere. Per
+    cell of the plan: a checkpoint here gives its row from its info file; otherwise a committed prediction file of
+    the plan's checkpoint (:func:`predictions_state` ``current``) gives one (accuracy, schedule and identity from
+    the file; the facts only the info file holds are kept from the committed row of the same checkpoint, else
+    None). Rows of cells outside the plan, and rows no current source replaces, stay as committed. Every row
+    names its ``checkpoint_sha256`` so a reader can tell which model it describes."""
     from gecobench.models.training import INFO_FILE
 
-    rows = []
-    for unit in plan.zoo_units():
-        info_file = plan.checkpoint(unit) / INFO_FILE
-        if not info_file.is_file():
-            continue
-        info = json.loads(info_file.read_text(encoding="utf-8"))
-        rows.append({
-            "config": unit.config, "regime": unit.regime, "seed": unit.seed,
-            "test_accuracy": info["test_accuracy"], "val_accuracy": info.get("val_accuracy"),
-            "n_test": info.get("n_test"), "base_model": info["base_model"],
-            "base_revision": info.get("base_revision"), "zero_shot_method": info.get("zero_shot_method"),
-            "schedule": info.get("schedule"), "learning_rate": info.get("learning_rate"),
-            "head_learning_rate": info.get("head_learning_rate"), "training_time_s": info.get("training_time_s"),
-            "meets_80_percent": info["test_accuracy"] >= 0.80, "package_version": info.get("package_version"),
-            "git_commit": (info.get("provenance") or {}).get("git_commit"),
-        })
+    rows: dict[tuple[str, str, int], dict[str, Any]] = {}
+    if plan.zoo_summary.is_file():
+        committed = json.loads(plan.zoo_summary.read_text(encoding="utf-8"))
+        if not isinstance(committed, list) or not all(isinstance(row, dict) for row in committed):
+            raise ValueError(f"{plan.zoo_summary} is not a list of rows; fix or remove it before the zoo stage")
+        rows = {(row["config"], row["regime"], row["seed"]): row for row in committed}
     timings = Timings(plan.timings)
-    for row in rows:  # a checkpoint made before this plan's timings existed: its own recorded training time
-        key = ZooUnit(row["config"], row["regime"], row["seed"]).key
-        if key not in timings.entries and row["training_time_s"] is not None:
-            timings.entries[key] = {"seconds": round(row["training_time_s"], 1), "from": MODEL_INFO_FILE}
+    for unit in plan.zoo_units():
+        key = (unit.config, unit.regime, unit.seed)
+        folder = plan.checkpoint(unit)
+        info_file = folder / INFO_FILE
+        if info_file.is_file():
+            info = json.loads(info_file.read_text(encoding="utf-8"))
+            rows[key] = {
+                "config": unit.config, "regime": unit.regime, "seed": unit.seed,
+                "test_accuracy": info["test_accuracy"], "val_accuracy": info.get("val_accuracy"),
+                "n_test": info.get("n_test"), "base_model": info["base_model"],
+                "base_revision": info.get("base_revision"), "zero_shot_method": info.get("zero_shot_method"),
+                "schedule": info.get("schedule"), "learning_rate": info.get("learning_rate"),
+                "head_learning_rate": info.get("head_learning_rate"), "training_time_s": info.get("training_time_s"),
+                "meets_80_percent": info["test_accuracy"] >= 0.80, "package_version": info.get("package_version"),
+                "git_commit": (info.get("provenance") or {}).get("git_commit"),
+                "checkpoint_sha256": _checkpoint_sha256(folder),
+            }
+            if unit.key not in timings.entries and info.get("training_time_s") is not None:
+                # a checkpoint made before this plan's timings existed: its own recorded training time
+                timings.entries[unit.key] = {"seconds": round(info["training_time_s"], 1), "from": MODEL_INFO_FILE}
+        elif predictions_state(plan, unit) == "current":
+            document = read_predictions(plan.predictions_file(unit), unit=unit)
+            before = rows.get(key) or {}
+            same_model = before.get("checkpoint_sha256") == document["checkpoint_sha256"]
+            kept = {name: before.get(name) if same_model else None
+                    for name in ("val_accuracy", "base_model", "base_revision", "zero_shot_method",
+                                 "learning_rate", "head_learning_rate")}
+            timing = timings.entries.get(unit.key) or {}
+            rows[key] = {
+                "config": unit.config, "regime": unit.regime, "seed": unit.seed,
+                "test_accuracy": document["test_accuracy"], "n_test": document.get("n_rows", len(document["rows"])),
+                **kept,
+                "schedule": (document.get("schedule") or {}).get("fields"),
+                "training_time_s": before.get("training_time_s") if same_model else timing.get("seconds"),
+                "meets_80_percent": document["test_accuracy"] >= 0.80,
+                "package_version": (document.get("provenance") or {}).get("package_version"),
+                "git_commit": (document.get("provenance") or {}).get("git_commit"),
+                "checkpoint_sha256": document["checkpoint_sha256"],
+                "from": "its committed prediction file (checkpoint not here)",
+            }
     timings.save()
+    order = {name: i for i, name in enumerate(GECO_CONFIGS)}
+    merged = sorted(rows.values(), key=lambda row: (row["seed"], order.get(row["config"], len(order)),
+                                                     plan.regimes.index(row["regime"])
+                                                     if row["regime"] in plan.regimes else len(plan.regimes)))
     plan.zoo_summary.parent.mkdir(parents=True, exist_ok=True)
-    plan.zoo_summary.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
-    return rows
+    partial = plan.zoo_summary.with_name(f".{plan.zoo_summary.name}.{os.getpid()}.tmp")
+    partial.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
+    partial.replace(plan.zoo_summary)  # atomic: a reader never sees half a file
+    return merged
 
 
 def _defining_units(plan: ReferencePlan, config: str) -> list[ZooUnit]:

@@ -495,3 +495,37 @@ def test_a_unit_evaluated_on_another_checkpoint_than_the_subset_s_is_refused(tmp
     assert unit_state(plan, unit) == "evaluated"
     with pytest.raises(ValueError, match="columns of C are of another checkpoint"):
         derive_units(plan, seeds=(0,), data_dir=str(geco_dir))
+
+
+def test_zoo_summary_merges_into_the_committed_rows_and_drops_no_model_trained_elsewhere(tmp_path: Path,
+                                                                                           geco_dir: Path) -> None:
+    """A machine without the checkpoints (a new session, or one config trained here) rewrites the summary: rows of
+    cells outside its plan stay as committed, a cell with a committed prediction file of the plan's checkpoint gets
+    its row from that file (keeping the committed row's other facts when it is the same checkpoint)."""
+    from gecobench.evaluation.data import load_split
+    from gecobench.reference import write_zoo_summary
+
+    split = load_split("binary_all", "test", str(geco_dir))
+    plan = _tiny_plan(tmp_path / "reference", tmp_path / "no-weights-here", seeds=(0,))
+    elsewhere = {"config": "nonbinary_all", "regime": "C", "seed": 0, "test_accuracy": 0.91,
+                 "checkpoint_sha256": "sha-other-config"}
+    same_ola = {"config": "binary_all", "regime": "OLA", "seed": 0, "test_accuracy": 0.5,
+                "checkpoint_sha256": "sha-OLA-0", "base_model": "tiny-base", "val_accuracy": 0.8}
+    other_c = {"config": "binary_all", "regime": "C", "seed": 0, "test_accuracy": 0.4,
+               "checkpoint_sha256": "sha-an-older-C", "base_model": "old-base"}
+    plan.zoo_summary.parent.mkdir(parents=True, exist_ok=True)
+    plan.zoo_summary.write_text(json.dumps([elsewhere, same_ola, other_c]))
+    _write_fake_predictions(plan, ZooUnit("binary_all", "OLA", 0), split, set())
+    _write_fake_predictions(plan, ZooUnit("binary_all", "C", 0), split, set())
+
+    rows = {(r["config"], r["regime"], r["seed"]): r for r in write_zoo_summary(plan)}
+    assert rows[("nonbinary_all", "C", 0)] == elsewhere, "a cell outside the plan keeps its committed row"
+    ola, c = rows[("binary_all", "OLA", 0)], rows[("binary_all", "C", 0)]
+    assert (ola["test_accuracy"], ola["checkpoint_sha256"]) == (0.75, "sha-OLA-0")  # from the prediction file
+    assert (ola["base_model"], ola["val_accuracy"]) == ("tiny-base", 0.8), "same checkpoint: its other facts kept"
+    assert (c["checkpoint_sha256"], c["base_model"]) == ("sha-C-0", None), "another checkpoint's facts are not"
+    from gecobench.reference import schedule_record
+
+    assert c["schedule"] == schedule_record(plan, ZooUnit("binary_all", "C", 0))["fields"]
+    assert ("binary_all", "ZS", 0) not in rows, "no checkpoint, no prediction file: no row is made up"
+    assert json.loads(plan.zoo_summary.read_text()) == list(write_zoo_summary(plan)), "rewriting changes nothing"
