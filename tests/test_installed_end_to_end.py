@@ -145,8 +145,8 @@ def test_a_fresh_environment_with_the_dependencies_runs_every_user_job(shared_da
     cli_ma = {r["explainer"]["name"]: r["metrics"]["mass_accuracy"]["value"] for r in records}
     assert set(by_name) == {"saliency", "last_word_function"}, by_name
     # float32 attributions folded to words and averaged: equal to float32 rounding of values of order 1
-    assert by_name["saliency"] == pytest.approx(cli_ma["saliency"], rel=0, abs=64 * np.finfo(np.float32).eps)
-    assert by_name["last_word_function"] == pytest.approx(cli_ma["last_word"], rel=0, abs=64 * np.finfo(np.float32).eps)
+    assert by_name["saliency"] == pytest.approx(cli_ma["saliency"], rel=0, abs=float(64 * np.finfo(np.float32).eps))
+    assert by_name["last_word_function"] == pytest.approx(cli_ma["last_word"], rel=0, abs=float(64 * np.finfo(np.float32).eps))
 
     # a code submission through the queue: the example the package ships, run on the tiny OLA
     gecobench("submit example", "submit", "example", "gradient_norm.py")
