@@ -190,7 +190,6 @@ def _no_sandbox_config(tmp_path: Path, models: list[str], geco_dir: Path, **zero
 def test_code_submission_rma_compares_with_its_own_run_on_the_published_zero_shot_model(
         tmp_path, geco_dir, bert_tokenizer):
     from gecobench.provenance import checkpoint_fingerprints
-
     from tests.conftest import make_tiny_bert_classifier
 
     zoo = _tiny_zoo(tmp_path / "zoo", bert_tokenizer)
