@@ -71,7 +71,18 @@ class WorkerConfig:
     # folder of them or a reference folder (gecobench.evaluation.filters.load_filter_subsets). Default: the
     # committed reference's subsets when the model set is the reference's, else one computed from the model set.
     filter_subsets: Any = None
+    # Where each model's zero-shot (ZS) reference of RMA comes from (see :func:`zero_shot_reference_for`). None:
+    # found as the evaluation finds it (the model set, next to the model, the zoo layout's <config>/ZS/seed*). A ZS
+    # checkpoint folder: that one, for the models of its base. Either way the submission itself is run on it in
+    # the sandbox, like any model: a submission's MA_ZS is its own explainer's on the ZS model.
+    zero_shot: str | None = None
+    # A published reference (a bundle, a folder of bundles, a reference dataset folder or its Hub id:
+    # gecobench.evaluation.published_reference) naming the ZS model each (config, base) must be compared with:
+    # the ZS checkpoint found must compute the same function (fingerprint), else the request fails. Its
+    # attributions are never used: they are the built-ins' on the ZS model, not the submission's.
+    published_reference: str | None = None
     _subsets: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _published: Any = field(default=None, repr=False, compare=False)
 
     def model_set_name(self) -> str:
         return ",".join(sorted(model_id(p) for p in self.model_paths))
@@ -155,7 +166,86 @@ def filter_subset_for(config: WorkerConfig, geco_config: str):
     return config._subsets[geco_config]
 
 
-def _score(config: WorkerConfig, explainer, model_path: str, geco_config: str) -> list[str]:
+class ZeroShotReferenceError(ValueError):
+    """The worker's zero-shot reference setting cannot give a model its RMA reference: it is missing, not a ZS
+    checkpoint, of another base, or not the model the published reference names."""
+
+
+def _published_references(config: WorkerConfig):
+    from gecobench.evaluation.published_reference import load_published_references
+
+    if config._published is None:
+        try:
+            config._published = load_published_references(config.published_reference)
+        except (OSError, ValueError) as err:
+            raise ZeroShotReferenceError(f"published zero-shot reference {config.published_reference!r}: {err}"
+                                         ) from None
+    return config._published
+
+
+def zero_shot_reference_for(config: WorkerConfig, model_path: str | os.PathLike[str], geco_config: str
+                            ) -> tuple[str | None, str | None]:
+    """The zero-shot checkpoint the submission is also run on for ``model_path``'s RMA on ``geco_config``, and
+    why there is none (a ZS or OLA model has no reference by definition; without a setting, none was found: the
+    record then says RMA was not computed, as a built-in's does).
+
+    ``config.zero_shot`` (a ZS checkpoint folder) comes first, then the model set and the checkpoints next to the
+    model. With ``config.published_reference`` the reference is required, and its function fingerprint
+    (:func:`gecobench.provenance.checkpoint_fingerprints`: weights, config and tokenizer) must be that of a ZS
+    model the published reference names for ``geco_config`` and the model's base. Raises
+    :class:`ZeroShotReferenceError` otherwise, naming what was expected and what was found."""
+    from gecobench.evaluation.filters import ZERO_SHOT_REGIME
+    from gecobench.evaluation.modelling import LoadedModel
+    from gecobench.evaluation.zero_shot import check_zero_shot, find_zero_shot_reference
+    from gecobench.models import read_model_info
+    from gecobench.provenance import checkpoint_fingerprints
+
+    # Only the checkpoint's facts are needed to find its zero-shot reference, not its weights.
+    facts = LoadedModel(model=None, tokenizer=None, info=read_model_info(model_path), path=str(model_path))
+    candidates = [str(p) for p in config.model_paths]
+    if config.zero_shot:
+        try:
+            check_zero_shot(config.zero_shot)
+        except (OSError, ValueError) as err:
+            raise ZeroShotReferenceError(str(err)) from None
+        given_base = read_model_info(config.zero_shot).get("base_model")
+        if (facts.regime not in (ZERO_SHOT_REGIME, "OLA") and given_base != facts.base_model
+                and not any(read_model_info(p).get("base_model") == given_base for p in config.model_paths)):
+            raise ZeroShotReferenceError(
+                f"zero-shot reference {config.zero_shot} is of base {given_base!r}; no model of the set has that "
+                f"base (model {model_id(model_path)} is of base {facts.base_model!r})")
+        candidates.insert(0, str(config.zero_shot))
+    reference, reason = find_zero_shot_reference(facts, candidates)
+    if not config.published_reference or facts.regime in (ZERO_SHOT_REGIME, "OLA"):
+        return (None if reference is None else str(reference)), reason
+    published = _published_references(config)
+    named = [b.document["reference"] for b in published.by_unit.values()
+             if b.document["dataset"].get("config") == geco_config
+             and b.document["reference"].get("base_model") == facts.base_model]
+    where = f"published zero-shot reference {config.published_reference}"
+    if not named:
+        bases = sorted({f"{b.document['dataset'].get('config')}: {b.document['reference'].get('base_model')}"
+                        for b in published.by_unit.values()})
+        raise ZeroShotReferenceError(
+            f"{where} names no zero-shot model of base {facts.base_model!r} on {geco_config} (model "
+            f"{model_id(model_path)}); it names {', '.join(bases) or 'none'}")
+    expected = ", ".join(sorted({f"{r.get('name')} (function sha256 {str(r.get('function_sha256'))[:16]})"
+                                 for r in named}))
+    if reference is None:
+        raise ZeroShotReferenceError(
+            f"{where} compares {geco_config} models of base {facts.base_model!r} with {expected}, but the worker has "
+            f"no zero-shot checkpoint of that base for model {model_id(model_path)} ({reason}); the submission must "
+            "be run on it: pass its folder (--zero-shot-reference), or put it in the model set or the zoo layout")
+    _, function_sha256 = checkpoint_fingerprints(reference)
+    if function_sha256 not in {r.get("function_sha256") for r in named}:
+        raise ZeroShotReferenceError(
+            f"zero-shot checkpoint {reference} (function sha256 {function_sha256[:16]}) does not match {where}: it "
+            f"compares {geco_config} models of base {facts.base_model!r} with {expected}")
+    return str(reference), None
+
+
+def _score(config: WorkerConfig, explainer, model_path: str, geco_config: str,
+           zero_shot: str | None = None) -> list[str]:
     from gecobench.evaluation.runner import ExplainerSpec, run_evaluation
 
     subset = filter_subset_for(config, geco_config)
@@ -163,8 +253,23 @@ def _score(config: WorkerConfig, explainer, model_path: str, geco_config: str) -
         [ExplainerSpec(explainer.name, explainer.params())], [model_path], [geco_config], settings=_settings(config),
         store_location=config.results_location, checkpoint_dir=config.checkpoint_dir, progress=False,
         instances=[explainer], filter_subsets={geco_config: subset} if subset is not None else None,
+        # the reference the submission was run on, so the record names the model its RMA compares with (the
+        # runner alone would look next to the model only, and could find another ZS checkpoint, or none)
+        zero_shot=zero_shot,
     )
     return summary.written + summary.existing
+
+
+def check_zero_shot_references(config: WorkerConfig) -> list[str]:
+    """Resolve every (config, model)'s zero-shot reference before any request is claimed; returns one line per
+    model. Raises :class:`ZeroShotReferenceError` (the worker's CLI then refuses to start)."""
+    lines = []
+    for geco_config in config.configs:
+        for model_path in config.model_paths:
+            reference, reason = zero_shot_reference_for(config, model_path, geco_config)
+            lines.append(f"{geco_config} {model_id(model_path)}: "
+                         + (f"zero-shot reference {reference}" if reference else f"no RMA ({reason})"))
+    return lines
 
 
 def mean_model_randomisation_check(main: dict[Any, list[float]], randomised: dict[Any, list[float]]) -> float | None:
@@ -251,9 +356,7 @@ def _run_code(view: RequestView, requests: RequestStore, config: WorkerConfig) -
         control_per_sentence,
         load_control_models,
     )
-    from gecobench.evaluation.modelling import LoadedModel
     from gecobench.evaluation.precomputed import PrecomputedExplainer
-    from gecobench.evaluation.runner import find_zero_shot_reference
     from gecobench.models import read_model_info
 
     settings = _settings(config)
@@ -272,9 +375,10 @@ def _run_code(view: RequestView, requests: RequestStore, config: WorkerConfig) -
             controls_done = False
             control_rows: list[Any] = []
             for model_index, model_path in enumerate(config.model_paths):
-                # Only the checkpoint's facts are needed to find its zero-shot reference, not its weights.
-                facts = LoadedModel(model=None, tokenizer=None, info=read_model_info(model_path), path=str(model_path))
-                reference_path, _ = find_zero_shot_reference(facts, config.model_paths)
+                try:
+                    reference_path, _ = zero_shot_reference_for(config, model_path, geco_config)
+                except ZeroShotReferenceError as err:
+                    raise SubmissionRunError(str(err), "", dict(isolation)) from None
                 randomised = save_randomised_checkpoint(model_path, staging / f"randomised-{model_index}",
                                                         settings.randomisation_seed)
                 variants = [_Variant("main", str(model_path)), _Variant("randomised", str(randomised))]
@@ -287,7 +391,7 @@ def _run_code(view: RequestView, requests: RequestStore, config: WorkerConfig) -
                 scores: dict[str, dict[tuple[int, int], list[float]]] = defaultdict(dict)
                 reported: dict[str, Any] = {}
                 timing = OutsideTiming()
-                num_labels = int(facts.info.get("num_labels") or 2)
+                num_labels = int(read_model_info(model_path).get("num_labels") or 2)
                 runs = one_variant_per_run(groups, rng)
                 sandbox_runs = 0
                 for run_rows in runs:
@@ -342,7 +446,7 @@ def _run_code(view: RequestView, requests: RequestStore, config: WorkerConfig) -
                 )
                 explainer.submission_sha256 = view.request["content_sha256"]
                 explainer.controls = controls_record
-                record_ids += _score(config, explainer, model_path, geco_config)
+                record_ids += _score(config, explainer, model_path, geco_config, reference_path)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return record_ids, isolation
@@ -424,15 +528,26 @@ def _run_precomputed(view: RequestView, requests: RequestStore, config: WorkerCo
                     f"sentences missing (e.g. sentence_id {example.sentence_id}, label {example.label}); the model set "
                     f"is {config.model_set_name()}", "", {},
                 )
+            try:
+                reference_path, _ = zero_shot_reference_for(config, model_path, geco_config)
+            except ZeroShotReferenceError as err:
+                raise SubmissionRunError(str(err), "", {}) from None
+            kinds = {"main": scores}
+            # The RMA reference of self-reported attributions is the file's own rows for the zero-shot checkpoint
+            # (never a published bundle's: those are the built-ins' attributions on it). Without them RMA is not
+            # computed; the record says so.
+            reference_scores = table.get((model_id(reference_path), geco_config), {}) if reference_path else {}
+            if reference_scores and all((r.sentence_id, r.label) in reference_scores for r in rows):
+                kinds["reference"] = reference_scores
             explainer = PrecomputedExplainer(
-                meta["name"], meta["version"], {"main": scores}, source="self-reported", submission_id=view.request_id,
+                meta["name"], meta["version"], kinds, source="self-reported", submission_id=view.request_id,
                 missing_reason="self-reported attributions: no code to re-run on perturbed models",
             )
             explainer.submission_sha256 = view.request["content_sha256"]
             # The GECO ground truth is public: an upload of its masks is flagged, not ranked.
             explainer.ground_truth_match = ground_truth_match(
                 [scores[(r.sentence_id, r.label)] for r in rows], [list(r.ground_truth) for r in rows])
-            record_ids += _score(config, explainer, model_path, geco_config)
+            record_ids += _score(config, explainer, model_path, geco_config, reference_path)
     return record_ids
 
 

@@ -143,3 +143,164 @@ def test_precomputed_attributions_are_scored_as_self_reported(tmp_path, model_se
 
     (row,) = explainer_rows([record])
     assert row[3] == "oracle [self-reported] [matches the ground truth]" and row[7] == "flagged"
+
+
+# ------------------------------------------------------------------ the zero-shot reference of RMA (#33)
+
+def _tiny_zoo(root: Path, tokenizer) -> dict[str, str]:
+    """A 'CE' model and its 'ZS' reference of one base, side by side (the worker finds the ZS next to the CE)."""
+    from tests.conftest import write_tiny_zoo
+
+    return write_tiny_zoo(root, tokenizer)
+
+
+def _published_bundle(folder: Path, zero_shot: str, geco_dir: Path, base_model: str = "tiny-bert") -> Path:
+    """A published reference bundle naming ``zero_shot`` (its fingerprints, as the reference run exports them) as
+    binary_all's zero-shot model of ``base_model``; it holds no attributions (the worker never uses them)."""
+    from gecobench.evaluation.checkpoints import reference_unit_name
+    from gecobench.evaluation.published_reference import (
+        BUNDLE_FORMAT,
+        BUNDLE_FORMAT_VERSION,
+        write_bundle,
+    )
+    from gecobench.provenance import checkpoint_fingerprints
+
+    checkpoint_sha256, function_sha256 = checkpoint_fingerprints(zero_shot)
+    fingerprint = load_split("binary_all", "test", geco_dir).fingerprint
+    protocol = {"seed": 0}
+    return write_bundle({
+        "format": BUNDLE_FORMAT, "format_version": BUNDLE_FORMAT_VERSION,
+        "unit": reference_unit_name(function_sha256, fingerprint, protocol),
+        "reference": {"name": "binary_all/ZS/seed0", "base_model": base_model, "seed": 0,
+                      "function_sha256": function_sha256, "checkpoint_sha256": checkpoint_sha256},
+        "dataset": {"config": "binary_all", "split": "test", "fingerprint": fingerprint},
+        "attribution_protocol": protocol, "provenance": {}, "explainers": {}}, folder)
+
+
+def _no_sandbox_config(tmp_path: Path, models: list[str], geco_dir: Path, **zero_shot) -> WorkerConfig:
+    # The reference is resolved before any sandbox run, so these failures need no sandbox.
+    config = worker_config(tmp_path, models, geco_dir)
+    config.unsafe_no_sandbox = True
+    for name, value in zero_shot.items():
+        setattr(config, name, value)
+    return config
+
+
+@pytest.mark.skipif(not sandbox_status()[0], reason=f"no sandbox here: {sandbox_status()[1]}")
+def test_code_submission_rma_compares_with_its_own_run_on_the_published_zero_shot_model(
+        tmp_path, geco_dir, bert_tokenizer):
+    from gecobench.provenance import checkpoint_fingerprints
+    from tests.conftest import make_tiny_bert_classifier
+
+    zoo = _tiny_zoo(tmp_path / "zoo", bert_tokenizer)
+    # The published ZS model is another checkpoint than the one next to the CE model (which the runner alone
+    # would have taken): the worker is pointed at it, and the record must name the one the submission ran on.
+    published_zs = _tiny_zoo(tmp_path / "published_zoo", bert_tokenizer)["ZS"]
+    make_tiny_bert_classifier(seed=7).save_pretrained(published_zs)
+    bundle = _published_bundle(tmp_path / "published", published_zs, geco_dir)
+    requests = RequestStore(tmp_path / "requests")
+    good = submit_file(requests, "code", {**META, "name": "gradient_norm", "version": "1.0.0"}, EXAMPLE)
+    config = worker_config(tmp_path, [zoo["CE"]], geco_dir)
+    config.settings = EvaluationSettings(max_groups=MAX_GROUPS, bootstrap=50, filter="none", properties=False,
+                                         data_dir=str(geco_dir))
+    config.published_reference, config.zero_shot = str(bundle), published_zs
+
+    assert process_queue(requests, config) == {good.request_id: "FINISHED"}
+
+    finished = requests.get(good.request_id).last_event
+    # one run per (run of rows, model): the CE model, its re-initialised copy and the ZS reference
+    assert finished["isolation"]["runs_per_model"] == 2 * 3
+    (record,) = LocalStore(config.results_location).read_all().documents
+    zs_sha256, _ = checkpoint_fingerprints(published_zs)
+    assert zs_sha256 != checkpoint_fingerprints(zoo["ZS"])[0]
+    assert record["model"]["zero_shot_reference_sha256"] == zs_sha256
+    assert record["protocol"]["rma_reference_sha256"] == zs_sha256
+    # MA_ZS is the submission's own explainer on the ZS model, not a published (built-in) attribution
+    assert record["model"]["zero_shot_reference_source"] == "submission"
+    rma = record["metrics"]["relative_mass_accuracy"]
+    assert rma["value"] is not None and rma["value"] == rma["value"]  # computed, finite (not NaN)
+
+
+def test_a_zero_shot_checkpoint_that_is_not_the_published_one_fails_the_request(tmp_path, geco_dir, bert_tokenizer):
+    zoo = _tiny_zoo(tmp_path / "zoo", bert_tokenizer)
+    other = _tiny_zoo(tmp_path / "other", bert_tokenizer)
+    # another ZS checkpoint of the same base, with other weights: what the published reference names
+    from tests.conftest import make_tiny_bert_classifier
+
+    make_tiny_bert_classifier(seed=7).save_pretrained(other["ZS"])
+    bundle = _published_bundle(tmp_path / "published", other["ZS"], geco_dir)
+    requests = RequestStore(tmp_path / "requests")
+    code = submit_file(requests, "code", {**META, "name": "gradient_norm", "version": "1.0.0"}, EXAMPLE)
+    upload = submit_request(requests, "precomputed", {**META, "name": "oracle", "version": "1.0.0"}, "oracle.jsonl",
+                            _precomputed_rows(zoo["CE"], geco_dir))
+    config = _no_sandbox_config(tmp_path, [zoo["CE"]], geco_dir, published_reference=str(bundle))
+
+    assert process_queue(requests, config) == {code.request_id: "FAILED", upload.request_id: "FAILED"}
+    for request in (code, upload):
+        reason = requests.get(request.request_id).last_event["reason"]
+        assert "does not match published zero-shot reference" in reason and "binary_all/ZS/seed0" in reason
+    assert LocalStore(config.results_location).read_all().documents == []
+
+    # the worker's command line refuses to start on it, before claiming anything
+    from gecobench.cli import queue
+
+    argv = ["--requests", str(tmp_path / "empty"), "--results", str(tmp_path / "r2"), "--models", zoo["CE"],
+            "--data-dir", str(geco_dir), "--unsafe-no-sandbox", "--published-reference", str(bundle)]
+    assert queue.main(argv) == 2
+    # pointing it at the published checkpoint explicitly passes the check
+    assert queue.main([*argv, "--zero-shot-reference", other["ZS"]]) == 0
+
+
+def test_a_published_reference_without_a_local_zero_shot_checkpoint_or_of_another_base_is_an_error(
+        tmp_path, geco_dir, bert_tokenizer):
+    from submissions.worker import ZeroShotReferenceError, check_zero_shot_references
+
+    zoo = _tiny_zoo(tmp_path / "zoo", bert_tokenizer)
+    lone = tmp_path / "lone" / "CE"
+    import shutil
+
+    shutil.copytree(zoo["CE"], lone)  # a model set whose ZS checkpoint is nowhere near it
+    bundle = _published_bundle(tmp_path / "published", zoo["ZS"], geco_dir)
+    with pytest.raises(ZeroShotReferenceError, match="no zero-shot checkpoint of that base"):
+        check_zero_shot_references(_no_sandbox_config(tmp_path, [str(lone)], geco_dir,
+                                                      published_reference=str(bundle)))
+    # given explicitly, it is found and matches
+    lines = check_zero_shot_references(_no_sandbox_config(tmp_path, [str(lone)], geco_dir, zero_shot=zoo["ZS"],
+                                                          published_reference=str(bundle)))
+    assert lines == [f"binary_all CE: zero-shot reference {zoo['ZS']}"]
+    # the committed reference names the MiniLM zoo's ZS models, not this base
+    committed = Path(__file__).resolve().parent.parent / "reference" / "zero_shot_attributions"
+    with pytest.raises(ZeroShotReferenceError, match="names no zero-shot model of base 'tiny-bert'"):
+        check_zero_shot_references(_no_sandbox_config(tmp_path, [zoo["CE"]], geco_dir,
+                                                      published_reference=str(committed)))
+    with pytest.raises(ZeroShotReferenceError, match="cannot download"):
+        check_zero_shot_references(_no_sandbox_config(tmp_path, [zoo["CE"]], geco_dir,
+                                                      published_reference="no-such-org/no-such-reference"))
+    # an explicit reference must be a ZS checkpoint of a base of the set
+    with pytest.raises(ZeroShotReferenceError, match="not 'ZS'"):
+        check_zero_shot_references(_no_sandbox_config(tmp_path, [zoo["CE"]], geco_dir, zero_shot=zoo["CE"]))
+    foreign = tmp_path / "foreign"
+    shutil.copytree(zoo["ZS"], foreign)
+    info = json.loads((foreign / "gecobench_model.json").read_text())
+    (foreign / "gecobench_model.json").write_text(json.dumps({**info, "base_model": "another-base"}))
+    with pytest.raises(ZeroShotReferenceError, match="of base 'another-base'; no model of the set has that base"):
+        check_zero_shot_references(_no_sandbox_config(tmp_path, [zoo["CE"]], geco_dir, zero_shot=str(foreign)))
+
+
+def test_precomputed_rma_comes_from_the_files_own_zero_shot_rows(tmp_path, geco_dir, bert_tokenizer):
+    zoo = _tiny_zoo(tmp_path / "zoo", bert_tokenizer)
+    requests = RequestStore(tmp_path / "requests")
+    with_zs = submit_request(requests, "precomputed", {**META, "name": "with_zs", "version": "1.0.0"}, "a.jsonl",
+                             _precomputed_rows(zoo["CE"], geco_dir) + _precomputed_rows(zoo["ZS"], geco_dir))
+    without = submit_request(requests, "precomputed", {**META, "name": "without_zs", "version": "1.0.0"},
+                             "b.jsonl", _precomputed_rows(zoo["CE"], geco_dir))
+    config = _no_sandbox_config(tmp_path, [zoo["CE"]], geco_dir)
+
+    assert process_queue(requests, config) == {with_zs.request_id: "FINISHED", without.request_id: "FINISHED"}
+
+    records = {r["explainer"]["name"]: r for r in LocalStore(config.results_location).read_all().documents}
+    rma = records["with_zs"]["metrics"]["relative_mass_accuracy"]
+    # the same attributions on both models: MA / MA_ZS = 1 on every sentence, log RMA 0
+    assert rma["value"] == pytest.approx(0.0, abs=1e-12)
+    assert records["with_zs"]["model"]["zero_shot_reference_source"] == "self-reported"
+    assert records["without_zs"]["metrics"]["relative_mass_accuracy"]["value"] is None

@@ -5,10 +5,19 @@ explainer through the real sandbox; when that fails it refuses to start and says
 --unsafe-no-sandbox (local testing only: no OS isolation). The worker drops every
 token-like variable from its environment at start: publishing to the Hub is a separate step.
 
+RMA compares a model's mass accuracy with the submission's own on the zero-shot (ZS) model of the same base, so
+the submission is also run on that ZS checkpoint (one model per sandbox run, like the others). By default it is
+found as the evaluation finds it (the model set, next to a model, the zoo layout's <config>/ZS/seed*); none
+found: the record says RMA was not computed. --zero-shot-reference names the checkpoint; --published-reference
+(a bundle, a reference dataset folder or its Hub id) names the ZS model the published reference compares with:
+the checkpoint found must match its fingerprint, else the worker refuses to start. A published bundle's
+attributions are never a submission's reference: they are the built-ins' on the ZS model.
+
 Examples:
   gecobench queue                       # once, on every checkpoint under runs/models (`gecobench demo` writes them)
   gecobench queue --loop --poll 30      # keep polling
   gecobench queue --models runs/models/OLA-binary_all-s0-ola_paper-epochs20 --configs binary_all
+  gecobench queue --models zoo/binary_all/CE/seed0 --published-reference reference   # RMA vs the published ZS model
 """
 
 from __future__ import annotations
@@ -26,7 +35,7 @@ from submissions.sandbox import (
     drop_secrets_from_environment,
     sandbox_status,
 )
-from submissions.worker import WorkerConfig, process_queue
+from submissions.worker import WorkerConfig, ZeroShotReferenceError, check_zero_shot_references, process_queue
 
 DEFAULT_MODEL_ROOT = Path("runs/models")
 
@@ -56,6 +65,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--controls", default=None, metavar="DIR",
                         help="private folder of the hidden control models (`gecobench controls train`; default: "
                              "$GECOBENCH_CONTROL_DIR; none: no control scores)")
+    parser.add_argument("--zero-shot-reference", default=None, metavar="DIR",
+                        help="the zero-shot (ZS) checkpoint the submission is also run on for the RMA of the models "
+                             "of its base (default: found in the model set, next to a model or in the zoo layout)")
+    parser.add_argument("--published-reference", default=None, metavar="LOCATION",
+                        help="a published zero-shot reference (a bundle, a folder of bundles, a reference dataset "
+                             "folder or its Hub id): every model's ZS checkpoint must be the one it names for the "
+                             "config and base (same function fingerprint), else the worker refuses to start; its "
+                             "attributions are not used (they are the built-ins', not the submission's)")
     parser.add_argument("--loop", action="store_true", help="keep polling for new requests")
     parser.add_argument("--poll", type=float, default=10.0, help="seconds between polls with --loop")
     return parser
@@ -82,7 +99,16 @@ def main(argv: list[str] | None = None) -> int:
     config = WorkerConfig(model_paths=models, configs=args.configs, results_location=args.results,
                           data_dir=args.data_dir, settings=settings, limits=limits,
                           unsafe_no_sandbox=args.unsafe_no_sandbox, filter_subsets=args.filter_subset,
+                          zero_shot=args.zero_shot_reference, published_reference=args.published_reference,
                           **({"control_dir": args.controls} if args.controls else {}))
+    try:
+        # Before any request is claimed: a reference that cannot be had would fail every request alike.
+        references = check_zero_shot_references(config)
+    except ZeroShotReferenceError as err:
+        print(f"refusing to start: {err}", file=sys.stderr)
+        return 2
+    for line in references:
+        print(line)
     if dropped:
         print(f"dropped {len(dropped)} secret-looking environment variable(s) ({', '.join(dropped)}): the worker "
               "holds no token; publish results to the Hub as a separate step")
