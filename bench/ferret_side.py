@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 import warnings
+from pathlib import Path
 
 warnings.filterwarnings("ignore")
 
@@ -54,11 +56,21 @@ def main() -> int:
         data = json.load(handle)
     texts = [" ".join(words) for words in data["words"]]
     targets = [int(t) for t in data["targets"]]
-    model = AutoModelForSequenceClassification.from_pretrained(args.model).eval()
-    tokenizer = AutoTokenizer.from_pretrained(args.model)
+    if (Path(args.model) / "gecobench_model.json").is_file():
+        # a zoo checkpoint: OLA's model type (gecobench_ola) is registered by the hub's loader only, so load it as
+        # the hub side does (this checkout's package; the hub still never imports ferret)
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+        from gecobench.models.loading import load_zoo_model
+
+        model, tokenizer, _ = load_zoo_model(args.model)
+        model = model.eval()
+    else:
+        model = AutoModelForSequenceClassification.from_pretrained(args.model).eval()
+        tokenizer = AutoTokenizer.from_pretrained(args.model)
 
     out = {"ferret_version": getattr(ferret, "__version__", "unknown"), "torch": torch.__version__,
-           "threads": args.threads, "explainers": {}, "evaluators": {}}
+           "threads": args.threads, "model": args.model, "n_sentences": len(texts), "clock": args.clock,
+           "explainers": {}, "evaluators": {}}
     for name in args.explainers:
         class_name, init, call = FERRET_EXPLAINERS[name]
         explainer = getattr(ferret, class_name)(model, tokenizer, **init)
