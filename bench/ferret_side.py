@@ -68,7 +68,14 @@ def main() -> int:
         model = AutoModelForSequenceClassification.from_pretrained(args.model).eval()
         tokenizer = AutoTokenizer.from_pretrained(args.model)
 
-    out = {"ferret_version": getattr(ferret, "__version__", "unknown"), "torch": torch.__version__,
+    # the installed distribution's version: ferret-xai 0.4.2's module still says __version__ = "0.4.1"
+    try:
+        from importlib.metadata import version
+
+        ferret_version = version("ferret-xai")
+    except Exception:  # installed some other way (a source checkout)
+        ferret_version = getattr(ferret, "__version__", "unknown")
+    out = {"ferret_version": ferret_version, "torch": torch.__version__,
            "threads": args.threads, "model": args.model, "n_sentences": len(texts), "clock": args.clock,
            "explainers": {}, "evaluators": {}}
     for name in args.explainers:
