@@ -280,6 +280,9 @@ def compare_on(model_path: str, label: str, args: argparse.Namespace) -> None:
         raise SystemExit(f"the ferret side failed (exit code {ferret_process.returncode})")
     if ferret_output.is_file():
         ferret = json.loads(ferret_output.read_text())
+        if "n_sentences" in ferret and not ferret.get("complete"):  # files before these fields were always whole
+            print(f"{ferret_output}: ferret's side was interrupted; only {', '.join(ferret['explainers'])} measured",
+                  flush=True)
         check_ferret_results(ferret, ferret_output, args.model, len(words), args.clock)
         results["ferret_version"] = ferret.get("ferret_version")
         for name, side in ferret["explainers"].items():

@@ -92,6 +92,7 @@ def main() -> int:
             token_ids.append(tokenizer(text)["input_ids"])
         out["explainers"][name] = {"seconds": seconds, "token_ids": token_ids, "scores": scores}
         print(f"ferret {name}: {len(texts) / seconds:.2f} {unit}", flush=True)
+        write(out, args.output)  # what was measured survives an interrupted run
 
     if args.evaluators_on in out["explainers"]:
         from ferret.evaluators.faithfulness_measures import (
@@ -116,9 +117,14 @@ def main() -> int:
                 "seconds": now() - start, "n": n, "values": values}
             rate = n / out["evaluators"][evaluator_class.SHORT_NAME]["seconds"]
             print(f"ferret {evaluator_class.SHORT_NAME}: {rate:.2f} {unit}", flush=True)
-    with open(args.output, "w", encoding="utf-8") as handle:
-        json.dump(out, handle)
+    out["complete"] = True
+    write(out, args.output)
     return 0
+
+
+def write(out: dict, path: str) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(out, handle)
 
 
 if __name__ == "__main__":
