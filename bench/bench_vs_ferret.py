@@ -129,6 +129,20 @@ def paired_difference_interval(hub: list[float], ferret: list[float], n_resample
     return (np.nan if low is None else low), (np.nan if high is None else high)
 
 
+def check_ferret_results(ferret: dict, path: Path, model: str, n_sentences: int, clock: str) -> None:
+    """Refuse a reused ferret file written for another model, sentence count or clock: its rates would be divided
+    by this run's sentence count and its scores paired with other sentences."""
+    recorded = {"model": ferret.get("model"), "n_sentences": ferret.get("n_sentences"), "clock": ferret.get("clock")}
+    if recorded["n_sentences"] is None:  # written before these fields: the explainers' score lists say the count
+        recorded["n_sentences"] = min((len(e["scores"]) for e in ferret["explainers"].values()), default=None)
+    wanted = {"model": model, "n_sentences": n_sentences, "clock": clock}
+    wrong = [f"{key} {recorded[key]!r} (this run: {wanted[key]!r})" for key in wanted
+             if recorded[key] is not None and recorded[key] != wanted[key]]
+    if wrong:
+        raise SystemExit(f"--ferret-results {path} was written for another run: {', '.join(wrong)}; "
+                         "delete it or name another file")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", nargs="*", default=[],
@@ -266,6 +280,10 @@ def compare_on(model_path: str, label: str, args: argparse.Namespace) -> None:
         raise SystemExit(f"the ferret side failed (exit code {ferret_process.returncode})")
     if ferret_output.is_file():
         ferret = json.loads(ferret_output.read_text())
+        if "n_sentences" in ferret and not ferret.get("complete"):  # files before these fields were always whole
+            print(f"{ferret_output}: ferret's side was interrupted; only {', '.join(ferret['explainers'])} measured",
+                  flush=True)
+        check_ferret_results(ferret, ferret_output, args.model, len(words), args.clock)
         results["ferret_version"] = ferret.get("ferret_version")
         for name, side in ferret["explainers"].items():
             folded, mismatched = fold_ferret(tokenizer, words, side)

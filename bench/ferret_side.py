@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 import warnings
+from pathlib import Path
 
 warnings.filterwarnings("ignore")
 
@@ -54,11 +56,28 @@ def main() -> int:
         data = json.load(handle)
     texts = [" ".join(words) for words in data["words"]]
     targets = [int(t) for t in data["targets"]]
-    model = AutoModelForSequenceClassification.from_pretrained(args.model).eval()
-    tokenizer = AutoTokenizer.from_pretrained(args.model)
+    if (Path(args.model) / "gecobench_model.json").is_file():
+        # a zoo checkpoint: OLA's model type (gecobench_ola) is registered by the hub's loader only, so load it as
+        # the hub side does (this checkout's package; the hub still never imports ferret)
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+        from gecobench.models.loading import load_zoo_model
 
-    out = {"ferret_version": getattr(ferret, "__version__", "unknown"), "torch": torch.__version__,
-           "threads": args.threads, "explainers": {}, "evaluators": {}}
+        model, tokenizer, _ = load_zoo_model(args.model)
+        model = model.eval()
+    else:
+        model = AutoModelForSequenceClassification.from_pretrained(args.model).eval()
+        tokenizer = AutoTokenizer.from_pretrained(args.model)
+
+    # the installed distribution's version: ferret-xai 0.4.2's module still says __version__ = "0.4.1"
+    try:
+        from importlib.metadata import version
+
+        ferret_version = version("ferret-xai")
+    except Exception:  # installed some other way (a source checkout)
+        ferret_version = getattr(ferret, "__version__", "unknown")
+    out = {"ferret_version": ferret_version, "torch": torch.__version__,
+           "threads": args.threads, "model": args.model, "n_sentences": len(texts), "clock": args.clock,
+           "explainers": {}, "evaluators": {}}
     for name in args.explainers:
         class_name, init, call = FERRET_EXPLAINERS[name]
         explainer = getattr(ferret, class_name)(model, tokenizer, **init)
@@ -73,6 +92,7 @@ def main() -> int:
             token_ids.append(tokenizer(text)["input_ids"])
         out["explainers"][name] = {"seconds": seconds, "token_ids": token_ids, "scores": scores}
         print(f"ferret {name}: {len(texts) / seconds:.2f} {unit}", flush=True)
+        write(out, args.output)  # what was measured survives an interrupted run
 
     if args.evaluators_on in out["explainers"]:
         from ferret.evaluators.faithfulness_measures import (
@@ -97,9 +117,14 @@ def main() -> int:
                 "seconds": now() - start, "n": n, "values": values}
             rate = n / out["evaluators"][evaluator_class.SHORT_NAME]["seconds"]
             print(f"ferret {evaluator_class.SHORT_NAME}: {rate:.2f} {unit}", flush=True)
-    with open(args.output, "w", encoding="utf-8") as handle:
-        json.dump(out, handle)
+    out["complete"] = True
+    write(out, args.output)
     return 0
+
+
+def write(out: dict, path: str) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(out, handle)
 
 
 if __name__ == "__main__":
