@@ -266,7 +266,10 @@ def check_zero_shot_references(config: WorkerConfig) -> list[str]:
     lines = []
     for geco_config in config.configs:
         for model_path in config.model_paths:
-            reference, reason = zero_shot_reference_for(config, model_path, geco_config)
+            try:
+                reference, reason = zero_shot_reference_for(config, model_path, geco_config)
+            except (FileNotFoundError, ValueError) as err:  # not a checkpoint folder, or an unreadable one
+                raise ZeroShotReferenceError(f"model {model_path}: {err}") from err
             lines.append(f"{geco_config} {model_id(model_path)}: "
                          + (f"zero-shot reference {reference}" if reference else f"no RMA ({reason})"))
     return lines

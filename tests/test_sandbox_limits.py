@@ -141,3 +141,13 @@ def test_the_worker_refuses_to_start_when_the_sandbox_cannot_run_an_explainer(tm
     code = process_queue.main(["--models", str(tmp_path), "--requests", str(tmp_path / "requests")])
     assert code == 2
     assert "refusing to start" in capsys.readouterr().err
+
+
+def test_the_worker_refuses_a_model_folder_that_is_no_checkpoint_with_a_clear_message(tmp_path, monkeypatch, capsys):
+    from gecobench.cli import queue as process_queue
+
+    monkeypatch.setattr(process_queue, "sandbox_status", lambda: (True, "a sandbox that works"))
+    code = process_queue.main(["--models", str(tmp_path), "--requests", str(tmp_path / "requests")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "refusing to start" in err and str(tmp_path) in err and "not a GECOBench zoo checkpoint" in err

@@ -101,14 +101,6 @@ def main(argv: list[str] | None = None) -> int:
                           unsafe_no_sandbox=args.unsafe_no_sandbox, filter_subsets=args.filter_subset,
                           zero_shot=args.zero_shot_reference, published_reference=args.published_reference,
                           **({"control_dir": args.controls} if args.controls else {}))
-    try:
-        # Before any request is claimed: a reference that cannot be had would fail every request alike.
-        references = check_zero_shot_references(config)
-    except ZeroShotReferenceError as err:
-        print(f"refusing to start: {err}", file=sys.stderr)
-        return 2
-    for line in references:
-        print(line)
     if dropped:
         print(f"dropped {len(dropped)} secret-looking environment variable(s) ({', '.join(dropped)}): the worker "
               "holds no token; publish results to the Hub as a separate step")
@@ -123,6 +115,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"refusing to start: the sandbox cannot run code submissions here: {how}\n"
               "(--unsafe-no-sandbox runs them without OS isolation, for local testing only)", file=sys.stderr)
         return 2
+    try:
+        # Before any request is claimed: a reference that cannot be had would fail every request alike.
+        references = check_zero_shot_references(config)
+    except ZeroShotReferenceError as err:
+        print(f"refusing to start: {err}", file=sys.stderr)
+        return 2
+    for line in references:
+        print(line)
     outcomes = process_queue(open_requests_store(args.requests), config, loop=args.loop, poll_seconds=args.poll)
     for request_id, status in outcomes.items():
         print(f"{request_id}  {status}")
