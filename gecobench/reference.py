@@ -117,13 +117,20 @@ REFERENCE_SCHEDULES: dict[str, tuple[str, dict[str, Any]]] = {
 #: Cells where that budget falls short of 80 % (seed 0 at 1.0, 2026-12-02, reference/staging/predictions):
 #: ``CE`` as the authors define it (every embedding re-initialised, the encoder frozen) reached 73.0 % on
 #: ``binary_subject`` on the short budget and 97.5 % on ``default``. On ``nonbinary_subject``, ``CEf`` reached
-#: 79.2 % on 600 sentences and 96.6 % on 1,200. The frozen-encoder ``C`` (a new classifier on MiniLM's untrained
-#: pooler, everything else frozen) reached 68.6 % on ``default`` and 72.7 % with the authors' C learning rate
+#: 79.2 % on 600 sentences and 96.6 % on 1,200. The frozen-encoder ``C`` (a new classifier on MiniLM's frozen
+#: encoder and pooler) reached 68.6 % on ``default`` and 72.7 % with the authors' C learning rate
 #: (1e-2) on all training sentences: it stays under the paper's 80 % on this base model (docs/reproducing.md).
 SCHEDULE_EXCEPTIONS: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {
     ("C", "nonbinary_subject"): ("default", {"lr": 1e-2}),
     ("CE", "binary_subject"): ("default", {}),
     ("CEf", "nonbinary_subject"): ("short", {"max_train_sentences": 1200, "head_lr": 2e-3}),
+}
+
+#: Cells measured under the paper's 80 % on every schedule tried, with why: the departures table of
+#: docs/reproducing.md states them, and the committed zoo's check allows these cells only.
+BELOW_ACCURACY_TARGET: dict[tuple[str, str], str] = {
+    ("C", "nonbinary_subject"): "a new classifier on MiniLM's frozen encoder and pooler: 68.6 % (default "
+                                "schedule), 72.7 % (the authors' lr 1e-2, all training sentences, 6 epochs), seed 0",
 }
 
 #: Every built-in at the protocol defaults: the paper's ten methods and Partition SHAP (added in 0.3.0, not one of

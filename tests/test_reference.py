@@ -15,6 +15,7 @@ import gecobench
 from gecobench.evaluation.checkpoints import CheckpointStore
 from gecobench.explainers.base import available_explainers, get_explainer_class
 from gecobench.reference import (
+    BELOW_ACCURACY_TARGET,
     CONFIGS,
     PAPER_EXPLAINERS,
     REFERENCE_DIR,
@@ -293,8 +294,13 @@ def test_committed_zoo_summary_covers_the_zoo_and_meets_the_accuracy_target() ->
             # a zoo trained under an earlier major version's protocol (a major version changes every score): it
             # must be the zoo the committed store was made with, until the next reference replaces both
             assert row["package_version"] in store_versions, row
-        if row["regime"] != "ZS":
+        if row["regime"] != "ZS" and (row["regime"], row["config"]) not in BELOW_ACCURACY_TARGET:
             assert row["test_accuracy"] >= 0.80, f"{row['regime']} on {row['config']}: {row['test_accuracy']:.3f}"
+    # a declared exception is a measured one, and is stated where the departures are
+    reproducing = (REFERENCE_DIR.parent / "docs" / "reproducing.md").read_text(encoding="utf-8")
+    for regime, config in BELOW_ACCURACY_TARGET:
+        assert any(r["regime"] == regime and r["config"] == config and r["test_accuracy"] < 0.80 for r in rows)
+        assert f"`{regime}` on `{config}`" in reproducing, (regime, config)
 
 
 def test_committed_reference_store_validates() -> None:
