@@ -23,11 +23,13 @@ from typing import Any
 
 import numpy as np
 
-# Calibrated from the built-ins' MA on the control models (docs/submissions.md, "Control models"; two controls,
-# the first 40 test sentence groups, chance 0.066): every model-based built-in scores at least 2.3 × chance there
-# (Kernel SHAP 0.153; the gradient methods 0.50-0.58, LIME 0.33), Uniform Random 0.9 ×, and the lookups of the
-# gendered words at most 0.2 × (a learnt lexicon 0.014, an answer key 0.014, a hand-written lexicon 0.000). "Near
-# chance" is below twice chance: the secret words are never gendered, so a lookup can only reach them by accident.
+# Calibrated from the built-ins' MA on the control models (docs/submissions.md, "Control models"; 1.0.0: two OLA
+# controls on the first 100 test sentence groups, chance 0.066, and one fine-tuned MiniLM control): every
+# model-based built-in scores at least 3.5 x chance on the OLA controls and 2.2 x on the MiniLM control (DeepLift
+# and Guided Backprop, the closest), Uniform Random 0.9 x, and the lookups of the gendered words at most 0.2 x (a
+# learnt lexicon 0.011, an answer key 0.010, a hand-written lexicon 0.000). "Near chance" is an upper 95 % bound
+# below twice chance: the secret words are never gendered, so a lookup reaches them only by accident, while an
+# honest method whose point estimate dips near the line on a hard control is not flagged by sampling noise.
 DATA_NOT_MODEL_CHANCE_RATIO = 2.0
 # A real-model MA below this is no claim worth flagging (an explainer near chance everywhere is merely weak).
 DATA_NOT_MODEL_REAL_MA = 0.5
@@ -56,12 +58,17 @@ def data_not_model(real_ma: float | None, controls: Mapping[str, Any] | None) ->
     """Whether a result explains the data, not the model (None: no control scores)."""
     if not isinstance(controls, Mapping):
         return None
-    control_ma = _value(controls.get("mass_accuracy"))
+    block = controls.get("mass_accuracy")
+    control_ma = _value(block)
     chance = controls.get("chance_mass_accuracy")
     if control_ma is None or not isinstance(chance, (int, float)):
         return None
+    # The interval's upper end where the block has one: flagged only when the control MA is near chance beyond
+    # its sampling noise (records of before 1.0 may hold a bare value).
+    upper = block.get("ci_high") if isinstance(block, Mapping) else None
+    upper = float(upper) if isinstance(upper, (int, float)) and np.isfinite(upper) else control_ma
     return bool(real_ma is not None and real_ma >= DATA_NOT_MODEL_REAL_MA
-                and control_ma < DATA_NOT_MODEL_CHANCE_RATIO * float(chance))
+                and max(upper, control_ma) < DATA_NOT_MODEL_CHANCE_RATIO * float(chance))
 
 
 def ground_truth_match(attributions: Sequence[Sequence[float]], ground_truth: Sequence[Sequence[int]]

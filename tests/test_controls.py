@@ -123,6 +123,13 @@ def test_data_not_model_needs_a_high_real_ma_and_a_control_ma_near_chance():
     assert data_not_model(0.95, follows) is False
     assert data_not_model(0.2, near_chance) is False  # weak everywhere is no lookup
     assert data_not_model(0.95, None) is None
+    # A point estimate under the line whose interval reaches above it is sampling noise, not a lookup.
+    noisy = {"mass_accuracy": {"value": 0.1 * DATA_NOT_MODEL_CHANCE_RATIO - 0.01,
+                               "ci_low": 0.05, "ci_high": 0.1 * DATA_NOT_MODEL_CHANCE_RATIO + 0.02},
+             "chance_mass_accuracy": 0.1}
+    assert data_not_model(0.95, noisy) is False
+    confident = {"mass_accuracy": {"value": 0.11, "ci_low": 0.10, "ci_high": 0.12}, "chance_mass_accuracy": 0.1}
+    assert data_not_model(0.95, confident) is True
     flagged = {**_record(0.95, source="submission"), "controls": near_chance}
     assert record_flags(flagged)["data_not_model"] and ranked_apart(flagged)
     assert "explains the data, not the model" in flag_marks(flagged)

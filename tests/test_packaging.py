@@ -172,7 +172,7 @@ def test_the_wheel_carries_the_metric_modules_and_the_space(built_wheel: Path):
                if name.startswith("leaderboard_space/") and name.endswith(".py")}
     assert shipped == {f"{module}.py" for module in space_modules()}, shipped ^ {f"{m}.py" for m in space_modules()}
     assert not shipped & {"figures.py", "screenshot.py", "sample_records.py"}, shipped
-    assert not any(Path(name).name in ("_sample_records.py", "_space_browser.py", "space_figures.py")
+    assert not any(Path(name).name in ("_sample_records.py", "_space_browser.py", "space_browser_helpers.py")
                    for name in names)
     # what the installed package reads through importlib.resources: the generation rules, the example submission,
     # the dataset cards, and the command

@@ -193,17 +193,6 @@ def test_versions_line_counts_types(records):
     assert "1 model_bias" in line and f"{len(records) - 1} explainer_score" in line
 
 
-def test_figures_render(records):
-    import space_figures as figures
-
-    frame = tables.records_frame(records).frame
-    for fig in (figures.ma_by_regime_figure(frame), figures.ma_by_group_figure(frame),
-                figures.radar_grid_figure(tables.property_scores(tables.explainer_summary(records)))):
-        assert fig.axes, "a figure without axes"
-    regime_fig = figures.ma_by_regime_figure(frame)
-    assert len([ax for ax in regime_fig.axes if ax.get_title()]) == 2  # one panel per config
-
-
 def test_submit_seam_files_a_request_and_lists_the_queue(tmp_path):
     from leaderboard_space import submit_seam
     from submissions import RequestStore
