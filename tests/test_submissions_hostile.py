@@ -177,8 +177,29 @@ class Listener:
         self.server.close()
 
 
+def _started_here(pid: str) -> bool:
+    """Whether process ``pid`` belongs to this test process's runs: it is in one of this worker's run cgroups (a
+    run's process cannot leave its cgroup), or this process is among its ancestors (a run without a cgroup). Other
+    tests' sandbox runs on the same machine (another worker, another engineer) are not this test's business."""
+    from submissions.cgroups import RUN_PREFIX
+
+    mine = f"{RUN_PREFIX}{os.getpid()}-"
+    try:
+        if mine in Path(f"/proc/{pid}/cgroup").read_text():
+            return True
+        while pid not in ("0", "1"):
+            status = Path(f"/proc/{pid}/status").read_text()
+            pid = status.split("\nPPid:")[1].split()[0]
+            if pid == str(os.getpid()):
+                return True
+    except (OSError, IndexError):
+        return False
+    return False
+
+
 def sandbox_processes() -> list[str]:
-    """Processes of any sandbox run (uid in the sandbox range) or started by the hostile files (``sleep 99x``)."""
+    """Processes of this test's sandbox runs (uid in the sandbox range) or started by the hostile files
+    (``sleep 99x``) that are still alive."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -188,7 +209,8 @@ def sandbox_processes() -> list[str]:
             command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except (OSError, IndexError, ValueError):
             continue
-        if SANDBOX_UID_RANGE[0] <= uid < SANDBOX_UID_RANGE[1] or command.startswith(("sleep 997", "sleep 998")):
+        if ((SANDBOX_UID_RANGE[0] <= uid < SANDBOX_UID_RANGE[1] or command.startswith(("sleep 997", "sleep 998")))
+                and _started_here(entry.name)):
             found.append(f"{entry.name} uid {uid}: {command}")
     return found
 
