@@ -78,13 +78,19 @@ def _v2_parent() -> Path | None:
         return None
     if not {"memory", "pids"} <= available or not _writable_dir(parent):
         return None
-    missing = {"memory", "pids", "cpu"} & available - enabled
-    if missing:
-        try:  # allowed only if the worker's cgroup holds no processes (v2's no-internal-process rule)
-            (parent / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in sorted(missing)))
+    # One controller per write: the kernel fails a whole write when one of its controllers cannot be enabled
+    # (cpu cannot while a realtime process is outside the root cgroup), and cpu is optional — cpu.stat's
+    # usage_usec is there whether or not the cpu controller is enabled. Enabling is allowed only if the worker's
+    # cgroup holds no processes (v2's no-internal-process rule); memory and pids are checked below.
+    for controller in sorted({"memory", "pids", "cpu"} & available - enabled):
+        try:
+            (parent / "cgroup.subtree_control").write_text(f"+{controller}")
         except OSError:
-            return None
-    enabled = set((parent / "cgroup.subtree_control").read_text().split())
+            pass
+    try:
+        enabled = set((parent / "cgroup.subtree_control").read_text().split())
+    except OSError:
+        return None
     return parent if {"memory", "pids"} <= enabled else None
 
 
@@ -111,6 +117,8 @@ class RunCgroup:
     memory_bytes: int
     max_processes: int
     removed: bool = field(default=False, init=False)
+    # False where the kernel keeps no swap account (v2 without memory.swap.max): swap is then not limited.
+    swap_limited: bool = field(default=True, init=False)
 
     # ---- set-up -------------------------------------------------------------------------------------------
     @classmethod
@@ -143,6 +151,8 @@ class RunCgroup:
             (folder / "memory.max").write_text(str(self.memory_bytes))
             if (folder / "memory.swap.max").exists():
                 (folder / "memory.swap.max").write_text("0")
+            else:  # no swap accounting (and v2 has no memory.swappiness): pages can go to swap beyond memory.max
+                self.swap_limited = False
             (folder / "pids.max").write_text(pids)
             return
         memory = self.folders["memory"]
@@ -156,7 +166,7 @@ class RunCgroup:
 
     def describe(self) -> str:
         where = ", ".join(sorted(str(f) for f in self.folders.values()))
-        swap = "no swap"
+        swap = "no swap" if self.swap_limited else "swap not limited (the kernel does not account swap)"
         return (f"cgroup {self.version} per run ({where}): memory {self.memory_bytes >> 20} MiB including tmpfs "
                 f"and memfd pages, {swap}; at most {self.max_processes} processes; CPU time accounted")
 
