@@ -17,9 +17,11 @@ next one, and no other request or result changes.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 import os
 import random
+import re
 import secrets
 import shutil
 import socket
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gecobench.domain import MODEL_INFO_FILE
 from submissions.requests import RequestStore, RequestView, TransitionError
 from submissions.sandbox import (
     SandboxLimits,
@@ -82,10 +85,15 @@ class WorkerConfig:
     # attributions are never used: they are the built-ins' on the ZS model, not the submission's.
     published_reference: str | None = None
     _subsets: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _data_fingerprints: dict[str, tuple[str, str]] = field(default_factory=dict, repr=False, compare=False)
     _published: Any = field(default=None, repr=False, compare=False)
 
+    def model_ids(self) -> dict[str, str]:
+        """Each model's id (:func:`model_id`) → its path; :class:`ModelSetError` when two paths share an id."""
+        return model_ids(self.model_paths)
+
     def model_set_name(self) -> str:
-        return ",".join(sorted(model_id(p) for p in self.model_paths))
+        return ",".join(sorted(self.model_ids()))
 
     def lease(self) -> float:
         """Seconds a claim holds: every sandbox run of a request at its wall-clock limit, plus scoring."""
@@ -94,9 +102,61 @@ class WorkerConfig:
         return 2 * self.limits.wall_seconds * max(len(self.model_paths) * len(self.configs), 1) * 4 + 3600
 
 
+#: what a part of a model id read from a checkpoint's metadata may hold (it must not name another folder)
+_ID_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", re.ASCII)
+
+
 def model_id(path: str | os.PathLike[str]) -> str:
-    """The name a model has in a model set (and in precomputed files): its checkpoint folder's name."""
-    return Path(path).resolve().name
+    """The name a model has in a model set, in precomputed files (their ``model`` field) and in the worker's
+    messages: ``<geco_config>/<regime>/seed<seed>`` from the checkpoint's own ``gecobench_model.json`` (the
+    reference zoo's layout ``zoo/<config>/<regime>/seed<k>``, and the name a published zero-shot bundle gives its
+    model), so that it does not depend on where the worker keeps the checkpoint; the folder's name when the
+    checkpoint has no such metadata. Every zoo checkpoint's folder is called ``seed<k>``: the folder name alone
+    would give every model of a zoo the same id."""
+    folder = Path(path).resolve()
+    try:
+        info = json.loads((folder / MODEL_INFO_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return folder.name
+    if isinstance(info, dict):
+        config, regime, seed = info.get("geco_config"), info.get("regime"), info.get("seed")
+        if (isinstance(config, str) and _ID_PART.fullmatch(config) and isinstance(regime, str)
+                and _ID_PART.fullmatch(regime) and isinstance(seed, int) and not isinstance(seed, bool)):
+            return f"{config}/{regime}/seed{seed}"
+    return folder.name
+
+
+class ModelSetError(ValueError):
+    """Two checkpoints of the worker's model set (or a model and its zero-shot reference) have one id: a
+    precomputed file's rows, the records and the worker's messages could not tell them apart."""
+
+
+def model_ids(paths: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """:func:`model_id` → path for a model set (a path listed twice is one model). Raises :class:`ModelSetError`,
+    naming both paths, when two checkpoints get one id."""
+    ids: dict[str, str] = {}
+    for path in paths:
+        name = model_id(path)
+        other = ids.setdefault(name, str(path))
+        if Path(other).resolve() != Path(path).resolve():
+            raise ModelSetError(
+                f"models {other} and {path} of the model set have the same id {name!r} (<config>/<regime>/seed<k> "
+                "from their gecobench_model.json, else the folder name): precomputed files, records and messages "
+                "could not tell them apart; keep one of them in the model set (--models)")
+    return ids
+
+
+def reference_model_id(config: WorkerConfig, reference_path: str | os.PathLike[str]) -> str:
+    """The id of a zero-shot reference checkpoint (a precomputed file's rows for it carry that id). Raises
+    :class:`ModelSetError` when it is the id of another checkpoint of the model set."""
+    name = model_id(reference_path)
+    member = config.model_ids().get(name)
+    if member is not None and Path(member).resolve() != Path(reference_path).resolve():
+        raise ModelSetError(
+            f"the zero-shot reference {reference_path} has the id {name!r} of model {member} of the set, but is "
+            "another checkpoint: a precomputed file's rows for that id could be either; put the reference itself "
+            "in the model set, or drop the other")
+    return name
 
 
 def _settings(config: WorkerConfig):
@@ -183,6 +243,37 @@ def _published_references(config: WorkerConfig):
     return config._published
 
 
+#: resolved checkpoint folder → (its files' names, sizes and modification times, its checkpoint_fingerprints):
+#: the zero-shot reference is checked against a published one for every (config, model) at start and again in
+#: every request, and hashing its weights is the whole cost of that check
+_FINGERPRINTS: dict[str, tuple[tuple[tuple[str, int, int], ...], tuple[str, str]]] = {}
+
+
+def _checkpoint_fingerprints(path: str | os.PathLike[str]) -> tuple[str, str]:
+    """:func:`gecobench.provenance.checkpoint_fingerprints` of a checkpoint folder, computed once per worker process
+    while none of its files changes (name, size or modification time)."""
+    from gecobench.provenance import checkpoint_fingerprints
+
+    root = Path(path).resolve()
+    stamp = tuple(sorted((str(f.relative_to(root)), st.st_size, st.st_mtime_ns)
+                         for f in root.rglob("*") if f.is_file() for st in (f.stat(),)))
+    cached = _FINGERPRINTS.get(str(root))
+    if cached is None or cached[0] != stamp:
+        cached = _FINGERPRINTS[str(root)] = (stamp, checkpoint_fingerprints(path))
+    return cached[1]
+
+
+def _data_fingerprint(config: WorkerConfig, geco_config: str) -> tuple[str, str]:
+    """(split, fingerprint) of the GECO split the worker scores on ``geco_config`` (read once per config)."""
+    from gecobench.evaluation.data import load_split
+
+    if geco_config not in config._data_fingerprints:
+        settings = _settings(config)
+        split = load_split(geco_config, settings.split, settings.data_dir or config.data_dir)
+        config._data_fingerprints[geco_config] = (split.split, split.fingerprint)
+    return config._data_fingerprints[geco_config]
+
+
 def zero_shot_reference_for(config: WorkerConfig, model_path: str | os.PathLike[str], geco_config: str
                             ) -> tuple[str | None, str | None]:
     """The zero-shot checkpoint the submission is also run on for ``model_path``'s RMA on ``geco_config``, and
@@ -192,13 +283,13 @@ def zero_shot_reference_for(config: WorkerConfig, model_path: str | os.PathLike[
     ``config.zero_shot`` (a ZS checkpoint folder) comes first, then the model set and the checkpoints next to the
     model. With ``config.published_reference`` the reference is required, and its function fingerprint
     (:func:`gecobench.provenance.checkpoint_fingerprints`: weights, config and tokenizer) must be that of a ZS
-    model the published reference names for ``geco_config`` and the model's base. Raises
-    :class:`ZeroShotReferenceError` otherwise, naming what was expected and what was found."""
+    model the published reference names for ``geco_config`` and the model's base, in a bundle made on the GECO
+    data the worker scores (the split's fingerprint: a bundle of another release of the data compares with other
+    sentences). Raises :class:`ZeroShotReferenceError` otherwise, naming what was expected and what was found."""
     from gecobench.evaluation.filters import ZERO_SHOT_REGIME
     from gecobench.evaluation.modelling import LoadedModel
     from gecobench.evaluation.zero_shot import check_zero_shot, find_zero_shot_reference
     from gecobench.models import read_model_info
-    from gecobench.provenance import checkpoint_fingerprints
 
     # Only the checkpoint's facts are needed to find its zero-shot reference, not its weights.
     facts = LoadedModel(model=None, tokenizer=None, info=read_model_info(model_path), path=str(model_path))
@@ -219,16 +310,28 @@ def zero_shot_reference_for(config: WorkerConfig, model_path: str | os.PathLike[
     if not config.published_reference or facts.regime in (ZERO_SHOT_REGIME, "OLA"):
         return (None if reference is None else str(reference)), reason
     published = _published_references(config)
-    named = [b.document["reference"] for b in published.by_unit.values()
-             if b.document["dataset"].get("config") == geco_config
-             and b.document["reference"].get("base_model") == facts.base_model]
+    of_base = [b for b in published.by_unit.values()
+               if b.document["dataset"].get("config") == geco_config
+               and b.document["reference"].get("base_model") == facts.base_model]
     where = f"published zero-shot reference {config.published_reference}"
-    if not named:
+    if not of_base:
         bases = sorted({f"{b.document['dataset'].get('config')}: {b.document['reference'].get('base_model')}"
                         for b in published.by_unit.values()})
         raise ZeroShotReferenceError(
             f"{where} names no zero-shot model of base {facts.base_model!r} on {geco_config} (model "
             f"{model_id(model_path)}); it names {', '.join(bases) or 'none'}")
+    split, fingerprint = _data_fingerprint(config, geco_config)
+    named = [b.document["reference"] for b in of_base
+             if b.document["dataset"]["fingerprint"] == fingerprint]
+    if not named:
+        made_on = ", ".join(sorted({f"{b.document['dataset'].get('split')} split of fingerprint "
+                                    f"{str(b.document['dataset'].get('fingerprint'))[:16]} ({b.path.name})"
+                                    for b in of_base}))
+        raise ZeroShotReferenceError(
+            f"{where} was made on other GECO data than the worker scores: its zero-shot model of base "
+            f"{facts.base_model!r} on {geco_config} was published for the {made_on}, the worker scores the {split} "
+            f"split of fingerprint {fingerprint[:16]} (model {model_id(model_path)}); point the worker at the data "
+            "the reference was made on (--data-dir), or at a reference made on this data")
     expected = ", ".join(sorted({f"{r.get('name')} (function sha256 {str(r.get('function_sha256'))[:16]})"
                                  for r in named}))
     if reference is None:
@@ -236,7 +339,7 @@ def zero_shot_reference_for(config: WorkerConfig, model_path: str | os.PathLike[
             f"{where} compares {geco_config} models of base {facts.base_model!r} with {expected}, but the worker has "
             f"no zero-shot checkpoint of that base for model {model_id(model_path)} ({reason}); the submission must "
             "be run on it: pass its folder (--zero-shot-reference), or put it in the model set or the zoo layout")
-    _, function_sha256 = checkpoint_fingerprints(reference)
+    _, function_sha256 = _checkpoint_fingerprints(reference)
     if function_sha256 not in {r.get("function_sha256") for r in named}:
         raise ZeroShotReferenceError(
             f"zero-shot checkpoint {reference} (function sha256 {function_sha256[:16]}) does not match {where}: it "
@@ -262,7 +365,9 @@ def _score(config: WorkerConfig, explainer, model_path: str, geco_config: str,
 
 def check_zero_shot_references(config: WorkerConfig) -> list[str]:
     """Resolve every (config, model)'s zero-shot reference before any request is claimed; returns one line per
-    model. Raises :class:`ZeroShotReferenceError` (the worker's CLI then refuses to start)."""
+    model. Raises :class:`ZeroShotReferenceError`, or :class:`ModelSetError` when two models (or a model and a
+    zero-shot reference) share an id (the worker's CLI then refuses to start)."""
+    config.model_ids()
     lines = []
     for geco_config in config.configs:
         for model_path in config.model_paths:
@@ -270,6 +375,8 @@ def check_zero_shot_references(config: WorkerConfig) -> list[str]:
                 reference, reason = zero_shot_reference_for(config, model_path, geco_config)
             except (FileNotFoundError, ValueError) as err:  # not a checkpoint folder, or an unreadable one
                 raise ZeroShotReferenceError(f"model {model_path}: {err}") from err
+            if reference:
+                reference_model_id(config, reference)
             lines.append(f"{geco_config} {model_id(model_path)}: "
                          + (f"zero-shot reference {reference}" if reference else f"no RMA ({reason})"))
     return lines
@@ -518,6 +625,10 @@ def _run_precomputed(view: RequestView, requests: RequestStore, config: WorkerCo
     for row in iter_precomputed_rows(payload_path.read_bytes(), payload_path.name):
         table[(row["model"], row["config"])][(row["sentence_id"], row["label"])] = row["attributions"]
     record_ids: list[str] = []
+    try:
+        config.model_ids()  # a file's rows name the models by id: ids shared by two checkpoints are ambiguous
+    except ModelSetError as err:
+        raise SubmissionRunError(str(err), "", {}) from None
     for geco_config in config.configs:
         rows, _ = _rows_to_explain(config, geco_config)
         for model_path in config.model_paths:
@@ -533,13 +644,14 @@ def _run_precomputed(view: RequestView, requests: RequestStore, config: WorkerCo
                 )
             try:
                 reference_path, _ = zero_shot_reference_for(config, model_path, geco_config)
-            except ZeroShotReferenceError as err:
+                reference_name = reference_model_id(config, reference_path) if reference_path else None
+            except (ZeroShotReferenceError, ModelSetError) as err:
                 raise SubmissionRunError(str(err), "", {}) from None
             kinds = {"main": scores}
             # The RMA reference of self-reported attributions is the file's own rows for the zero-shot checkpoint
             # (never a published bundle's: those are the built-ins' attributions on it). Without them RMA is not
             # computed; the record says so.
-            reference_scores = table.get((model_id(reference_path), geco_config), {}) if reference_path else {}
+            reference_scores = table.get((reference_name, geco_config), {}) if reference_name else {}
             if reference_scores and all((r.sentence_id, r.label) in reference_scores for r in rows):
                 kinds["reference"] = reference_scores
             explainer = PrecomputedExplainer(
@@ -664,8 +776,10 @@ def process_queue(
 ) -> dict[str, str]:
     """Process PENDING requests oldest first; with ``loop`` keep polling. Returns request id → final status.
 
-    Each pass first recovers requests whose worker died (stale leases).
+    Each pass first recovers requests whose worker died (stale leases). A model set in which two checkpoints
+    share an id raises :class:`ModelSetError` before any request is claimed: every request would be ambiguous.
     """
+    config.model_ids()
     outcomes: dict[str, str] = {}
     while True:
         recover_stale_requests(requests)

@@ -154,9 +154,11 @@ def _tiny_zoo(root: Path, tokenizer) -> dict[str, str]:
     return write_tiny_zoo(root, tokenizer)
 
 
-def _published_bundle(folder: Path, zero_shot: str, geco_dir: Path, base_model: str = "tiny-bert") -> Path:
+def _published_bundle(folder: Path, zero_shot: str, geco_dir: Path, base_model: str = "tiny-bert",
+                      fingerprint: str | None = None) -> Path:
     """A published reference bundle naming ``zero_shot`` (its fingerprints, as the reference run exports them) as
-    binary_all's zero-shot model of ``base_model``; it holds no attributions (the worker never uses them)."""
+    binary_all's zero-shot model of ``base_model``, made on the test split of ``geco_dir`` (or on data of
+    ``fingerprint``); it holds no attributions (the worker never uses them)."""
     from gecobench.evaluation.checkpoints import reference_unit_name
     from gecobench.evaluation.published_reference import (
         BUNDLE_FORMAT,
@@ -166,7 +168,7 @@ def _published_bundle(folder: Path, zero_shot: str, geco_dir: Path, base_model: 
     from gecobench.provenance import checkpoint_fingerprints
 
     checkpoint_sha256, function_sha256 = checkpoint_fingerprints(zero_shot)
-    fingerprint = load_split("binary_all", "test", geco_dir).fingerprint
+    fingerprint = fingerprint or load_split("binary_all", "test", geco_dir).fingerprint
     protocol = {"seed": 0}
     return write_bundle({
         "format": BUNDLE_FORMAT, "format_version": BUNDLE_FORMAT_VERSION,
@@ -267,7 +269,7 @@ def test_a_published_reference_without_a_local_zero_shot_checkpoint_or_of_anothe
     # given explicitly, it is found and matches
     lines = check_zero_shot_references(_no_sandbox_config(tmp_path, [str(lone)], geco_dir, zero_shot=zoo["ZS"],
                                                           published_reference=str(bundle)))
-    assert lines == [f"binary_all CE: zero-shot reference {zoo['ZS']}"]
+    assert lines == [f"binary_all binary_all/CE/seed0: zero-shot reference {zoo['ZS']}"]
     # the committed reference names the MiniLM zoo's ZS models, not this base
     committed = Path(__file__).resolve().parent.parent / "reference" / "zero_shot_attributions"
     with pytest.raises(ZeroShotReferenceError, match="names no zero-shot model of base 'tiny-bert'"):
@@ -304,3 +306,30 @@ def test_precomputed_rma_comes_from_the_files_own_zero_shot_rows(tmp_path, geco_
     assert rma["value"] == pytest.approx(0.0, abs=1e-12)
     assert records["with_zs"]["model"]["zero_shot_reference_source"] == "self-reported"
     assert records["without_zs"]["metrics"]["relative_mass_accuracy"]["value"] is None
+
+
+def test_a_published_reference_made_on_other_geco_data_is_refused(tmp_path, geco_dir, bert_tokenizer):
+    from submissions.worker import ZeroShotReferenceError, check_zero_shot_references
+
+    zoo = _tiny_zoo(tmp_path / "zoo", bert_tokenizer)
+    other_data = load_split("binary_subject", "test", geco_dir).fingerprint  # the right ZS model, other sentences
+    stale = _published_bundle(tmp_path / "stale", zoo["ZS"], geco_dir, fingerprint=other_data)
+    with pytest.raises(ZeroShotReferenceError, match="made on other GECO data than the worker scores") as raised:
+        check_zero_shot_references(_no_sandbox_config(tmp_path, [zoo["CE"]], geco_dir, published_reference=str(stale)))
+    assert other_data[:16] in str(raised.value) and stale.name in str(raised.value)
+    requests = RequestStore(tmp_path / "requests")
+    upload = submit_request(requests, "precomputed", {**META, "name": "oracle", "version": "1.0.0"}, "oracle.jsonl",
+                            _precomputed_rows(zoo["CE"], geco_dir))
+    config = _no_sandbox_config(tmp_path, [zoo["CE"]], geco_dir, published_reference=str(stale))
+    assert process_queue(requests, config) == {upload.request_id: "FAILED"}
+    assert "made on other GECO data" in requests.get(upload.request_id).last_event["reason"]
+    # beside a bundle of this data, the stale one is passed over
+    both = tmp_path / "both"
+    both.mkdir()
+    import shutil
+
+    shutil.copy(stale, both)
+    shutil.copy(_published_bundle(tmp_path / "current", zoo["ZS"], geco_dir), both)
+    lines = check_zero_shot_references(_no_sandbox_config(tmp_path, [zoo["CE"]], geco_dir,
+                                                          published_reference=str(both)))
+    assert lines == [f"binary_all binary_all/CE/seed0: zero-shot reference {zoo['ZS']}"]

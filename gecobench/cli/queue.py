@@ -18,6 +18,10 @@ Examples:
   gecobench queue --loop --poll 30      # keep polling
   gecobench queue --models runs/models/OLA-binary_all-s0-ola_paper-epochs20 --configs binary_all
   gecobench queue --models zoo/binary_all/CE/seed0 --published-reference reference   # RMA vs the published ZS model
+  gecobench queue --models zoo/*/*/seed0 --list-models   # each model's id (a precomputed file's `model`)
+
+A model's id is <config>/<regime>/seed<k> from its gecobench_model.json (binary_all/CE/seed0), else its folder
+name; two models of the set with one id are refused.
 """
 
 from __future__ import annotations
@@ -35,7 +39,14 @@ from submissions.sandbox import (
     drop_secrets_from_environment,
     sandbox_status,
 )
-from submissions.worker import WorkerConfig, ZeroShotReferenceError, check_zero_shot_references, process_queue
+from submissions.worker import (
+    ModelSetError,
+    WorkerConfig,
+    ZeroShotReferenceError,
+    check_zero_shot_references,
+    model_ids,
+    process_queue,
+)
 
 DEFAULT_MODEL_ROOT = Path("runs/models")
 
@@ -73,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "folder or its Hub id): every model's ZS checkpoint must be the one it names for the "
                              "config and base (same function fingerprint), else the worker refuses to start; its "
                              "attributions are not used (they are the built-ins', not the submission's)")
+    parser.add_argument("--list-models", action="store_true",
+                        help="print each model's id (the `model` of a precomputed file's rows: "
+                             "<config>/<regime>/seed<k> from its gecobench_model.json) and folder, then exit")
     parser.add_argument("--loop", action="store_true", help="keep polling for new requests")
     parser.add_argument("--poll", type=float, default=10.0, help="seconds between polls with --loop")
     return parser
@@ -92,6 +106,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no model set: pass --models, or run `gecobench demo` first to train models under {DEFAULT_MODEL_ROOT}",
               file=sys.stderr)
         return 2
+    try:
+        ids = model_ids(models)
+    except ModelSetError as err:
+        print(f"refusing to start: {err}", file=sys.stderr)
+        return 2
+    if args.list_models:
+        for name, path in sorted(ids.items()):
+            print(f"{name}\t{path}")
+        return 0
     settings = EvaluationSettings(data_dir=args.data_dir, max_groups=args.max_groups, properties=not args.no_properties)
     limits = SandboxLimits(memory_bytes=int(args.memory_gb * 2**30), cpu_seconds=args.cpu_seconds,
                            wall_seconds=args.wall_seconds, max_processes=args.max_processes,
@@ -118,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # Before any request is claimed: a reference that cannot be had would fail every request alike.
         references = check_zero_shot_references(config)
-    except ZeroShotReferenceError as err:
+    except (ZeroShotReferenceError, ModelSetError) as err:
         print(f"refusing to start: {err}", file=sys.stderr)
         return 2
     for line in references:
