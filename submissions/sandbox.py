@@ -325,7 +325,7 @@ def sandbox_status() -> tuple[bool, str]:
                        "user namespaces may be disabled (sysctl user.max_user_namespaces); if Python is not found, "
                        f"the interpreter {sys.executable} is not visible inside the sandbox")
     mode = "root worker, a fresh unprivileged uid per run" if _running_as_root() else "unprivileged user namespace"
-    limits_how = (f"a {groups_how} per run (memory incl. tmpfs and memfd, no swap; pids; CPU time)" if groups
+    limits_how = (f"a {groups_how} per run (memory incl. tmpfs and memfd, no swap where the kernel accounts it; pids; CPU time)" if groups
                   else f"no per-run cgroup ({groups_how}): memory bounded by RLIMIT_AS only")
     return True, (f"bubblewrap {mode}: mount, PID, network, IPC and UTS namespaces; no capabilities; seccomp "
                   f"deny-list; no nested user namespaces; cleared environment; {limits_how}")
