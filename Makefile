@@ -31,7 +31,7 @@ lint: $(STAMP)
 	$(PY) -m ruff check .
 
 test: lint
-	$(PY) -m pytest -m "not slow" -q
+	$(PY) -m pytest -m "not slow" -q --durations=15
 
 test-full: lint
 	$(PY) -m pytest -q
