@@ -7,7 +7,7 @@
   (package version, git commit, library versions, UTC time, a file's SHA-256).
 
 This package imports nothing of the project (nor any third-party library): it is the bottom of the layer order
-``geco_common`` → ``geco_dataset`` → ``gecobench`` → ``submissions`` / ``leaderboard_space``
+``geco_common`` → ``geco_dataset`` → ``gecobench`` → ``submissions`` → ``leaderboard_space``
 (see docs/architecture.md).
 """
 

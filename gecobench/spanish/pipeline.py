@@ -107,6 +107,7 @@ def load_templates(
         source = str(templates_file)
         config = config if config not in CANONICAL_CONFIGS else f"file:{Path(templates_file).name}"
     else:
+        # imported when used: the Space loads this module and should not load `datasets` (geco_dataset's builders)
         from geco_dataset import load_spanish_templates
 
         raw = load_spanish_templates(config=config, data_dir=data_dir)
