@@ -16,9 +16,9 @@ from typing import Any
 import datasets
 import yaml
 
-import gecobench
+from geco_common import __version__
+from geco_common.provenance import git_commit, utc_now
 from geco_dataset import geco, spanish
-from gecobench.provenance import git_commit, utc_now
 
 CARDS_DIR = Path(__file__).resolve().parent / "cards"
 EXPORTABLE_DATASETS: tuple[str, ...] = ("geco", "spanish_templates")
@@ -114,7 +114,7 @@ def _render_card(template_name: str, values: dict[str, str]) -> str:
 
 
 def _provenance_values() -> dict[str, str]:
-    return {"package_version": gecobench.__version__, "git_commit": git_commit(), "created_at": utc_now()}
+    return {"package_version": __version__, "git_commit": git_commit(), "created_at": utc_now()}
 
 
 def _prepare_out(out_dir: str | os.PathLike, overwrite: bool) -> Path:

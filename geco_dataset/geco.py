@@ -33,8 +33,8 @@ from typing import Any, ClassVar
 import datasets
 from datasets.exceptions import DatasetGenerationError
 
+from geco_common.domain import GECO_CONFIGS, GECO_FOLDERS, GECO_SPLITS, LABEL_NAMES
 from geco_dataset._paths import raw_file_url, shared_data_dir
-from gecobench.domain import GECO_CONFIGS, GECO_FOLDERS, GECO_SPLITS, LABEL_NAMES
 
 logger = logging.getLogger(__name__)
 

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 import datasets
 from datasets.exceptions import DatasetGenerationError
 
+from geco_common.domain import MASK_PLACEHOLDER  # noqa: F401 (re-exported: the templates' placeholder)
 from geco_dataset._paths import raw_file_url, shared_data_dir
 from geco_dataset.spanish_sources import (  # noqa: F401 (re-exported: the pins are part of the public API)
     SPANISH_HEAD_COMMIT,
@@ -37,7 +38,6 @@ from geco_dataset.spanish_sources import (  # noqa: F401 (re-exported: the pins 
     SPANISH_UPSTREAM,
 )
 
-MASK_PLACEHOLDER = "[MASK]"
 SUBJECTS_PER_TEMPLATE = 12
 SPANISH_DIR_ENV = "GECOBENCH_SPANISH_DIR"
 

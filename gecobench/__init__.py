@@ -1,6 +1,7 @@
 """GECOBench Hub core: models, explainers, the attribution engine, records and the results store."""
 
-__version__ = "1.0.0.dev0"
+# the distribution's version, defined once in the base layer (which stamps it into provenance)
+from geco_common import __version__ as __version__
 
 # The Python front door (gecobench.api), loaded on first use so that `import gecobench` stays cheap (no torch).
 _LAZY = {"evaluate": "gecobench.api", "load_results": "gecobench.api", "Results": "gecobench.api"}

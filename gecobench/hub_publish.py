@@ -378,6 +378,7 @@ def plan_repositories(
         progress("building the wheel")
         wheel = build_wheel(out_dir / "_wheel")
     requirement = package_requirement(org, wheel.name if wheel else None, package_source) if needs_package else ""
+    # the exporters are imported when used: the Space imports this module (its texts) and should not load `datasets`
     if "geco" in parts:
         from geco_dataset.export import export_geco
 

@@ -1,56 +1,41 @@
-"""How a result was made: package version, git commit, library versions, data fingerprints, time."""
+"""How a result was made: package version, git commit, library versions, data fingerprints, time.
+
+The primitives the dataset package needs too (:func:`base_provenance`, :func:`git_commit`,
+:func:`library_versions`, :func:`sha256_file`, :func:`utc_now`) are defined in the base layer,
+:mod:`geco_common.provenance`, and re-exported here; the benchmark's fingerprints (rows, canonical JSON,
+checkpoint folders) and machine descriptions are defined here.
+"""
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import json
 import platform
 import struct
-import subprocess
 from collections.abc import Callable, Iterable
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import gecobench
+from geco_common.provenance import (
+    REPO_ROOT,
+    base_provenance,
+    git_commit,
+    library_versions,
+    sha256_file,
+    utc_now,
+)
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-@lru_cache(maxsize=1)
-def git_commit() -> str:
-    """The commit of the checkout this package runs from, with ``+dirty`` when files changed; ``unknown`` outside git."""
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=REPO_ROOT, capture_output=True, text=True, timeout=10, check=True,
-        ).stdout.strip()
-        return commit + ("+dirty" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
+__all__ = [
+    "CHECKPOINT_FILES", "CONFIG_PROVENANCE_KEYS", "DERIVED_TENSORS", "FUNCTION_FILES", "REPO_ROOT", "base_provenance",
+    "canonical_sha256", "checkpoint_fingerprints", "cpu_model", "fingerprint_directory", "fingerprint_rows",
+    "function_fingerprint", "git_commit", "library_versions", "machine_description", "sha256_file", "utc_now",
+]
 
 
 def canonical_sha256(document: Any) -> str:
     """SHA-256 of ``document`` as canonical JSON (sorted keys, no spaces): the fingerprint of a committed
     file's content (prediction files, evaluation columns), the same on every machine."""
     return hashlib.sha256(json.dumps(document, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
-
-def library_versions() -> dict[str, str]:
-    """Versions of the libraries whose behaviour can change scores."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {"python": platform.python_version()}
-    for name in ("torch", "transformers", "captum", "lime", "datasets", "evaluate", "numpy", "accelerate"):
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = "not installed"
-    return out
 
 
 def cpu_model() -> str:
@@ -73,32 +58,6 @@ def machine_description() -> str:
     torch_version = library_versions().get("torch", "not installed")
     return (f"{cpu_model()} ({platform.machine()}, {os.cpu_count()} CPUs), Python {platform.python_version()}, "
             f"torch {torch_version}")
-
-
-def utc_now() -> str:
-    """Current UTC time in ISO 8601 with a ``Z`` suffix."""
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def base_provenance(seed: int | None = None) -> dict[str, Any]:
-    """The provenance block every record carries."""
-    return {
-        "package": "gecobench-hub",
-        "package_version": gecobench.__version__,
-        "git_commit": git_commit(),
-        "libraries": library_versions(),
-        "created_at": utc_now(),
-        "seed": seed,
-    }
-
-
-def sha256_file(path: str | Path, chunk_size: int = 1 << 20) -> str:
-    """SHA-256 hex digest of a file."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(chunk_size), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def fingerprint_rows(rows: Iterable[Any]) -> str:

@@ -63,7 +63,7 @@ RESULT_FD = 3
 VIOLATION_FD = 4
 SECCOMP_FD = 5  # bwrap reads the seccomp program from it, and closes it
 ARGS_FD = 6  # bwrap reads its options from it (--args), and closes it
-STAGED_PACKAGES = ("gecobench", "geco_dataset")
+STAGED_PACKAGES = ("geco_common", "geco_dataset", "gecobench")  # the layers a submission's run imports
 # Everything of the run lives under this folder inside the sandbox: input/ (read-only), work/ (the writable,
 # size-capped tmpfs and HOME), lib/ (the staged packages), model/main and model/reference (checkpoints).
 SANDBOX_ROOT = "/sandbox"

@@ -90,12 +90,12 @@ from pathlib import Path
 
 import evaluate, gradio
 
-import gecobench, geco_dataset, leaderboard_space
+import geco_common, gecobench, geco_dataset, leaderboard_space
 from geco_dataset import load_geco
 from gecobench.metrics import available_modules, module_path
 from leaderboard_space.app import build_app
 
-origins = {m.__name__: m.__file__ for m in (gecobench, geco_dataset, leaderboard_space)}
+origins = {m.__name__: m.__file__ for m in (geco_common, gecobench, geco_dataset, leaderboard_space)}
 rows = load_geco("binary_all", "test")
 metric = evaluate.load(module_path("mass_accuracy"))
 result = metric.compute(attributions=[[0.9, 0.0, 0.0, 0.1]], ground_truth=[[1, 1, 0, 0]])
@@ -180,6 +180,12 @@ def test_the_wheel_carries_the_metric_modules_and_the_space(built_wheel: Path):
         assert f"geco_dataset/generation/rules/{rule.name}" in names, rule.name
     assert {"submissions/examples/gradient_norm_explainer.py", "geco_dataset/cards/geco_README.md",
             "gecobench/cli/__init__.py", "gecobench/__main__.py"} <= names
+    # the base layer below geco_dataset and gecobench (docs/architecture.md), whose version the wheel carries
+    from geco_common import __version__
+
+    base = {name for name in names if name.startswith("geco_common/")}
+    assert base == {f"geco_common/{p.name}" for p in (REPO_ROOT / "geco_common").glob("*.py")}, base
+    assert built_wheel.name.startswith(f"gecobench_hub-{__version__}-"), built_wheel.name
     (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     text = zipfile.ZipFile(built_wheel).read(entry_points).decode()
     assert "[console_scripts]" in text and "gecobench = gecobench.cli:main" in text

@@ -122,8 +122,8 @@ DEFAULT_RUN = ("gt_dirfd_open", "secret_parent_environ", "write_package", "net_c
 LIMITS = SandboxLimits(memory_bytes=3 << 30, cpu_seconds=30, wall_seconds=100, max_file_bytes=64 << 20,
                        max_disk_bytes=256 << 20, max_result_bytes=8 << 20, max_output_bytes=256 << 10,
                        max_processes=32)
-CHECKOUT_CODE = ("gecobench", "geco_dataset", "submissions", "scripts", "leaderboard_space", "metrics", "setup.cfg",
-                 "pyproject.toml")
+CHECKOUT_CODE = ("geco_common", "gecobench", "geco_dataset", "submissions", "scripts", "leaderboard_space", "metrics",
+                 "setup.cfg", "pyproject.toml")
 SKIP_DIRS = {".git", ".venv", "__pycache__", ".pytest_cache", "runs", "site", "requests", "results", ".hypothesis"}
 
 

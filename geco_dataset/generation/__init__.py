@@ -11,7 +11,6 @@ from geco_dataset.generation.build import (
     assign_split,
     build_dataset,
     compare_with_release,
-    cooccurrence_of_dataset,
     difference_examples,
     format_table,
     generate_rows,
@@ -43,7 +42,7 @@ from geco_dataset.generation.rules import PROFILES, RuleSet, load_rules
 
 __all__ = [
     "CONFIGS", "GENDERS", "PROFILES", "TARGETS", "VERSIONS", "GenerationError", "RuleSet", "SourceSentence",
-    "assign_split", "build_dataset", "compare_with_release", "cooccurrence_of_dataset", "derive_neutral",
+    "assign_split", "build_dataset", "compare_with_release", "derive_neutral",
     "difference_examples", "format_table", "generate_rows", "ground_truth", "load_name_lists", "load_rules",
     "make_variants", "parse_jsonl_record", "parse_markup", "read_jsonl", "read_labelling_json", "read_markup",
     "read_sources", "released_split", "seeded_split", "sentence_rows", "write_configs",

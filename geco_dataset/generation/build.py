@@ -9,6 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from geco_common.provenance import base_provenance, sha256_file
 from geco_dataset.generation.engine import (
     GENDERS,
     GenerationError,
@@ -167,27 +168,6 @@ def format_table(table: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-GROUP_OF_GENDER = {"male": "male", "female": "female", "neutral": "non-binary"}
-
-
-def cooccurrence_of_dataset(out_dir: str | Path, split: str = "train") -> dict[str, dict[str, Any]]:
-    """Co-occurrence bias (``gecobench.metrics.cooccurrence``) of each written config."""
-    try:
-        from gecobench.metrics.cooccurrence import DEFAULT_TERMS, cooccurrence_bias
-    except ImportError as exc:  # the metric is developed in parallel; say so instead of failing obscurely
-        raise ImportError("gecobench.metrics.cooccurrence.cooccurrence_bias is not available; the co-occurrence "
-                          f"bias needs it ({exc}); rerun with --no-bias to skip it") from exc
-    results = {}
-    for config in CONFIGS:
-        rows = list(_read_rows(Path(out_dir) / config / f"{split}.jsonl").values())
-        words = [row["sentence"] for row in rows]
-        groups = [GROUP_OF_GENDER[row["gender"]] for row in rows]
-        # A binary config is measured over its two groups only, so that its bias_C sums to one over them.
-        terms = {group: DEFAULT_TERMS[group] for group in dict.fromkeys(groups)}
-        results[config] = cooccurrence_bias(words, groups, terms=terms)
-    return results
-
-
 def build_dataset(labels: str | Path, out_dir: str | Path, names_dir: str | Path | None = None,
                   split_from: str | Path | None = None, profile: str = "grammatical", seed: int = 0,
                   test_fraction: float = 0.2, strict: bool | None = None, progress: bool = True,
@@ -195,7 +175,6 @@ def build_dataset(labels: str | Path, out_dir: str | Path, names_dir: str | Path
     """Read ``labels``, generate the variants, split and write the four configs; returns a summary
     (row counts, split sizes, notes, provenance) that is also written to ``out_dir/generation.json``."""
     from geco_dataset.generation.readers import read_sources
-    from gecobench.provenance import base_provenance, sha256_file
 
     rules = load_rules(profile)
     labels = Path(labels)
@@ -238,7 +217,7 @@ def difference_examples(generated_dir: str | Path, released_dir: str | Path, con
 
 
 __all__ = [
-    "CONFIGS", "GenerationError", "assign_split", "build_dataset", "compare_with_release", "cooccurrence_of_dataset",
+    "CONFIGS", "GenerationError", "assign_split", "build_dataset", "compare_with_release",
     "difference_examples", "format_table", "generate_rows", "released_split", "seeded_split", "write_configs",
 ]
 

@@ -22,9 +22,9 @@ from geco_dataset.generation import (
     GenerationError,
     build_dataset,
     compare_with_release,
-    cooccurrence_of_dataset,
     format_table,
 )
+from gecobench.metrics.cooccurrence import geco_cooccurrence_table
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,12 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.compare_to:
         print(format_table(compare_with_release(args.out, args.compare_to)))
     if not args.no_bias:
-        try:
-            bias = cooccurrence_of_dataset(args.out)
-        except ImportError as exc:
-            print(f"co-occurrence bias skipped: {exc}", file=sys.stderr)
-        else:
-            print("co-occurrence bias (train):")
-            print(json.dumps({config: result["bias_c"] for config, result in bias.items()}, indent=2))
+        bias = geco_cooccurrence_table(args.out)
+        print("co-occurrence bias (train):")
+        print(json.dumps({config: result["bias_c"] for config, result in bias.items()}, indent=2))
     return 0
 

@@ -12,10 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gecobench.domain import GECO_CONFIGS, LABEL_NAMES  # noqa: F401  (LABEL_NAMES re-exported)
 from gecobench.provenance import fingerprint_rows
-
-GECO_CONFIGS = ("binary_all", "binary_subject", "nonbinary_all", "nonbinary_subject")
-LABEL_NAMES = ("female", "male", "non-binary")
 
 
 @dataclass(frozen=True)
@@ -47,6 +45,8 @@ class GecoSplit:
 
 def _load_raw_rows(config: str, split: str, data_dir: str | Path | None) -> tuple[list[dict[str, Any]], str]:
     """Rows from ``geco_dataset.load_geco`` (the release files under ``data_dir``, default ../shared/data/geco)."""
+    # imported here, not at the top: this module loads with the Space, which never reads GECO rows and should not
+    # pay for ``datasets`` (geco_dataset's loaders are ``datasets`` builders)
     from geco_dataset import load_geco
 
     dataset = load_geco(config, split, data_dir=str(data_dir) if data_dir else None)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import geco_dataset
 from gecobench.evaluation.leaderboard import leaderboard_text
 from gecobench.evaluation.runner import (
     EvaluationSettings,
@@ -124,10 +125,9 @@ def import_spanish(store_location: str | None, ks: tuple[int, ...], log: Any = p
     except ImportError as err:
         log(f"  Spanish pipeline not available ({err}); skipped")
         return 0
-    from geco_dataset import default_spanish_dir
 
     # the demo stays offline: a local copy only ($GECOBENCH_SPANISH_DIR or a checkout's ../shared/data/spanish)
-    base = default_spanish_dir()
+    base = geco_dataset.default_spanish_dir()
     predictions_dir = Path(base) / "predictions" if base else None
     if predictions_dir is None or not predictions_dir.is_dir():
         log(f"  no local Spanish predictions ({predictions_dir or '$GECOBENCH_SPANISH_DIR is not set'}); Spanish "
@@ -159,8 +159,6 @@ def run_demo(quick: bool = False, results: str | None = None, models_dir: str | 
     log("GECOBench Hub demo — everything offline\n")
     log("Datasets")
     try:
-        import geco_dataset
-
         log(geco_dataset.summary_table())
     except Exception as err:  # noqa: BLE001 — the summary is informative only; say why it is missing, go on
         log(f"  dataset summary unavailable: {type(err).__name__}: {err}")

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from geco_common.domain import MASK_PLACEHOLDER
 from gecobench.metrics.bias_indices_bootstrap import BootstrapSettings
 from gecobench.provenance import (
     base_provenance,
@@ -30,7 +31,7 @@ from gecobench.provenance import (
 )
 from gecobench.records import SCHEMA_VERSION, model_bias_identity, record_id_for
 
-DEFAULT_PLACEHOLDER = "[MASK]"
+DEFAULT_PLACEHOLDER = MASK_PLACEHOLDER  # the name this module gave it before the base layer held it
 RECORDED_SOURCE = "recorded (published predictions)"
 LIVE_SOURCE = "live"
 CANONICAL_CONFIGS = ("templates_2023", "templates_2022")
@@ -47,13 +48,8 @@ class TemplateRow:
 
 
 def mask_placeholder() -> str:
-    """The placeholder the template files use (``geco_dataset.MASK_PLACEHOLDER`` when available)."""
-    try:
-        import geco_dataset
-
-        return str(getattr(geco_dataset, "MASK_PLACEHOLDER", DEFAULT_PLACEHOLDER))
-    except ImportError:
-        return DEFAULT_PLACEHOLDER
+    """The placeholder the template files use (:data:`geco_common.domain.MASK_PLACEHOLDER`)."""
+    return MASK_PLACEHOLDER
 
 
 def default_schemes(k: int) -> tuple[str, ...]:
@@ -111,6 +107,7 @@ def load_templates(
         source = str(templates_file)
         config = config if config not in CANONICAL_CONFIGS else f"file:{Path(templates_file).name}"
     else:
+        # imported when used: the Space loads this module and should not load `datasets` (geco_dataset's builders)
         from geco_dataset import load_spanish_templates
 
         raw = load_spanish_templates(config=config, data_dir=data_dir)

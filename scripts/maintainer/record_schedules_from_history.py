@@ -51,8 +51,12 @@ json.dump(out, sys.stdout)
 
 def plan_at(commit: str) -> dict[str, dict]:
     """Every cell's schedule as the plan at ``commit`` defined it (seed-independent), keyed by the seed-0 key."""
+    # the packages the plan imports, as far as the commit has them (the base layer geco_common came later)
+    top = subprocess.run(["git", "-C", str(REPO_ROOT), "ls-tree", "--name-only", commit], check=True,
+                         capture_output=True, text=True).stdout.split()
+    packages = [name for name in ("geco_common", "geco_dataset", "gecobench") if name in top]
     with tempfile.TemporaryDirectory() as tree:
-        archive = subprocess.run(["git", "-C", str(REPO_ROOT), "archive", commit, "gecobench", "geco_dataset"],
+        archive = subprocess.run(["git", "-C", str(REPO_ROOT), "archive", commit, *packages],
                                  check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True)
         result = subprocess.run([sys.executable, "-c", _OLD_PLAN], check=True, capture_output=True, text=True,
