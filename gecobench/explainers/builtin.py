@@ -921,7 +921,7 @@ class LimeExplainer(PerturbationExplainer):
     scores exactly. The authors' LIME (``xai/methods.py``, ``get_lime_attributions``: Captum's ``LimeBase``) draws
     a fixed number per sentence (Captum's default, 50), ferret's ``min(tokens², 5000)``; the accuracy target is a
     documented departure (docs/reproducing.md): at 100 fixed samples the hub's MA was 0.15 and 0.20 below ferret's
-    LIME on a fresh OLA and a fresh CEfAf model; at this default it is 0.005 and 0.028 above it, at 5.4× and 3.1×
+    LIME on a fresh OLA and a fresh CEfAf model; at this default it is 0.005 and 0.027 above it, at 5.4× and 3.1×
     ferret's speed, with 732 and 873 samples per sentence on average (BENCHMARKS.md, "LIME's budget follows the
     sentence"; tolerance 0.2 stayed below ferret's MA on both, 0.1 fell to 2.6× on CEfAf).
     """
@@ -1058,7 +1058,7 @@ class KernelShapExplainer(PerturbationExplainer):
     1024 (see :class:`PerturbationExplainer`); Captum draws the coalitions one after the other from the
     sentence's seed, so a round of ``2n`` coalitions starts with the ``n`` of the round before and only the new
     ones are evaluated. Not the default (unlike LIME's, 4.0.0): on fresh OLA and CEfAf models it reached the MA
-    of a fixed 500 samples (0.448 / 0.453 and 0.666 / 0.652) but at 0.5× the speed of that budget, 2.2× ferret's
+    of a fixed 500 samples (0.448 / 0.453 and 0.666 / 0.652) but at about half the speed of that budget, 2.2× ferret's
     Partition SHAP on CEfAf (the target is 3×; ferret has no Kernel SHAP); BENCHMARKS.md, "LIME's budget follows
     the sentence".
 
