@@ -271,6 +271,10 @@ def compare_on(model_path: str, label: str, args: argparse.Namespace) -> None:
             row["n_steps"] = [int(n) for n in detailed.diagnostics["n_steps"]]
         if "completeness_error" in detailed.diagnostics:
             row["completeness_error_max"] = float(np.max(detailed.diagnostics["completeness_error"]))
+        # the sampling explainers' budget per sentence (fixed, or chosen by the accuracy target)
+        if "n_samples" in detailed.diagnostics:
+            row["samples_mean"] = float(np.mean(detailed.diagnostics["n_samples"]))
+            row["n_samples"] = [int(n) for n in detailed.diagnostics["n_samples"]]
         results["rows"].append(row)
         print(f"hub {spec}: {len(words) / seconds:.2f} {unit}", flush=True)
         if args.output:  # partial figures survive an interrupted run
@@ -315,6 +319,8 @@ def compare_on(model_path: str, label: str, args: argparse.Namespace) -> None:
         if "gradient_evaluations_mean" in row:
             note += (f"  (gradient evaluations per sentence: mean {row['gradient_evaluations_mean']:.1f}; "
                      f"completeness error max {row.get('completeness_error_max', float('nan')):.2g})")
+        if "samples_mean" in row:
+            note += f"  (samples per sentence: mean {row['samples_mean']:.1f}, max {max(row['n_samples'])})"
         print(f"{row['side']:<7} {row['method']:<34} {row['sps']:>10.2f} {row['ma']:>6.3f}{note}")
     by = {(r["side"], r["method"]): r for r in results["rows"]}
     pairs = [(r["method"], ferret_pair(r["method"])) for r in results["rows"]

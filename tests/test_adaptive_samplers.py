@@ -134,15 +134,79 @@ def test_partition_shap_explicit_budget_is_honoured(model64, tokenizer):
         assert used <= min(max(2, math.ceil(2.5 * len(sentence))), owen_design(len(sentence))[0].shape[0])
 
 
-@pytest.mark.parametrize("name", ["lime", "kernel_shap"])
-def test_the_defaults_are_fixed_budgets_and_an_accuracy_target_without_adaptive_is_refused(name):
-    # the paper's protocol spends a fixed budget (docs/reproducing.md); the accuracy target is asked for by name
-    assert get_explainer(name).params()["n_samples"] == {"lime": 100, "kernel_shap": 25}[name]
-    assert get_explainer(name, n_samples="adaptive").params()["n_samples"] is None
-    with pytest.raises(ValueError, match="n_samples=adaptive"):
-        get_explainer(name, tolerance=0.1)
+#: the word scores of LIME 3.0.0's and Kernel SHAP 3.0.0's defaults (fixed budgets of 100 and 25 samples) on
+#: ``model64``, WORDS, TARGETS, seed 0, computed with the code before their 4.0.0 (the accuracy target by default)
+OLD_DEFAULT_SCORES = {
+    "lime": (100, [
+        [6.4925118618220165e-06, 2.5627386473226663e-06, 1.5068684041876687e-06, 7.3198441894822335e-06, 3.1793375289116776e-06, 1.7338458916378564e-05],
+        [1.787093146538519e-05, 1.7296103748603806e-05],
+        [1.1976366964375415e-06, 2.861728149277367e-06, 1.786349847998949e-06, 6.512828315949297e-07, 3.155734296604792e-06, 1.236276007076662e-05, 9.462315198057231e-07, 5.993616052341651e-07, 6.522392837897444e-06, 1.3673818806338804e-06, 5.2577547360889134e-08],
+        [1.3586075372371698e-05, 1.4055947478731503e-05, 7.080688684780447e-06],
+        [1.347321660697388e-05, 3.2164915687003357e-06, 2.226379317710799e-07, 5.919495475485727e-07],
+    ]),
+    "kernel_shap": (25, [
+        [3.954604380851379e-06, 5.570571374846622e-06, 7.84438361733919e-06, 3.999518412456382e-06, 3.871129138133256e-06, 2.283243702549953e-05],
+        [2.5749208361958154e-05, 1.0252003448840696e-05],
+        [6.114988082117634e-06, 5.814284122607205e-06, 6.855026185803581e-06, 8.832204912323505e-06, 7.98716428107582e-07, 2.189022779930383e-05, 6.696492619084893e-06, 5.328666702553164e-06, 5.210719336901093e-06, 1.1277234989393037e-05, 7.607894076500088e-06],
+        [1.1843381798826158e-05, 2.8943337383680046e-05, 1.457990856579272e-05],
+        [6.51970458420692e-06, 1.2933301150042098e-06, 2.8505428417702205e-06, 4.008840278402204e-06],
+    ]),
+}
+
+
+@pytest.mark.parametrize("name", ["lime"])
+def test_the_default_is_an_accuracy_target_and_a_fixed_budget_refuses_one(name):
+    # issue 36: LIME's budget follows the sentence by default (4.0.0); the old fixed budget is a parameter away
+    explainer = get_explainer(name)
+    assert explainer.version == "4.0.0" and explainer.adaptive
+    params = explainer.params()
+    assert params["n_samples"] is None
+    assert {k: params[k] for k in ("tolerance", "min_samples", "max_samples")} == type(explainer).adaptive_defaults
+    assert get_explainer(name, n_samples="adaptive").params() == params
+    assert get_explainer(name, tolerance=0.1).params()["tolerance"] == 0.1
+    assert get_explainer(name, n_samples=OLD_DEFAULT_SCORES[name][0]).params()["n_samples"] == OLD_DEFAULT_SCORES[name][0]
     with pytest.raises(ValueError, match="n_samples=adaptive"):
         get_explainer(name, n_samples=50, max_samples=64)
+    with pytest.raises(ValueError, match="n_samples=adaptive"):
+        get_explainer(name, n_samples=100, tolerance=0.1)
+
+
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_the_old_default_budget_gives_the_old_default_scores(name, model64, tokenizer):
+    # LIME 3.0.0's default, now lime:n_samples=100; Kernel SHAP's default, still 25 (kernel_shap:n_samples=25)
+    budget, expected = OLD_DEFAULT_SCORES[name]
+    result = attribute_detailed(get_explainer(name, n_samples=budget), model64, tokenizer, WORDS, TARGETS, seed=0)
+    assert (result.diagnostics["n_samples"] == budget).all()
+    for got, want in zip(result.scores, expected):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-6 * max(np.abs(want)))
+    default = attribute_detailed(get_explainer(name), model64, tokenizer, WORDS, TARGETS, seed=0)
+    if name == "lime":  # the default is not that budget any more: it fits some sentence on other samples
+        assert (default.diagnostics["n_samples"] != budget).any()
+    else:  # Kernel SHAP's default is still the authors' fixed 25 (BENCHMARKS.md: the accuracy target missed 3x)
+        for got, want in zip(default.scores, expected):
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-6 * max(np.abs(want)))
+
+
+def test_kernel_shap_keeps_the_authors_fixed_budget_by_default():
+    explainer = get_explainer("kernel_shap")
+    assert explainer.version == "3.0.0" and not explainer.adaptive and explainer.params()["n_samples"] == 25
+    assert get_explainer("kernel_shap", n_samples="adaptive").params()["tolerance"] == 0.2
+    with pytest.raises(ValueError, match="n_samples=adaptive"):
+        get_explainer("kernel_shap", tolerance=0.1)
+
+
+@pytest.mark.parametrize("name", ["lime"])
+def test_the_default_stops_earlier_on_an_easy_sentence_than_on_a_hard_one(name, tokenizer):
+    # one sentence whose words do not move the model (split-half error 0 at the first round), one whose words
+    # interact; the default's own tolerance and sample range, nothing passed
+    model = two_feature_model(tokenizer, strength=1.0)
+    explainer = get_explainer(name)
+    result = attribute_detailed(explainer, model, tokenizer, [INERT, SENTENCE], [1, 1], seed=0)
+    used, error = result.diagnostics["n_samples"], result.diagnostics["split_half_error"]
+    first = type(explainer).adaptive_defaults["min_samples"]
+    assert used[0] == first and error[0] == 0.0, (used, error)
+    assert used[1] > first, (used, error)
+    assert error[1] <= type(explainer).adaptive_defaults["tolerance"] or used[1] == explainer.params()["max_samples"]
 
 
 def test_partition_shap_defaults_to_its_budget_and_refuses_a_tolerance_without_adaptive():

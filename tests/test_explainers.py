@@ -106,15 +106,18 @@ def test_protocol_defaults_match_the_paper_and_are_recorded():
     assert "get_input_embeddings" in old_point["attribution_point"]
     assert ig["hidden_reduction"].startswith("signed sum")
     # the authors' definitions (xai/methods.py) by default, the textbook ones as parameters
-    # LIME and Kernel SHAP: fixed budgets as the paper's protocol (n_samples=adaptive: chosen per sentence by
-    # split-half error, with its tolerance and sample range recorded)
-    assert get_explainer("lime").params()["n_samples"] == 100 and get_explainer("lime").params()["output"] == "probability"
+    # LIME (4.0.0): samples chosen per sentence by split-half error by default (issue 36), its tolerance and sample
+    # range recorded; the old fixed budget is n_samples=100. Kernel SHAP: the authors' fixed 25 by default
+    lime = get_explainer("lime").params()
+    assert lime["n_samples"] is None and lime["output"] == "probability"
+    assert lime["tolerance"] == 0.15 and lime["min_samples"] == 32 and lime["max_samples"] == 1024
+    assert get_explainer("lime", n_samples=100).params()["n_samples"] == 100
+    assert "tolerance" not in get_explainer("lime", n_samples=100).params()
     assert get_explainer("kernel_shap").params()["n_samples"] == 25
-    for name in ("lime", "kernel_shap"):
-        assert "tolerance" not in get_explainer(name).params()
-        params = get_explainer(name, n_samples="adaptive").params()
-        assert params["n_samples"] is None and params["tolerance"] == 0.2 and params["output"] == "probability"
-        assert params["min_samples"] == 32 and params["max_samples"] == 1024
+    assert "tolerance" not in get_explainer("kernel_shap").params()
+    params = get_explainer("kernel_shap", n_samples="adaptive").params()
+    assert params["n_samples"] is None and params["tolerance"] == 0.2 and params["output"] == "probability"
+    assert params["min_samples"] == 32 and params["max_samples"] == 1024
     assert get_explainer("kernel_shap").params()["output"] == "probability"
     assert get_explainer("partition_shap").params()["output"] == "probability"
     assert get_explainer("deeplift").params()["multiply_by_inputs"] is False
