@@ -100,17 +100,19 @@ def test_subsample_keeps_whole_sentences(geco_dir):
     assert len(sub) == 10  # two gender variants each
 
 
-def test_bad_jsonl_row_is_reported_with_line(tmp_path):
+def test_a_modified_geco_file_is_refused_naming_it(tmp_path):
+    # the training data come through geco_dataset.load_geco, the one GECO reader: a release file that is not the
+    # released one is refused with its path, never trained on
+    from geco_dataset.geco import GecoChecksumError
+
     folder = tmp_path / "binary_gender_all"
     folder.mkdir()
-    (folder / "train.jsonl").write_text(
-        '{"sentence": ["He", "ran"], "ground_truth": [1, 0], "gender": "male", "target": 1, "sentence_idx": 0}\n'
-        '{"sentence": ["She", "ran"], "ground_truth": [1, 0], "gender": "female", "target": 7, "sentence_idx": 0}\n'
-    )
-    from gecobench.models.data import _read_jsonl
-
-    with pytest.raises(ValueError, match="line 2"):
-        _read_jsonl(folder / "train.jsonl", num_labels=2)
+    bad = ('{"sentence": ["He", "ran"], "ground_truth": [1, 0], "gender": "male", "target": 1, "sentence_idx": 0}\n'
+           '{"sentence": ["She", "ran"], "ground_truth": [1, 0], "gender": "female", "target": 7, "sentence_idx": 0}\n')
+    for split in ("train", "test"):
+        (folder / f"{split}.jsonl").write_text(bad)
+    with pytest.raises(GecoChecksumError, match="train.jsonl"):
+        load_rows("binary_all", "train", tmp_path)
 
 
 # ------------------------------------------------------------------------------------------ regimes

@@ -7,7 +7,6 @@ repository, or ``GECOBENCH_GECO_DIR``). Both give the same rows: ``words``, ``la
 
 from __future__ import annotations
 
-import json
 import os
 import random
 from collections.abc import Sequence
@@ -54,49 +53,21 @@ def default_geco_dir() -> Path:
     return Path(__file__).resolve().parents[2].parent / "shared" / "data" / "geco"
 
 
-def _read_jsonl(path: Path, num_labels: int) -> list[GecoRow]:
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"GECO file {path} not found; pass data_dir=<folder with the GECO release folders> "
-            "or set GECOBENCH_GECO_DIR"
-        )
-    rows = []
-    with open(path, encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-                words, label, sid = list(obj["sentence"]), int(obj["target"]), int(obj["sentence_idx"])
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
-                raise ValueError(f"{path}, line {line_no}: not a GECO row ({err})") from err
-            if not words or not all(isinstance(w, str) for w in words):
-                raise ValueError(f"{path}, line {line_no}: 'sentence' must be a non-empty list of words")
-            if not 0 <= label < num_labels:
-                raise ValueError(f"{path}, line {line_no}: target {label} outside 0..{num_labels - 1}")
-            rows.append(GecoRow(words, label, sid))
-    return rows
-
-
 def load_rows(config: str, split: str, data_dir: str | Path | None = None) -> list[GecoRow]:
     """Load one split of a GECO config as :class:`GecoRow` objects.
 
-    Uses ``geco_dataset.load_geco`` when available; falls back to reading the release files.
+    Read by ``geco_dataset.load_geco`` (checksums, row validation with file and line): the one GECO reader.
     """
-    folder, num_labels = check_config(config)
+    check_config(config)
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; GECO has {SPLITS}")
-    try:
-        from geco_dataset import load_geco  # type: ignore[attr-defined]
-    except ImportError:
-        load_geco = None
-    if load_geco is not None:
-        if data_dir is None and default_geco_dir().is_dir():
-            data_dir = default_geco_dir()
-        dataset = load_geco(config, split, data_dir=str(data_dir) if data_dir is not None else None)
-        return [GecoRow(list(r["words"]), int(r["label"]), int(r["sentence_id"])) for r in dataset]
-    root = Path(data_dir) if data_dir is not None else default_geco_dir()
-    return _read_jsonl(root / folder / f"{split}.jsonl", num_labels)
+    # imported here: loading `datasets` costs about half a second, and `gecobench train --help` imports this module
+    from geco_dataset import load_geco
+
+    if data_dir is None and default_geco_dir().is_dir():
+        data_dir = default_geco_dir()
+    dataset = load_geco(config, split, data_dir=str(data_dir) if data_dir is not None else None)
+    return [GecoRow(list(r["words"]), int(r["label"]), int(r["sentence_id"])) for r in dataset]
 
 
 def split_by_sentence(
