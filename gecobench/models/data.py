@@ -1,8 +1,8 @@
 """GECO rows for training: loading a config's split, the validation hold-out by sentence, batching.
 
-The hub's dataset builder (:func:`geco_dataset.load_geco`) is used when it is importable; otherwise the
-released JSON-lines files are read directly from the GECO folder (``../shared/data/geco`` next to the
-repository, or ``GECOBENCH_GECO_DIR``). Both give the same rows: ``words``, ``label``, ``sentence_id``.
+The rows come from the hub's dataset builder (:func:`geco_dataset.load_geco`, which checks the released files'
+checksums), read from the GECO folder (``../shared/data/geco`` next to the repository, or ``GECOBENCH_GECO_DIR``),
+as ``words``, ``label``, ``sentence_id``.
 """
 
 from __future__ import annotations
