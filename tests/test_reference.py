@@ -13,6 +13,7 @@ from packaging.version import Version
 
 import gecobench
 from gecobench.evaluation.checkpoints import CheckpointStore
+from gecobench.evaluation.settings import ExplainerSpec
 from gecobench.explainers.base import available_explainers, get_explainer_class
 from gecobench.reference import (
     BELOW_ACCURACY_TARGET,
@@ -48,8 +49,11 @@ def test_default_plan_is_the_whole_grid() -> None:
     builtins = {name for name in available_explainers()
                 if get_explainer_class(name).__module__.startswith("gecobench.explainers.")}
     # every built-in: the paper's ten methods and Partition SHAP (since 0.6.0)
-    assert set(plan.explainers) == builtins, "every built-in belongs to the reference"
-    assert set(PAPER_EXPLAINERS) == builtins - {"partition_shap"}
+    names = lambda specs: {ExplainerSpec.parse(text).name for text in specs}
+    assert names(plan.explainers) == builtins, "every built-in belongs to the reference"
+    assert names(PAPER_EXPLAINERS) == builtins - {"partition_shap"}
+    # LIME at the authors' budget (Captum's default 50 samples), not the hub's accuracy target
+    assert "lime:n_samples=50" in plan.explainers
     assert {(u.config, u.regime, u.seed) for u in plan.zoo_units()} == {
         (c, r, s) for c in CONFIGS for r in REGIMES for s in range(5)}  # the paper's five seeds
     # each unit writes both filters from one pass
@@ -316,9 +320,11 @@ def test_committed_reference_store_covers_the_whole_grid() -> None:
     # ... with the per-model filter (the paper's shared subset comes with the next run of the grid, on five seeds)
     committed = ReferencePlan(seeds=(0,))
     grid = coverage(committed, report.documents, filters=("per_model", "none"))
-    assert coverage(dataclasses.replace(committed, explainers=PAPER_EXPLAINERS), report.documents,
+    # the ten by name, whatever their parameters: 0.5.0's LIME drew 100 samples, the 1.0 plan's the authors' 50
+    ten = tuple(ExplainerSpec.parse(text).name for text in PAPER_EXPLAINERS)
+    assert coverage(dataclasses.replace(committed, explainers=ten), report.documents,
                     filters=("per_model", "none"))["missing"] == []
-    assert {cell[0] for cell in grid["missing"]} <= {"partition_shap"}
+    assert {cell[0] for cell in grid["missing"]} <= {"partition_shap", "lime:n_samples=50"}
     # on every test sentence: each record saw the whole test split, and without the filter scored all of it
     from gecobench.evaluation.data import load_split
 
@@ -372,7 +378,10 @@ def test_committed_zero_shot_attributions_cover_the_committed_grid() -> None:
     )
     from gecobench.explainers.base import get_explainer
 
+    # the committed bundles are the 0.5.0 grid's (+ Partition SHAP): its explainers by name, at their defaults of
+    # then (0.5.0's LIME drew 100 samples; the 1.0 plan's `lime:n_samples=50` comes with the 1.0 bundles)
     plan = ReferencePlan()
+    plan = dataclasses.replace(plan, explainers=tuple(ExplainerSpec.parse(e).name for e in plan.explainers))
     records = LocalStore(REFERENCE_DIR / "store").read_all("explainer_score").documents
     references = {(r["dataset"]["config"], r["model"]["seed"]): r["model"]["zero_shot_reference_sha256"]
                   for r in records if r["model"]["zero_shot_reference_sha256"]}

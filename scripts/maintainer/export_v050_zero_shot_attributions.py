@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = dataclasses.replace(plan.evaluation_settings(args.seed), filter="none")
     # the v0.5.0 plan's explainers (the ten; Partition SHAP joined the plan later and is added by
     # extend_zero_shot_attributions.py)
-    specs = [ExplainerSpec.parse(e) for e in PAPER_EXPLAINERS]
+    # v0.5.0 ran the ten at their defaults of then (LIME 3.0.0: 100 samples): the names, not the 1.0 plan's specs
+    specs = [ExplainerSpec.parse(ExplainerSpec.parse(e).name) for e in PAPER_EXPLAINERS]
     with tempfile.TemporaryDirectory() as tmp:
         renamed = Path(tmp)
         for config in args.configs:
