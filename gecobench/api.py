@@ -60,7 +60,7 @@ class SentenceView:
     def html(self) -> str:
         # the Space's drill-down heat map and its shares of the attribution mass: one definition of each
         from gecobench.gender import GENDER_GROUPS
-        from leaderboard_space.drilldown import attribution_shares, heatmap_html
+        from gecobench.heatmap import attribution_shares, heatmap_html
 
         variant = GENDER_GROUPS[self.label] if 0 <= self.label < len(GENDER_GROUPS) else str(self.label)
         return heatmap_html([{**row, "words": self.words, "ground_truth": self.ground_truth, "variant": variant,

@@ -992,8 +992,13 @@ def build_app(results_location: str | None = None, requests_location: str | None
     return demo
 
 
-def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    """The Space's command line (``gecobench space`` or ``python app.py`` on a Space)."""
+#: the command this module is the job of (:data:`leaderboard_space.SPACE`)
+COMMAND_PROG = "gecobench space"
+
+
+def build_parser(prog: str | None = COMMAND_PROG) -> argparse.ArgumentParser:
+    """The Space's command line: ``gecobench space`` (this module is its job), or ``python app.py`` on a Space
+    (``prog=None``: the script's name)."""
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Run the GECOBench leaderboard Space locally (reference results first, yours beside them).",
@@ -1018,7 +1023,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None, prog: str | None = None) -> None:
+def main(argv: list[str] | None = None, prog: str | None = COMMAND_PROG) -> int:
+    """Serve the Space until stopped; the exit status (argparse exits on bad options)."""
     parser = build_parser(prog)
     args = parser.parse_args(argv)
     if args.no_reference and args.reference:
@@ -1030,6 +1036,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     build_app(args.results, args.requests, reference_location=args.reference,
               show_reference=not args.no_reference).launch(server_name=args.host, server_port=args.port,
                                                            **launch_options())
+    return 0
 
 
 def port_in_use(host: str, port: int) -> str | None:
@@ -1045,4 +1052,4 @@ def port_in_use(host: str, port: int) -> str | None:
 
 
 if __name__ == "__main__":
-    main()
+    main(prog=None)  # `python app.py`: usage names the script

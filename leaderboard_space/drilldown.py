@@ -1,7 +1,8 @@
 """The per-sentence drill-down: one GECO sentence, its ground-truth words, every explainer's word attributions.
 
 Reads the side files the runner writes next to each record (:mod:`gecobench.evaluation.sentence_scores`): from
-the local store's folder, or on demand from the Hub dataset repo. No Gradio here.
+the local store's folder, or on demand from the Hub dataset repo; the heat map is :mod:`gecobench.heatmap`'s. No
+Gradio here.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from gecobench.evaluation.sentence_scores import (
     SIDE_FOLDER,
     SIDE_SUFFIX,
@@ -23,11 +22,13 @@ from gecobench.evaluation.sentence_scores import (
     side_file_path,
 )
 from gecobench.gender import GENDER_GROUPS
+from gecobench.heatmap import attribution_shares, heatmap_html, share_colours  # noqa: F401 (the drill-down's too)
 from gecobench.store import hub_repo_of
-from leaderboard_space.colours import blend, css, text_colour
 from leaderboard_space.ranking import _label
 
 LABEL_NAMES = GENDER_GROUPS  # one definition of the gender groups (gecobench.gender)
+# the heat map and its shares are defined once, in gecobench.heatmap (the notebook view of a result draws the same
+# table); the Space and its tests reach them here as the drill-down's
 MAX_OPTIONS = 1000  # one page of the sentence list (the reference has 640 variants per model; sentence_page pages)
 
 
@@ -142,16 +143,6 @@ def sentence_options(documents: Sequence[Mapping[str, Any]], search: str = "", p
     return sentence_page(documents, search, page).options
 
 
-def attribution_shares(attributions: Sequence[Any]) -> list[float | None]:
-    """Each word's share of the sentence's absolute attribution mass (Σ = 1 over the defined words); None for an
-    undefined score, all None when the sentence has no mass (nothing to share out)."""
-    magnitudes = [abs(float(a)) if isinstance(a, (int, float)) and np.isfinite(a) else None for a in attributions]
-    total = sum(m for m in magnitudes if m is not None)
-    if not total > 0:
-        return [None] * len(magnitudes)
-    return [None if m is None else m / total for m in magnitudes]
-
-
 def sentence_rows(records: Sequence[Mapping[str, Any]], side: SideFiles, key: str) -> list[dict[str, Any]]:
     """One row per record of the cell and gender variant of the sentence of ``key`` (``sentence_id:label``) that a
     side file holds: explainer label, variant, words, ground truth, raw attributions, each word's share of the
@@ -178,64 +169,6 @@ def sentence_rows(records: Sequence[Mapping[str, Any]], side: SideFiles, key: st
     order = lambda r: (-(chosen_ma[r["explainer"]] if chosen_ma[r["explainer"]] is not None else -1), r["explainer"],
                        LABEL_NAMES.index(r["variant"]) if r["variant"] in LABEL_NAMES else len(LABEL_NAMES))
     return sorted(rows, key=order)
-
-
-# the colour scale of the shares: white (no mass) to a dark red (the largest share on the page)
-_SCALE_LOW, _SCALE_HIGH = (255, 255, 255), (165, 15, 21)
-
-
-def share_colours(fraction: float) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-    """(background, text) of a cell at ``fraction`` (0 … 1) of the colour scale; the text is black or white,
-    whichever contrasts more (at least 4.5:1 on every background of the scale)."""
-    background = blend(_SCALE_HIGH, fraction, _SCALE_LOW)
-    return background, text_colour(background)
-
-
-def heatmap_html(rows: Sequence[Mapping[str, Any]], empty_text: str = "No sentence variant chosen (see the note "
-                 "above the list).") -> str:
-    """An HTML table, one row per explainer and gender variant (the variants of an explainer side by side, in
-    adjacent rows): the explainer, the variant, the sentence's MA first, then each word with its share of the
-    sentence's attribution mass, shaded on one colour scale for the whole table (legend below); ground-truth words
-    underlined and framed (not by colour alone). Scrolls sideways for long sentences, the name cells stay."""
-    if not rows:
-        return f"<p>{html.escape(empty_text)}</p>"
-    top = max((s for r in rows for s in r["shares"] if s is not None), default=0.0) or 1.0
-    width = max(len(r["words"]) for r in rows)
-    body = []
-    for row in rows:
-        ma = row["mass_accuracy"]
-        cells = []
-        for word, truth, share, raw in zip(row["words"], row["ground_truth"], row["shares"], row["attributions"]):
-            background, text = share_colours(share / top if share is not None else 0.0)
-            share_text = "–" if share is None else f"{100 * share:.0f}%"
-            raw_text = "–" if not isinstance(raw, (int, float)) else f"{raw:.3g}"
-            cells.append(
-                f'<td class="{"gt" if truth else "w"}" style="background: {css(background)}; color: {css(text)}" '
-                f'title="share {share_text}, raw score {raw_text}{", ground truth" if truth else ""}">'
-                f'{html.escape(str(word))}<br><small>{share_text}</small></td>')
-        cells += ["<td></td>"] * (width - len(row["words"]))
-        chosen = " chosen" if row["chosen"] else ""
-        body.append(f'<tr class="variant{chosen}"><th class="explainer">{html.escape(row["explainer"])}</th>'
-                    f'<th class="group">{html.escape(row["variant"])}</th>'
-                    f'<td class="ma">{f"{ma:.3f}" if ma is not None else "–"}</td>{"".join(cells)}</tr>')
-    stops = ", ".join(f"{css(share_colours(f)[0])} {100 * f:.0f}%" for f in (0.0, 0.5, 1.0))
-    return (
-        '<div class="drill-scroll" style="overflow-x: auto; max-width: 100%">'
-        '<style>.drill td, .drill th {padding: 4px 6px; border: 1px solid #ddd; font-size: 14px; text-align: center;'
-        ' white-space: nowrap} .drill td.gt {text-decoration: underline; font-weight: bold; outline: 2px solid #000;'
-        ' outline-offset: -3px}'
-        ' .drill th.explainer {text-align: left; position: sticky; left: 0; z-index: 1;'
-        ' background: var(--background-fill-primary, #fff)} .drill td.ma {font-weight: bold}'
-        ' .drill tr.chosen th.group {text-decoration: underline}</style>'
-        '<table class="drill"><thead><tr><th class="explainer">Explainer</th><th>Variant</th><th>MA</th>'
-        f'<th colspan="{width}">Words: share of the sentence\'s attribution mass</th></tr></thead>'
-        f'<tbody>{"".join(body)}</tbody></table></div>'
-        f'<p><span style="display: inline-block; width: 160px; height: 12px; border: 1px solid #888; '
-        f'background: linear-gradient(to right, {stops})"></span> 0% … {100 * top:.0f}% of a sentence\'s '
-        'attribution mass (one scale for the table). Framed, underlined words: the ground truth (the gendered '
-        'words). MA: the share of the sentence\'s attribution mass on the ground-truth words. Each explainer\'s '
-        'female, male (and non-binary) variants are in adjacent rows; hover a word for its raw score.</p>'
-    )
 
 
 def _where(location: str) -> str:

@@ -4,10 +4,18 @@
 * :class:`RequestStore` — the append-only requests store with atomic status transitions;
 * :func:`submissions.worker.process_queue` — run PENDING requests: RUNNING → FINISHED | FAILED;
 * :func:`submissions.sandbox.run_submission` — run submitted code in an isolated process.
+
+The names below load on first use, so that importing the package (as ``gecobench --help`` does to list the jobs of
+:mod:`submissions.cli`) loads neither the stores nor numpy.
 """
 
-from submissions.requests import STATUSES, RequestStore, RequestView, TransitionError
-from submissions.submit import SubmissionError, submit_file, submit_request
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and the API reference
+    from submissions.requests import STATUSES, RequestStore, RequestView, TransitionError
+    from submissions.submit import SubmissionError, submit_file, submit_request
 
 __all__ = [
     "STATUSES",
@@ -18,3 +26,20 @@ __all__ = [
     "submit_file",
     "submit_request",
 ]
+
+_LAZY = {"STATUSES": "submissions.requests", "RequestStore": "submissions.requests",
+         "RequestView": "submissions.requests", "TransitionError": "submissions.requests",
+         "SubmissionError": "submissions.submit", "submit_file": "submissions.submit",
+         "submit_request": "submissions.submit"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'submissions' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

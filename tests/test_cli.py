@@ -12,12 +12,14 @@ import shutil
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
+from importlib.metadata import EntryPoint, EntryPoints, PackageNotFoundError, entry_points
 from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT
 
-from gecobench.cli import COMMANDS, Command, command_names, main, module_of
+from gecobench import cli
+from gecobench.cli import Command, command_names, command_tree, main, module_of
 
 
 def run_cli(argv: list[str]) -> tuple[int, str, str]:
@@ -40,16 +42,108 @@ def _module(name: str):
 # ------------------------------------------------------------------------------------------- the command tree
 
 def test_the_command_tree_has_one_subcommand_per_user_job() -> None:
-    wanted = {"demo", "train", "zoo", "evaluate", "leaderboard", "submit", "queue", "space", "controls", "spanish",
-              "export",
-              "publish", "reference", "compare", "build-geco"}
-    assert set(COMMANDS) == wanted
-    status, out, _ = run_cli(["--help"])
-    assert status == 0
-    for name, entry in COMMANDS.items():
+    # in the order a user meets the jobs; submit, queue and space are registered by the packages above the core
+    wanted = ["demo", "train", "zoo", "evaluate", "leaderboard", "submit", "queue", "space", "controls", "spanish",
+              "export", "publish", "reference", "compare", "build-geco"]
+    assert list(command_tree()) == wanted
+    status, out, err = run_cli(["--help"])
+    assert status == 0 and err == ""
+    assert [line.split()[0] for line in out.split("commands:\n")[1].split("\n\n")[0].splitlines()
+            if line.startswith("  ") and not line.startswith("    ")] == wanted
+    for name, entry in command_tree().items():
         assert re.search(rf"^  {re.escape(name)}\s", out, re.MULTILINE), name
         for sub in ([] if isinstance(entry, Command) else entry):
             assert f"{sub}: " in out, (name, sub)
+
+
+def test_the_upper_layers_register_their_jobs_through_entry_points() -> None:
+    """gecobench.cli names no package above the core: submit and queue come from submissions', space from
+    leaderboard_space's ``gecobench.commands`` entry points (setup.cfg), loaded without importing the jobs."""
+    registered = {e.name: e.value for e in entry_points(group=cli.COMMAND_GROUP)}
+    assert registered == {"submit": "submissions.cli:SUBMIT", "queue": "submissions.cli:QUEUE",
+                          "space": "leaderboard_space:SPACE"}
+    assert {name: module_of([name]) for name in registered} == {
+        "submit": "submissions.cli.submit", "queue": "submissions.cli.queue", "space": "leaderboard_space.app"}
+    assert set(registered).isdisjoint(cli.CORE_COMMANDS)
+    assert all(isinstance(c, dict) or c.module.startswith("gecobench.cli.") for c in cli.CORE_COMMANDS.values())
+    assert cli.command_list().problems == ()
+
+
+def test_help_lists_every_command_without_loading_a_job_or_torch() -> None:
+    probe = ("import io, json, sys, contextlib\nfrom gecobench.cli import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()) as out:\n    main(['--help'])\n"
+             "print(json.dumps([out.getvalue(), sorted(sys.modules)]))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True,
+                          cwd=REPO_ROOT)
+    text, modules = json.loads(done.stdout)
+    assert done.stderr == "" and all(f"  {name} " in text for name in ("submit", "queue", "space"))
+    heavy = {"torch", "transformers", "gradio", "numpy", "jsonschema", "datasets"}
+    assert not heavy & {m.split(".")[0] for m in modules}, sorted(heavy & {m.split(".")[0] for m in modules})
+    jobs = {module_of(name.split()) for name in command_names()}
+    assert not jobs & set(modules), sorted(jobs & set(modules))
+
+
+class _Metadata:
+    """A stand-in for :mod:`importlib.metadata` as :mod:`gecobench.cli` uses it: the distribution, or none."""
+
+    PackageNotFoundError = PackageNotFoundError
+
+    def __init__(self, entries: list[tuple[str, str]] | None) -> None:
+        self.entries = None if entries is None else EntryPoints(
+            EntryPoint(name, value, cli.COMMAND_GROUP) for name, value in entries)
+
+    def distribution(self, name: str):
+        if self.entries is None:
+            raise self.PackageNotFoundError(name)
+        return type("Distribution", (), {"entry_points": self.entries})()
+
+    def entry_points(self, group: str):
+        return [] if self.entries is None else self.entries.select(group=group)
+
+
+@pytest.fixture
+def fake_metadata(monkeypatch):
+    """Install a stand-in metadata (``fake_metadata(entries)``; None: the distribution is not installed)."""
+    def install(entries: list[tuple[str, str]] | None) -> None:
+        monkeypatch.setattr(cli, "metadata", _Metadata(entries))
+        cli.command_list.cache_clear()
+
+    yield install
+    cli.command_list.cache_clear()
+
+
+def test_without_package_metadata_the_missing_commands_are_named_not_silent(fake_metadata) -> None:
+    fake_metadata(None)
+    status, out, err = run_cli(["--help"])
+    assert status == 0 and "  evaluate " in out and "  submit " not in out
+    assert "gecobench-hub distribution is not installed" in err and "pip install -e ." in err
+    status, _, err = run_cli(["submit", "status"])
+    assert status == 2 and "unknown command 'submit'" in err and "not installed" in err
+    fake_metadata([])  # installed before the registry existed
+    status, _, err = run_cli(["queue"])
+    assert status == 2 and "registers no `gecobench.commands` entry points" in err and "install it again" in err
+
+
+def test_a_broken_registration_is_named_and_the_others_still_run(fake_metadata) -> None:
+    fake_metadata([("submit", "submissions.cli:SUBMIT"), ("ghost", "no_such_package_here:COMMAND"),
+                   ("odd", "gecobench.cli:PROG"), ("demo", "submissions.cli:QUEUE")])
+    assert list(command_tree()) == [*list(cli.CORE_COMMANDS)[:5], "submit", *list(cli.CORE_COMMANDS)[5:]]
+    problems = "\n".join(cli.command_list().problems)
+    assert "'ghost' (no_such_package_here:COMMAND) cannot be loaded: ModuleNotFoundError" in problems
+    assert "odd = gecobench.cli:PROG is a str, not a gecobench.cli.Command" in problems
+    assert "`gecobench demo` is already a command" in problems
+    status, out, _ = run_cli(["submit", "--help"])
+    assert status == 0 and out.startswith("usage: gecobench submit")
+
+
+def test_registered_commands_go_after_the_one_they_name() -> None:
+    core = {"a": Command("m.a", "A"), "b": Command("m.b", "B")}
+    registered = {"z": Command("m.z", "Z", after="y"), "y": Command("m.y", "Y", after="a"),
+                  "x": Command("m.x", "X"), "w": Command("m.w", "W", after="nowhere"),
+                  "v": Command("m.v", "V", after="a")}
+    assert list(cli.ordered_tree(core, registered)) == ["a", "v", "y", "z", "b", "w", "x"]
+    with pytest.raises(ValueError, match="module path and a one-line summary"):
+        Command("", "no module")
 
 
 @pytest.mark.parametrize("name", command_names())

@@ -43,7 +43,7 @@ def test_submit_status_accepts_requests_after_the_subcommand(tmp_path) -> None:
                     "        return []\n")
     submit_file(RequestStore(store), "code", {"name": "x_explainer", "version": "1.0.0", "authors": "A",
                                               "description": "d", "license": "MIT", "contact": "a@b"}, code)
-    from gecobench.cli import submit
+    from submissions.cli import submit
     for argv in (["status", "--requests", str(store), "--json"], ["--requests", str(store), "status", "--json"]):
         out = io.StringIO()
         with redirect_stdout(out):
@@ -56,7 +56,7 @@ def test_help_examples_name_the_demo_checkpoint_folders() -> None:
 
     plan = demo_plan(quick=False)
     evaluate = (REPO_ROOT / "gecobench" / "cli" / "evaluate.py").read_text(encoding="utf-8")
-    queue = (REPO_ROOT / "gecobench" / "cli" / "queue.py").read_text(encoding="utf-8")
+    queue = (REPO_ROOT / "submissions" / "cli" / "queue.py").read_text(encoding="utf-8")
     assert f"runs/models/{plan.folder_name('CE', 0)}" in evaluate
     assert f"runs/models/{plan.folder_name('OLA', 0)}" in queue
     assert "MRC always runs" not in queue

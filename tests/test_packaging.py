@@ -189,6 +189,12 @@ def test_the_wheel_carries_the_metric_modules_and_the_space(built_wheel: Path):
     (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     text = zipfile.ZipFile(built_wheel).read(entry_points).decode()
     assert "[console_scripts]" in text and "gecobench = gecobench.cli:main" in text
+    # the jobs of the packages above the core reach the command through these (gecobench.cli, docs/architecture.md)
+    commands = text.split("[gecobench.commands]", 1)[1].split("\n[", 1)[0]
+    assert {line.replace(" ", "") for line in commands.strip().splitlines()} == {
+        "submit=submissions.cli:SUBMIT", "queue=submissions.cli:QUEUE", "space=leaderboard_space:SPACE"}, text
+    assert {"submissions/cli/__init__.py", "submissions/cli/submit.py", "submissions/cli/queue.py",
+            "gecobench/heatmap.py", "gecobench/contrast.py"} <= names
 
 
 @pytest.mark.slow  # a fresh environment importing torch, gradio and evaluate: minutes on a busy 2-core machine
@@ -256,8 +262,10 @@ def test_the_installed_command_trains_and_scores_outside_the_checkout(
     work.mkdir()
     (work / "my_explainer.py").write_text(USER_EXPLAINER, encoding="utf-8")
 
-    top = _run([str(command), "--help"], cwd=work, env=env).stdout
+    shown = _run([str(command), "--help"], cwd=work, env=env)
+    top = shown.stdout
     assert all(f"  {name}" in top for name in ("demo", "train", "evaluate", "submit", "queue", "space", "build-geco"))
+    assert "note:" not in shown.stderr, shown.stderr  # the wheel's metadata registers every job
     assert _run([str(python), "-m", "gecobench", "--help"], cwd=work, env=env).stdout == top
 
     _run([str(command), "train", "--regime", "OLA", "--config", "binary_all", "--schedule", "tiny",

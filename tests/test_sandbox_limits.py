@@ -135,7 +135,7 @@ def test_the_worker_refuses_to_start_when_the_sandbox_cannot_run_an_explainer(tm
     assert "cannot run a trivial explainer" in message and "exit code 127" in message and sys.executable in message
 
     # `gecobench queue` (scripts/process_queue.py is its shim)
-    from gecobench.cli import queue as process_queue
+    from submissions.cli import queue as process_queue
 
     monkeypatch.setattr(process_queue, "sandbox_status", lambda: (available, message))
     code = process_queue.main(["--models", str(tmp_path), "--requests", str(tmp_path / "requests")])
@@ -144,7 +144,7 @@ def test_the_worker_refuses_to_start_when_the_sandbox_cannot_run_an_explainer(tm
 
 
 def test_the_worker_refuses_a_model_folder_that_is_no_checkpoint_with_a_clear_message(tmp_path, monkeypatch, capsys):
-    from gecobench.cli import queue as process_queue
+    from submissions.cli import queue as process_queue
 
     monkeypatch.setattr(process_queue, "sandbox_status", lambda: (True, "a sandbox that works"))
     code = process_queue.main(["--models", str(tmp_path), "--requests", str(tmp_path / "requests")])

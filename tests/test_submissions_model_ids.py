@@ -127,7 +127,7 @@ def test_two_models_of_one_id_are_refused_naming_both(zoo, tmp_path, geco_dir, b
         process_queue(requests, config)
     assert requests.get(upload.request_id).status == "PENDING"
 
-    from gecobench.cli import queue
+    from submissions.cli import queue
 
     argv = ["--requests", str(requests.root), "--results", str(tmp_path / "r"), "--data-dir", str(geco_dir),
             "--unsafe-no-sandbox", "--models", zoo["CE"], twin]

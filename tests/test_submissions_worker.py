@@ -244,7 +244,7 @@ def test_a_zero_shot_checkpoint_that_is_not_the_published_one_fails_the_request(
     assert LocalStore(config.results_location).read_all().documents == []
 
     # the worker's command line refuses to start on it, before claiming anything
-    from gecobench.cli import queue
+    from submissions.cli import queue
 
     argv = ["--requests", str(tmp_path / "empty"), "--results", str(tmp_path / "r2"), "--models", zoo["CE"],
             "--data-dir", str(geco_dir), "--unsafe-no-sandbox", "--published-reference", str(bundle)]

@@ -31,7 +31,8 @@ HELP_COLUMNS = "100"
 PAGE_HEADER = """# Command-line tools
 
 `pip install gecobench-hub` installs one command, **`gecobench`** (also `python -m gecobench`), with a subcommand per
-job; each subcommand's logic is a module of `gecobench.cli`, reusing the library. The files in `scripts/` of a
+job; each subcommand's logic is a module of `gecobench.cli`, or of the package above the core that registers it
+(`submissions.cli`, `leaderboard_space.app`), reusing the library. The files in `scripts/` of a
 checkout are shims onto those commands, kept for old command lines; `scripts/maintainer/` holds the maintainers'
 tools (this page, the metric cards' numbers, the docs' screenshots), which are not installed.
 This page is **generated** by `python scripts/maintainer/gen_cli_docs.py` from each command's `--help` (do not edit it
@@ -57,7 +58,7 @@ EXTRA_SCRIPTS = ("leaderboard_space/app.py",)
 
 def shim_commands(root: Path = REPO_ROOT) -> dict[str, str]:
     """The shims in ``root/scripts``: ``scripts/<name>.py`` → the ``gecobench`` command it runs (a shim imports
-    from one ``gecobench.cli`` module and nothing else)."""
+    from one command's module and nothing else)."""
     if not (root / "gecobench" / "cli" / "__init__.py").is_file():
         return {}
     from gecobench.cli import command_names, module_of
