@@ -889,17 +889,30 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
     (:func:`derive_units`); a finished unit gets its marker. Units already evaluated, staged or promoted are
     skipped. Returns the units run now. Needs the unit's checkpoints here, with their prediction files."""
     from gecobench.evaluation.data import load_split
-    from gecobench.evaluation.runner import run_evaluation
+    from gecobench.evaluation.runner import process_state, run_evaluation
     from gecobench.evaluation.unit_columns import columns_document, write_columns
 
     timings = Timings(plan.timings)
     todo = [u for u in select_shard(plan.evaluation_units(), shard) if unit_state(plan, u) == "missing"]
     done = []
+    # Under `accelerate launch` every process runs the units' evaluations (each its share of the chunks); the
+    # main process alone gets the gathered chunks, so it alone writes the unit's files (prediction files, columns,
+    # bundle, timings, marker). The others wait for it before the next unit, so no one reads a half-written file.
+    processes = process_state()
     for unit in todo:
         models = plan.models_of(unit.config, unit.seed)
         missing = [m for m in models if not (Path(m) / MODEL_INFO_FILE).is_file()]
         if missing:
             raise FileNotFoundError(f"{unit.key}: checkpoints missing ({', '.join(missing)}); run the zoo stage first")
+        if not processes.is_main_process:  # the same collective steps as the main process's, without its files
+            processes.wait_for_everyone()
+            run_evaluation(list(plan.explainers), models, [unit.config], plan.evaluation_settings(unit.seed),
+                           store_location=str(plan.staged_store(unit.seed)),
+                           checkpoint_dir=checkpoint_dir or Path(plan.checkpoint_root) / "eval_checkpoints",
+                           progress=False, filters=("none",), unit_columns={})
+            processes.wait_for_everyone()
+            done.append(unit)
+            continue
         for regime in plan.regimes:
             # the prediction file must be the weights evaluated here: written where missing or of another checkpoint
             zoo_unit = ZooUnit(unit.config, regime, unit.seed)
@@ -911,6 +924,7 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
                                 "defined by the old one is then stale and refused)", zoo_unit.key,
                                 predictions_verdict(plan, zoo_unit)[1])
                 write_predictions(plan, zoo_unit)
+        processes.wait_for_everyone()  # the prediction files are written: the other processes start the unit too
         settings = plan.evaluation_settings(unit.seed)
         start, cpu_start = time.perf_counter(), time.process_time()
         checkpoints = checkpoint_dir or Path(plan.checkpoint_root) / "eval_checkpoints"
@@ -954,8 +968,10 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
             "regimes": list(plan.regimes), "seconds": round(seconds, 1)})
         log.info("%s evaluated (unfiltered; the paper's filter is derived once every seed's predictions are in) in "
                  "%s: commit it (git add %s)", unit.key, plan.seed_staging(unit.seed), plan.seed_staging(unit.seed))
+        processes.wait_for_everyone()
         done.append(unit)
     return done
+
 
 
 def _spec_key(text: str) -> str:

@@ -561,3 +561,35 @@ def test_filter_subsets_need_every_planned_seed_and_refuse_another_seed_set(tmp_
     again = write_filter_subsets(dataclasses.replace(plan, seeds=(0,)), data_dir=str(geco_dir))
     assert again["binary_all"].fingerprint == subsets["binary_all"].fingerprint
     assert again["binary_all"].defined_by == subsets["binary_all"].defined_by
+
+
+def test_under_a_launch_only_the_main_process_writes_a_units_files(tmp_path: Path, monkeypatch) -> None:
+    """`accelerate launch` runs run_evaluations in every process; the others run the same evaluation (their share
+    of the chunks; the runner gathers on the main one) and the same barriers, and write nothing of the unit: its
+    prediction files, columns, bundle, timings and marker are the main process's (a second rank once failed on the
+    gathered columns it never receives)."""
+    from gecobench.evaluation import runner
+
+    plan = ReferencePlan(seeds=(0,), configs=("binary_all",), regimes=("ZS", "C"), checkpoint_root=tmp_path / "runs",
+                         store=tmp_path / "store", zoo_summary=tmp_path / "zoo.json", timings=tmp_path / "t.json")
+    run_zoo(plan, train=_fake_train([]), predictions=False)
+    timings_before = plan.timings.read_text()
+    barriers: list[str] = []
+    calls: list[dict] = []
+
+    class OtherRank:
+        is_main_process = False
+
+        def wait_for_everyone(self) -> None:
+            barriers.append("barrier")
+
+    monkeypatch.setattr(runner, "process_state", lambda: OtherRank())
+    monkeypatch.setattr(runner, "run_evaluation", lambda *args, **kwargs: calls.append(kwargs))
+    assert run_evaluations(plan, progress=False) == [EvaluationUnit("binary_all", 0)]
+    assert barriers == ["barrier", "barrier"], "the main process's two barriers: prediction files, unit files"
+    assert len(calls) == 1 and calls[0]["filters"] == ("none",) and calls[0]["unit_columns"] == {}
+    unit = EvaluationUnit("binary_all", 0)
+    assert not plan.unit_marker(unit).exists() and plan.timings.read_text() == timings_before
+    assert not any(plan.columns_file(unit, regime).exists() for regime in plan.regimes)
+    assert not list((tmp_path / "runs").rglob("predictions*.json")) and not plan.seed_staging(0).exists()
+    assert unit_state(plan, unit) == "missing"

@@ -136,6 +136,14 @@ def _accelerator() -> Any:
     return Accelerator(cpu=True) if not _cuda_available() else Accelerator()
 
 
+def process_state() -> Any:
+    """accelerate's state of this process among those of an ``accelerate launch`` (without one: the only, main,
+    process), on the device :func:`run_evaluation` picks: who is the main process, and a barrier."""
+    from accelerate import PartialState
+
+    return PartialState(cpu=True) if not _cuda_available() else PartialState()
+
+
 def _cuda_available() -> bool:
     import torch
 
