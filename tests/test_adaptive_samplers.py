@@ -177,14 +177,18 @@ def test_the_old_default_budget_gives_the_old_default_scores(name, model64, toke
     budget, expected = OLD_DEFAULT_SCORES[name]
     result = attribute_detailed(get_explainer(name, n_samples=budget), model64, tokenizer, WORDS, TARGETS, seed=0)
     assert (result.diagnostics["n_samples"] == budget).all()
+    # Recorded on another CPU. The fits are weighted least squares on few samples (Kernel SHAP: 25 for up to 11
+    # words), conditioned badly enough that float64 rounding in another machine's BLAS shows at ~1e-5 of the scores'
+    # scale (seen: 6.6e-6); other samples would move them by their own size. 1e-4 of the scale tells the two apart.
+    tolerance = lambda want: 1e-4 * max(np.abs(want))
     for got, want in zip(result.scores, expected):
-        np.testing.assert_allclose(got, want, rtol=0, atol=1e-6 * max(np.abs(want)))
+        np.testing.assert_allclose(got, want, rtol=0, atol=tolerance(want))
     default = attribute_detailed(get_explainer(name), model64, tokenizer, WORDS, TARGETS, seed=0)
     if name == "lime":  # the default is not that budget any more: it fits some sentence on other samples
         assert (default.diagnostics["n_samples"] != budget).any()
     else:  # Kernel SHAP's default is still the authors' fixed 25 (BENCHMARKS.md: the accuracy target missed 3x)
         for got, want in zip(default.scores, expected):
-            np.testing.assert_allclose(got, want, rtol=0, atol=1e-6 * max(np.abs(want)))
+            np.testing.assert_allclose(got, want, rtol=0, atol=tolerance(want))
 
 
 def test_kernel_shap_keeps_the_authors_fixed_budget_by_default():
