@@ -973,7 +973,6 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
     return done
 
 
-
 def _spec_key(text: str) -> str:
     from gecobench.evaluation.settings import ExplainerSpec
 
