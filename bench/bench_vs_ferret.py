@@ -10,7 +10,7 @@ same fine-tuned classifier on the same GECO test sentences for the true class. f
 for a rerun); its token scores are folded to words with the hub's rule (``|score|`` per token,
 summed per word) so both sides get the same Mass Accuracy. The hub side runs every built-in explainer of the
 registry (whatever it holds when the bench runs) at its defaults plus the ``--extra`` settings matched to
-ferret's (Integrated Gradients at ferret's 50 steps, Kernel SHAP at 500 samples). The faithfulness rows time
+ferret's (Integrated Gradients at ferret's 50 steps, Kernel SHAP at 500 samples, Partition SHAP on the text hierarchy ferret's masker follows). The faithfulness rows time
 ferret's ``aopc_compr``/``aopc_suff``/``taucorr_loo`` and the hub's
 :class:`~gecobench.evaluation.faithfulness.FaithfulnessProbe` (all three together) on the same explanations.
 
@@ -59,7 +59,7 @@ PAIRS = {
     "kernel_shap:n_samples=500": "Partition SHAP",
     "partition_shap": "Partition SHAP",
 }
-DEFAULT_EXTRA = ["integrated_gradients:n_steps=50", "kernel_shap:n_samples=500"]
+DEFAULT_EXTRA = ["integrated_gradients:n_steps=50", "kernel_shap:n_samples=500", "partition_shap:hierarchy=text"]
 
 
 def ferret_pair(spec: str) -> str | None:

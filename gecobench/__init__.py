@@ -4,16 +4,7 @@
 from geco_common import __version__ as __version__
 
 # The Python front door (gecobench.api), loaded on first use so that `import gecobench` stays cheap (no torch).
-_LAZY = {"evaluate": "gecobench.api", "load_results": "gecobench.api", "Results": "gecobench.api"}
+from geco_common.lazy import lazy_names
 
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'gecobench' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+__getattr__, __dir__ = lazy_names(__name__, globals(), {
+    "evaluate": "gecobench.api", "load_results": "gecobench.api", "Results": "gecobench.api"})

@@ -71,13 +71,17 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gecobench.domain import MODEL_INFO_FILE
 from gecobench.fingerprinted import SHA256_FIELD, fingerprint, read_fingerprinted
 from gecobench.models.data import GECO_CONFIGS
 from gecobench.models.regimes import BASE_REGIMES
 from gecobench.provenance import REPO_ROOT
+
+if TYPE_CHECKING:  # imported lazily at run time: the evaluation stack is heavy and only the stages need it
+    from gecobench.evaluation.settings import EvaluationSettings
+    from gecobench.evaluation.summary import RunSummary
 
 log = logging.getLogger("gecobench.reference")
 
@@ -888,9 +892,7 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
     (:mod:`gecobench.evaluation.unit_columns`) so the paper's filter is derived later without weights
     (:func:`derive_units`); a finished unit gets its marker. Units already evaluated, staged or promoted are
     skipped. Returns the units run now. Needs the unit's checkpoints here, with their prediction files."""
-    from gecobench.evaluation.data import load_split
     from gecobench.evaluation.runner import process_state, run_evaluation
-    from gecobench.evaluation.unit_columns import columns_document, write_columns
 
     timings = Timings(plan.timings)
     todo = [u for u in select_shard(plan.evaluation_units(), shard) if unit_state(plan, u) == "missing"]
@@ -899,78 +901,86 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
     # main process alone gets the gathered chunks, so it alone writes the unit's files (prediction files, columns,
     # bundle, timings, marker). The others wait for it before the next unit, so no one reads a half-written file.
     processes = process_state()
+    checkpoints = checkpoint_dir or Path(plan.checkpoint_root) / "eval_checkpoints"
     for unit in todo:
         models = plan.models_of(unit.config, unit.seed)
         missing = [m for m in models if not (Path(m) / MODEL_INFO_FILE).is_file()]
         if missing:
             raise FileNotFoundError(f"{unit.key}: checkpoints missing ({', '.join(missing)}); run the zoo stage first")
-        if not processes.is_main_process:  # the same collective steps as the main process's, without its files
-            processes.wait_for_everyone()
-            run_evaluation(list(plan.explainers), models, [unit.config], plan.evaluation_settings(unit.seed),
-                           store_location=str(plan.staged_store(unit.seed)),
-                           checkpoint_dir=checkpoint_dir or Path(plan.checkpoint_root) / "eval_checkpoints",
-                           progress=False, filters=("none",), unit_columns={})
-            processes.wait_for_everyone()
-            done.append(unit)
-            continue
-        for regime in plan.regimes:
-            # the prediction file must be the weights evaluated here: written where missing or of another checkpoint
-            zoo_unit = ZooUnit(unit.config, regime, unit.seed)
-            state = predictions_state(plan, zoo_unit)
-            # a committed file is written again only from a checkpoint of the plan (another's would replace it)
-            if state == "missing" or (state != "current" and checkpoint_is_current(plan, zoo_unit)):
-                if state == "stale":
-                    log.warning("%s: its prediction file is not of the checkpoint here (%s); written again (a subset "
-                                "defined by the old one is then stale and refused)", zoo_unit.key,
-                                predictions_verdict(plan, zoo_unit)[1])
-                write_predictions(plan, zoo_unit)
+        if processes.is_main_process:
+            _write_unit_predictions(plan, unit)
         processes.wait_for_everyone()  # the prediction files are written: the other processes start the unit too
         settings = plan.evaluation_settings(unit.seed)
         start, cpu_start = time.perf_counter(), time.process_time()
-        checkpoints = checkpoint_dir or Path(plan.checkpoint_root) / "eval_checkpoints"
-        gathered: dict[str, dict[str, Any]] = {}
+        gathered: dict[str, dict[str, Any]] = {}  # filled on the main process only (it gets the gathered chunks)
         summary = run_evaluation(list(plan.explainers), models, [unit.config], settings,
                                  store_location=str(plan.staged_store(unit.seed)), checkpoint_dir=checkpoints,
-                                 progress=progress, filters=("none",), unit_columns=gathered)
-        split = load_split(unit.config, settings.split, settings.data_dir)
-        keys = list(_explainer_keys(plan.explainers).values())
-        columns: dict[str, dict[str, Any]] = {}
-        zero_shot = None
-        # the zero-shot model first: the others' reference columns are its own attributions, stored once
-        for regime, model in sorted(zip(plan.regimes, models), key=lambda pair: pair[0] != "ZS"):
-            document = columns_document(unit.config, split, [_spec_key(e) for e in plan.explainers],
-                                        gathered[str(model)], zero_shot)
-            zero_shot = document if regime == "ZS" else zero_shot
-            path = write_columns(plan.columns_file(unit, regime), document)
-            columns[regime] = {"path": _relative(plan, path), "sha256": document["sha256"],
-                               "checkpoint_sha256": document["model"]["checkpoint_sha256"]}
-        columns = {regime: columns[regime] for regime in plan.regimes}
-        try:
-            export_zero_shot_attributions(plan, unit, checkpoints)
-        except ValueError as err:  # e.g. records made earlier and their checkpoints since removed: say so, go on
-            log.warning("%s: zero-shot reference attributions not published: %s", unit.key, err)
-        seconds = time.perf_counter() - start + summary.resumed_seconds
-        if summary.written:  # a unit that only found its records is not re-timed
-            # A unit resumed from its chunk checkpoints also counts the chunks an earlier, interrupted run did.
-            # Their CPU seconds are known for checkpoints written since they were kept; otherwise the unit's CPU
-            # seconds are this run's only, and the entry says so.
-            cpu_seconds = time.process_time() - cpu_start
-            facts: dict[str, Any] = {"resumed_seconds": round(summary.resumed_seconds, 1)}
-            if summary.resumed_cpu_seconds is None:
-                facts["cpu_seconds_cover"] = "this run only (resumed chunks without CPU seconds)"
-            else:
-                cpu_seconds += summary.resumed_cpu_seconds
-            timings.record(unit.key, seconds, records=len(summary.written), cpu_seconds=round(cpu_seconds, 1),
-                           **facts)
-        _write_json(plan.unit_marker(unit), {
-            "config": unit.config, "seed": unit.seed, "record_ids": sorted(summary.written + summary.existing),
-            "filters": ["none"], "columns": columns, "explainers": list(plan.explainers), "explainer_keys": keys,
-            "regimes": list(plan.regimes), "seconds": round(seconds, 1)})
-        log.info("%s evaluated (unfiltered; the paper's filter is derived once every seed's predictions are in) in "
-                 "%s: commit it (git add %s)", unit.key, plan.seed_staging(unit.seed), plan.seed_staging(unit.seed))
-        processes.wait_for_everyone()
+                                 progress=progress and processes.is_main_process, filters=("none",),
+                                 unit_columns=gathered)
+        if processes.is_main_process:
+            _finish_unit(plan, unit, models, settings, gathered, checkpoints, summary, timings, start, cpu_start)
+        processes.wait_for_everyone()  # no process starts the next unit before this one's files are written
         done.append(unit)
     return done
+
+
+def _write_unit_predictions(plan: ReferencePlan, unit: EvaluationUnit) -> None:
+    """Each model's prediction file, where missing or of another checkpoint: it must be the weights evaluated here."""
+    for regime in plan.regimes:
+        zoo_unit = ZooUnit(unit.config, regime, unit.seed)
+        state = predictions_state(plan, zoo_unit)
+        # a committed file is written again only from a checkpoint of the plan (another's would replace it)
+        if state == "missing" or (state != "current" and checkpoint_is_current(plan, zoo_unit)):
+            if state == "stale":
+                log.warning("%s: its prediction file is not of the checkpoint here (%s); written again (a subset "
+                            "defined by the old one is then stale and refused)", zoo_unit.key,
+                            predictions_verdict(plan, zoo_unit)[1])
+            write_predictions(plan, zoo_unit)
+
+
+def _finish_unit(plan: ReferencePlan, unit: EvaluationUnit, models: list[str], settings: EvaluationSettings,
+                 gathered: dict[str, dict[str, Any]], checkpoints: Path, summary: RunSummary, timings: Timings,
+                 start: float, cpu_start: float) -> None:
+    """An evaluated unit's files: each model's columns, the zero-shot bundle, its timing and its marker."""
+    from gecobench.evaluation.data import load_split
+    from gecobench.evaluation.unit_columns import columns_document, write_columns
+
+    split = load_split(unit.config, settings.split, settings.data_dir)
+    keys = list(_explainer_keys(plan.explainers).values())
+    columns: dict[str, dict[str, Any]] = {}
+    zero_shot = None
+    # the zero-shot model first: the others' reference columns are its own attributions, stored once
+    for regime, model in sorted(zip(plan.regimes, models), key=lambda pair: pair[0] != "ZS"):
+        document = columns_document(unit.config, split, [_spec_key(e) for e in plan.explainers],
+                                    gathered[str(model)], zero_shot)
+        zero_shot = document if regime == "ZS" else zero_shot
+        path = write_columns(plan.columns_file(unit, regime), document)
+        columns[regime] = {"path": _relative(plan, path), "sha256": document["sha256"],
+                           "checkpoint_sha256": document["model"]["checkpoint_sha256"]}
+    columns = {regime: columns[regime] for regime in plan.regimes}
+    try:
+        export_zero_shot_attributions(plan, unit, checkpoints)
+    except ValueError as err:  # e.g. records made earlier and their checkpoints since removed: say so, go on
+        log.warning("%s: zero-shot reference attributions not published: %s", unit.key, err)
+    seconds = time.perf_counter() - start + summary.resumed_seconds
+    if summary.written:  # a unit that only found its records is not re-timed
+        # A unit resumed from its chunk checkpoints also counts the chunks an earlier, interrupted run did.
+        # Their CPU seconds are known for checkpoints written since they were kept; otherwise the unit's CPU
+        # seconds are this run's only, and the entry says so.
+        cpu_seconds = time.process_time() - cpu_start
+        facts: dict[str, Any] = {"resumed_seconds": round(summary.resumed_seconds, 1)}
+        if summary.resumed_cpu_seconds is None:
+            facts["cpu_seconds_cover"] = "this run only (resumed chunks without CPU seconds)"
+        else:
+            cpu_seconds += summary.resumed_cpu_seconds
+        timings.record(unit.key, seconds, records=len(summary.written), cpu_seconds=round(cpu_seconds, 1),
+                       **facts)
+    _write_json(plan.unit_marker(unit), {
+        "config": unit.config, "seed": unit.seed, "record_ids": sorted(summary.written + summary.existing),
+        "filters": ["none"], "columns": columns, "explainers": list(plan.explainers), "explainer_keys": keys,
+        "regimes": list(plan.regimes), "seconds": round(seconds, 1)})
+    log.info("%s evaluated (unfiltered; the paper's filter is derived once every seed's predictions are in) in "
+             "%s: commit it (git add %s)", unit.key, plan.seed_staging(unit.seed), plan.seed_staging(unit.seed))
 
 
 def _spec_key(text: str) -> str:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from geco_common.lazy import lazy_names
+
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and the API reference
     from submissions.requests import STATUSES, RequestStore, RequestView, TransitionError
     from submissions.submit import SubmissionError, submit_file, submit_request
@@ -27,19 +29,8 @@ __all__ = [
     "submit_request",
 ]
 
-_LAZY = {"STATUSES": "submissions.requests", "RequestStore": "submissions.requests",
-         "RequestView": "submissions.requests", "TransitionError": "submissions.requests",
-         "SubmissionError": "submissions.submit", "submit_file": "submissions.submit",
-         "submit_request": "submissions.submit"}
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'submissions' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+__getattr__, __dir__ = lazy_names(__name__, globals(), {
+    "STATUSES": "submissions.requests", "RequestStore": "submissions.requests",
+    "RequestView": "submissions.requests", "TransitionError": "submissions.requests",
+    "SubmissionError": "submissions.submit", "submit_file": "submissions.submit",
+    "submit_request": "submissions.submit"})

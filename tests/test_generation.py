@@ -228,7 +228,7 @@ def test_labelling_names_mode_draws_seeded_names(tmp_path, geco_dir):
     assert first.versions["all"]["female"][2] in female_names
     # One surname per slot: the same in both variants, so it is not a gendered word.
     assert first.versions["all"]["male"][3] == first.versions["all"]["female"][3]
-    neutral_names = [line for line in (REPO / "geco_dataset/generation/rules/neutral_names.tsv").read_text()
+    neutral_names = [line for line in (REPO / "geco_dataset/generation/rule-tables/neutral_names.tsv").read_text()
                      .splitlines()[3:] if line]
     neutral = make_variants(first, load_rules())["all"]["neutral"]
     assert neutral[0] == "They" and neutral[1] == "meet" and neutral[2] in neutral_names

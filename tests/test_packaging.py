@@ -176,8 +176,8 @@ def test_the_wheel_carries_the_metric_modules_and_the_space(built_wheel: Path):
                    for name in names)
     # what the installed package reads through importlib.resources: the generation rules, the example submission,
     # the dataset cards, and the command
-    for rule in (REPO_ROOT / "geco_dataset" / "generation" / "rules").iterdir():
-        assert f"geco_dataset/generation/rules/{rule.name}" in names, rule.name
+    for rule in (REPO_ROOT / "geco_dataset" / "generation" / "rule-tables").iterdir():
+        assert f"geco_dataset/generation/rule-tables/{rule.name}" in names, rule.name
     assert {"submissions/examples/gradient_norm_explainer.py", "geco_dataset/cards/geco_README.md",
             "gecobench/cli/__init__.py", "gecobench/__main__.py"} <= names
     # the base layer below geco_dataset and gecobench (docs/architecture.md), whose version the wheel carries

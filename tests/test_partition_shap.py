@@ -19,12 +19,14 @@ from torch import nn
 from gecobench.explainers import available_explainers, get_explainer
 from gecobench.explainers.engine import attribute
 from gecobench.explainers.partition import (
+    Hierarchy,
     OwenExpansion,
     balanced_partition,
     coalition_matrix,
     owen_design,
     owen_values,
     split_node,
+    text_hierarchy,
 )
 
 #: exact Owen values (the default spends a budget of 4 model outputs per word instead)
@@ -33,9 +35,11 @@ EXACT = {"coalitions_per_word": None}
 # ------------------------------------------------------------------------------------------- references
 
 
-def consistent_orderings(n_players: int):
-    """Every ordering of the players in which each group of the balanced hierarchy is contiguous."""
-    groups = [set(range(*node)) for node in balanced_partition(n_players)]
+def consistent_orderings(n_players: int, hierarchy: Hierarchy | None = None):
+    """Every ordering of the players in which each group of the hierarchy (default: the balanced one) is
+    contiguous."""
+    nodes = balanced_partition(n_players) if hierarchy is None else hierarchy.nodes()
+    groups = [set(range(*node)) for node in nodes]
     for order in itertools.permutations(range(n_players)):
         position = {player: k for k, player in enumerate(order)}
         if all(max(position[p] for p in g) - min(position[p] for p in g) == len(g) - 1 for g in groups):
@@ -54,8 +58,8 @@ def average_marginal_contributions(n_players: int, value, orderings) -> np.ndarr
     return totals / count
 
 
-def brute_force_owen(n_players: int, value) -> np.ndarray:
-    return average_marginal_contributions(n_players, value, consistent_orderings(n_players))
+def brute_force_owen(n_players: int, value, hierarchy: Hierarchy | None = None) -> np.ndarray:
+    return average_marginal_contributions(n_players, value, consistent_orderings(n_players, hierarchy))
 
 
 def brute_force_shapley(n_players: int, value) -> np.ndarray:
@@ -168,6 +172,98 @@ def test_owen_values_refuse_the_wrong_number_of_outputs():
         owen_values(3, np.zeros(7))
     with pytest.raises(ValueError, match="at least one player"):
         owen_design(0)
+
+
+# --------------------------------------------------------------------------------------------- hierarchies
+
+
+def test_the_text_hierarchy_joins_clauses_before_it_crosses_their_punctuation():
+    words = ["She", "said", "so", ",", "and", "he", "left", "."]
+    hierarchy = text_hierarchy(words)
+    groups = {tuple(words[a:b]) for a, b in hierarchy.nodes()}
+    # the clause before the comma is one group, the clause after it with its full stop another
+    assert ("She", "said", "so", ",") in groups or ("She", "said", "so") in groups
+    assert ("and", "he", "left", ".") in groups
+    # the full stop belongs to the words before it, not to a group of its own joined at the end
+    assert ("he", "left", ".") in groups
+    # the root splits at the comma, not in the middle of a clause
+    assert split_node((0, len(words)), hierarchy)[0][1] in (3, 4)
+
+
+def test_without_punctuation_the_text_hierarchy_pairs_neighbours_from_the_left():
+    hierarchy = text_hierarchy(["a", "b", "c", "d", "e", "f"])
+    nodes = set(hierarchy.nodes())
+    assert {(0, 2), (2, 4), (4, 6), (0, 4)} <= nodes and len(nodes) == 2 * 6 - 1
+    assert set(text_hierarchy(["a", "b", "c", "d"]).nodes()) == set(balanced_partition(4))
+
+
+@pytest.mark.parametrize("words", [["one"], ["he", "left", "."], ["She", "said", "so", ",", "and", "left", "."],
+                                   ["He", "(", "the", "son", ")", ",", "dances", "."]])
+def test_every_text_hierarchy_covers_the_sentence_in_order(words):
+    hierarchy = text_hierarchy(words)
+    nodes = hierarchy.nodes()
+    assert nodes[0] == (0, len(words)) and len(nodes) == 2 * len(words) - 1
+    assert sorted(start for start, stop in nodes if stop - start == 1) == list(range(len(words)))
+
+
+def test_a_bracket_pair_is_closed_inside_one_group():
+    words = ["He", "(", "the", "son", ")", "dances"]
+    groups = {tuple(words[a:b]) for a, b in text_hierarchy(words).nodes()}
+    assert ("(", "the", "son", ")") in groups
+
+
+def test_a_hierarchy_that_does_not_split_its_groups_is_refused():
+    with pytest.raises(ValueError, match=r"group \[0, 3\) has no split inside it"):
+        Hierarchy(3, ((0, 3, 3),))
+    with pytest.raises(ValueError, match="of groups outside it"):
+        Hierarchy(2, ((0, 2, 1), (5, 7, 6)))
+    with pytest.raises(ValueError, match="a hierarchy of 3 players for 4 players"):
+        owen_design(4, text_hierarchy(["a", "b", "c"]))
+
+
+@pytest.mark.parametrize("words", [["a", "b", "c", "."], ["x", ",", "y", "z", "w", "."]])
+def test_owen_design_of_any_hierarchy_equals_brute_force_owen_values(words):
+    n_players = len(words)
+    hierarchy = text_hierarchy(words)
+    assert set(hierarchy.nodes()) != set(balanced_partition(n_players))  # a hierarchy of its own
+    rng = np.random.default_rng(n_players)
+    table = {frozenset(s): rng.normal() for r in range(n_players + 1)
+             for s in itertools.combinations(range(n_players), r)}
+    coalitions, _ = owen_design(n_players, hierarchy)
+    outputs = np.array([table[frozenset(np.flatnonzero(row).tolist())] for row in coalitions])
+    expected = brute_force_owen(n_players, table.__getitem__, hierarchy)
+    scale = max(abs(v) for v in table.values())
+    np.testing.assert_allclose(owen_values(n_players, outputs, hierarchy), expected, rtol=0,
+                               atol=64 * np.finfo(float).eps * scale)
+    balanced = brute_force_owen(n_players, table.__getitem__)
+    assert np.abs(expected - balanced).max() > 1e-3  # the hierarchy changes the values of an interacting game
+
+
+def test_the_explainer_on_the_text_hierarchy_gives_that_hierarchys_owen_values(tokenizer):
+    words = ["she", "went", ",", "home", "with", "him", "."]
+    model = two_feature_model(tokenizer, strength=1.5)
+    value = model_on_words(model, tokenizer, words, 1)
+    hierarchy = text_hierarchy(words)
+    expected = np.abs(brute_force_owen(len(words), value, hierarchy))
+    (scores,) = attribute(get_explainer("partition_shap", output="logit", hierarchy="text", **EXACT), model,
+                          tokenizer, [words], [1])
+    scale = max(abs(value(frozenset(range(len(words))))), 1.0)
+    np.testing.assert_allclose(scores, expected, rtol=0, atol=1e3 * np.finfo(np.float64).eps * scale)
+    (balanced,) = attribute(get_explainer("partition_shap", output="logit", **EXACT), model, tokenizer, [words], [1])
+    assert np.abs(balanced - expected).max() > 1e-3
+    # the priority expansion follows the same hierarchy: expanded to the end it reaches the same exact values
+    explainer = get_explainer("partition_shap", output="logit", hierarchy="text", coalitions_per_word="adaptive",
+                              tolerance=1e-12)
+    (expanded,) = attribute(explainer, model, tokenizer, [words], [1])
+    np.testing.assert_allclose(expanded, expected, rtol=0, atol=1e3 * np.finfo(np.float64).eps * scale)
+    assert explainer.params()["hierarchy"] == "text"
+
+
+def test_the_default_hierarchy_keeps_its_recorded_parameters_and_unknown_ones_are_refused():
+    assert get_explainer("partition_shap").params()["hierarchy"] == "balanced binary partition of the word sequence"
+    assert get_explainer("partition_shap", hierarchy="balanced").params() == get_explainer("partition_shap").params()
+    with pytest.raises(ValueError, match="hierarchy must be one of balanced, text, got 'parser'"):
+        get_explainer("partition_shap", hierarchy="parser")
 
 
 # ----------------------------------------------------------------------------------------------- the explainer

@@ -225,7 +225,7 @@ __all__ = [
 def release_verb_forms(released_dir: str | Path, rules: RuleSet | None = None) -> dict[str, str]:
     """The form the released files give each verb after a neutral subject (majority over all rows).
 
-    Used once to write ``rules/release_verbs.tsv``: the release converted verbs from a list of its own, so
+    Used once to write ``rule-tables/release_verbs.tsv``: the release converted verbs from a list of its own, so
     some stay singular (``they claims``) and others lose only their final ``s`` (``they trie``).
     """
     rules = rules or load_rules("release")

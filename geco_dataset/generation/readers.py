@@ -135,7 +135,7 @@ def _sentence_from_labelling(key: str, entry: dict[str, Any], tags: dict[str, st
                                           f"nor 'tag': {label}")
             by_gender[gender] = replacements
         if name_mode == "names":
-            # The non-binary variant of a first-name slot gets a gender-neutral name (rules/neutral_names.tsv).
+            # The non-binary variant of a first-name slot gets a gender-neutral name (rule-tables/neutral_names.tsv).
             for position in sorted(_name_tag_positions(versions_in[version], tags)):
                 if by_gender["male"].get(position) != by_gender["female"].get(position) \
                         and position not in by_gender["neutral"]:

@@ -1,4 +1,4 @@
-"""The alteration rules as data: loading the tables in ``rules/`` into one :class:`RuleSet`.
+"""The alteration rules as data: loading the tables in ``rule-tables/`` into one :class:`RuleSet`.
 
 The tables (not code branches) decide which words change: ``pronouns.tsv`` (pronouns by role),
 ``neutral_nouns.tsv`` (gendered nouns and titles with a neutral counterpart), ``verb_agreement.json``
@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-RULES_DIR = Path(__file__).resolve().parent / "rules"
+# a folder name that is not an identifier: a data folder, never an importable (namespace) package, so the build
+# does not mistake it for one, nor for this module
+RULES_DIR = Path(__file__).resolve().parent / "rule-tables"
 PROFILES = ("grammatical", "release")
 
 

@@ -34,6 +34,9 @@ rather than resolved to single words: 0 for exact values). On the reference CEfA
 sentences (18.4 words on average), 4 outputs per word reach MA 0.921 with 81 outputs per sentence where the exact
 values (310 outputs) reach 0.910; 3 per word fall to 0.885 (BENCHMARKS.md, "Partition SHAP on a budget").
 
+**Another hierarchy** (``hierarchy="text"``): groups that follow the sentence's punctuation instead of its halves
+(:func:`text_hierarchy`); every rule above holds for any binary hierarchy of contiguous groups (:class:`Hierarchy`).
+
 A model output for a coalition is the output on the sentence with each run of absent words replaced by one
 ``[MASK]`` token (``removal="mask"``, the default since 2.0.0, as ``shap``'s text masker does), so "no word" is
 ``[CLS] [MASK] [SEP]``; ``removal="delete"`` drops them instead (1.0.0, the shared perturbation protocol of LIME
@@ -49,6 +52,7 @@ import heapq
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -76,39 +80,168 @@ ADAPTIVE_TOLERANCE = 0.05
 Node = tuple[int, int]
 
 
-def split_node(node: Node) -> tuple[Node, Node]:
-    """The two children of a group of two or more players: its first ``ceil(size/2)`` players, then the rest."""
+def split_node(node: Node, hierarchy: Hierarchy | None = None) -> tuple[Node, Node]:
+    """The two children of a group of two or more players: where ``hierarchy`` splits it, or (``None``, the
+    balanced hierarchy) its first ``ceil(size/2)`` players, then the rest."""
     start, stop = node
     if stop - start < 2:
         raise ValueError(f"a group of {stop - start} player(s) {node} has no children")
-    middle = start + (stop - start + 1) // 2
+    middle = start + (stop - start + 1) // 2 if hierarchy is None else hierarchy.middle(node)
     return (start, middle), (middle, stop)
+
+
+@dataclass(frozen=True)
+class Hierarchy:
+    """A binary hierarchy of contiguous groups of players: where each group of two or more players splits.
+
+    ``splits`` holds ``(start, stop, middle)`` for every such group ``[start, stop)``: its children are
+    ``[start, middle)`` and ``[middle, stop)``. Frozen and hashable, so a design computed for one hierarchy is
+    cached for every sentence that has it. Build one with :meth:`balanced` or :func:`text_hierarchy`."""
+
+    n_players: int
+    splits: tuple[tuple[int, int, int], ...]
+
+    def __post_init__(self) -> None:
+        if self.n_players < 1:
+            raise ValueError(f"need at least one player, got {self.n_players}")
+        middles = {(start, stop): middle for start, stop, middle in self.splits}
+        # every group reached from the root splits inside itself, down to single players, and nothing else is listed
+        reached, stack = 0, [(0, self.n_players)]
+        while stack:
+            start, stop = stack.pop()
+            if stop - start == 1:
+                continue
+            middle = middles.get((start, stop))
+            if middle is None or not start < middle < stop:
+                raise ValueError(f"hierarchy of {self.n_players} players: group [{start}, {stop}) has no split "
+                                 f"inside it ({middle})")
+            reached += 1
+            stack.extend([(start, middle), (middle, stop)])
+        if reached != len(self.splits):
+            raise ValueError(f"hierarchy of {self.n_players} players lists {len(self.splits)} splits, "
+                             f"{len(self.splits) - reached} of groups outside it")
+        object.__setattr__(self, "_middles", middles)
+
+    @classmethod
+    def balanced(cls, n_players: int) -> Hierarchy:
+        """The balanced hierarchy (each group's first ``ceil(size/2)`` players, then the rest)."""
+        return _balanced_hierarchy(n_players)
+
+    def middle(self, node: Node) -> int:
+        """Where group ``node`` (two or more players) splits."""
+        try:
+            return self._middles[node]  # type: ignore[attr-defined]
+        except KeyError:
+            raise ValueError(f"{node} is not a group of this hierarchy") from None
+
+    def nodes(self) -> list[Node]:
+        """Every group, root first (pre-order)."""
+        nodes, stack = [], [(0, self.n_players)]
+        while stack:
+            node = stack.pop()
+            nodes.append(node)
+            if node[1] - node[0] > 1:
+                left, right = split_node(node, self)
+                stack.extend([right, left])
+        return nodes
+
+
+@functools.lru_cache(maxsize=256)
+def _balanced_hierarchy(n_players: int) -> Hierarchy:
+    splits, stack = [], [(0, n_players)]
+    while stack:
+        start, stop = stack.pop()
+        if stop - start > 1:
+            (_, middle), right = split_node((start, stop))
+            splits.append((start, stop, middle))
+            stack.extend([(start, middle), right])
+    return Hierarchy(n_players, tuple(splits))
+
+
+#: words that end a sentence or a clause, and the words that join clauses: groups across them join late
+SENTENCE_ENDS = frozenset({".", "?", "!"})
+CLAUSE_BREAKS = frozenset({",", ";", ":", "—", "–"})
+CONNECTIVES = frozenset({"and", "but", "or"})
+BRACKETS = {"(": ")", "[": "]"}
+
+
+def _open_bracket(group: Sequence[str]) -> bool:
+    """Whether the group starts with a bracket it does not close."""
+    return group[0] in BRACKETS and BRACKETS[group[0]] not in group[1:]
+
+
+def _unopened_bracket(group: Sequence[str]) -> bool:
+    """Whether the group ends with a closing bracket it does not open."""
+    openers = {close: opener for opener, close in BRACKETS.items()}
+    return group[-1] in openers and openers[group[-1]] not in group[:-1]
+
+
+def _join_cost(left: Sequence[str], right: Sequence[str]) -> float:
+    """What joining two adjacent groups of words costs (the cheapest join is made first): their size, so that
+    small groups pair up before large ones, plus the boundary's punctuation. Across a sentence end, a clause
+    break or a connective a join comes late; a lone mark joins the group before it early (it belongs to it); a
+    bracket is closed inside its group before the group meets what stands outside the brackets."""
+    cost = float(len(left) + len(right))
+    last, first = left[-1], right[0]
+    for marks, penalty in ((SENTENCE_ENDS, 20.0), (CLAUSE_BREAKS, 10.0)):
+        if last in marks:
+            cost += penalty
+        if first in marks:
+            cost += penalty if len(right) > 1 else 1.0
+    if last.lower() in CONNECTIVES or first.lower() in CONNECTIVES:
+        cost += 2.0
+    if _open_bracket(right) or _unopened_bracket(left):
+        cost += 100.0
+    return cost
+
+
+def text_hierarchy(words: Sequence[str]) -> Hierarchy:
+    """A hierarchy that follows the sentence's punctuation: adjacent groups of words are joined bottom-up,
+    cheapest join first (:func:`_join_cost`; the leftmost of equal costs), until one group remains.
+
+    The idea is ``shap``'s text masker's (``shap.maskers.Text``, whose clustering groups tokens by such a
+    heuristic: sub-words first, across commas and sentence ends last), which ferret's Partition SHAP uses; here on
+    whole words (the players), with this module's own costs. Without punctuation it pairs neighbours from the left:
+    a balanced hierarchy built bottom-up."""
+    if not words:
+        raise ValueError("need at least one word")
+    groups = [(k, k + 1) for k in range(len(words))]
+    splits = []
+    while len(groups) > 1:
+        costs = [_join_cost(words[a[0]:a[1]], words[b[0]:b[1]]) for a, b in zip(groups, groups[1:])]
+        k = int(np.argmin(costs))
+        (start, middle), (_, stop) = groups[k], groups[k + 1]
+        splits.append((start, stop, middle))
+        groups[k:k + 2] = [(start, stop)]
+    return Hierarchy(len(words), tuple(splits))
+
+
+#: the hierarchies :class:`PartitionShapExplainer` can use (its ``hierarchy`` parameter)
+HIERARCHIES = ("balanced", "text")
+#: how a record's parameters name the balanced hierarchy (the default, recorded so since version 1.0.0)
+BALANCED_DESCRIPTION = "balanced binary partition of the word sequence"
 
 
 def balanced_partition(n_players: int) -> list[Node]:
     """Every group of the balanced binary hierarchy over ``n_players`` players, root first (pre-order)."""
     if n_players < 1:
         raise ValueError(f"need at least one player, got {n_players}")
-    nodes, stack = [], [(0, n_players)]
-    while stack:
-        node = stack.pop()
-        nodes.append(node)
-        if node[1] - node[0] > 1:
-            left, right = split_node(node)
-            stack.extend([right, left])
-    return nodes
+    return Hierarchy.balanced(n_players).nodes()
 
 
 @functools.lru_cache(maxsize=256)
-def owen_design(n_players: int) -> tuple[np.ndarray, np.ndarray]:
+def owen_design(n_players: int, hierarchy: Hierarchy | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The coalitions the Owen values of ``n_players`` players need, and how to combine their outputs.
 
     Returns ``(coalitions, weights)``: a ``(K, n_players)`` 0/1 matrix of the coalitions (row 0 all present, row 1
     all absent) and an ``(n_players, K)`` matrix with ``owen_values = weights @ f(coalitions)`` for any set
-    function ``f``. The design depends only on the number of players, so it is computed once per sentence length.
+    function ``f``. The design depends only on the hierarchy (default: the balanced one of ``n_players``), so it is
+    computed once per sentence length, or once per hierarchy.
     """
     if n_players < 1:
         raise ValueError(f"need at least one player, got {n_players}")
+    if hierarchy is not None and hierarchy.n_players != n_players:
+        raise ValueError(f"a hierarchy of {hierarchy.n_players} players for {n_players} players")
     full = (1 << n_players) - 1
     index: dict[int, int] = {full: 0, 0: 1}
     terms: list[tuple[int, int, float]] = []  # (player, coalition index, weight)
@@ -125,7 +258,7 @@ def owen_design(n_players: int) -> tuple[np.ndarray, np.ndarray]:
             terms.append((start, column(context | (1 << start)), weight))
             terms.append((start, column(context), -weight))
             continue
-        left, right = split_node((start, stop))
+        left, right = split_node((start, stop), hierarchy)
         left_bits = ((1 << (left[1] - left[0])) - 1) << left[0]
         right_bits = ((1 << (right[1] - right[0])) - 1) << right[0]
         half = weight / 2
@@ -161,9 +294,9 @@ def _coarse(priority: float) -> float:
 
 
 @functools.lru_cache(maxsize=256)
-def _design_bits(n_players: int) -> tuple[int, ...]:
-    """:func:`owen_design`'s coalitions as bit masks, in its order (computed once per length, like the design)."""
-    return tuple(int(sum(int(b) << k for k, b in enumerate(row))) for row in owen_design(n_players)[0])
+def _design_bits(n_players: int, hierarchy: Hierarchy | None = None) -> tuple[int, ...]:
+    """:func:`owen_design`'s coalitions as bit masks, in its order (computed once per hierarchy, like the design)."""
+    return tuple(int(sum(int(b) << k for k, b in enumerate(row))) for row in owen_design(n_players, hierarchy)[0])
 
 
 class OwenExpansion:
@@ -177,15 +310,20 @@ class OwenExpansion:
     so it does not depend on which other sentences share the forward passes.
     """
 
-    def __init__(self, n_players: int, max_outputs: int | None = None, tolerance: float | None = None) -> None:
+    def __init__(self, n_players: int, max_outputs: int | None = None, tolerance: float | None = None,
+                 hierarchy: Hierarchy | None = None) -> None:
         if n_players < 1:
             raise ValueError(f"need at least one player, got {n_players}")
+        if hierarchy is not None and hierarchy.n_players != n_players:
+            raise ValueError(f"a hierarchy of {hierarchy.n_players} players for {n_players} players")
         if max_outputs is not None and max_outputs < 2:
             raise ValueError(f"a budget needs at least the 2 outputs of everyone and no one, got {max_outputs}")
         if tolerance is not None and not 0 <= float(tolerance) < 1:
             raise ValueError(f"tolerance must be a share of the explained amount in [0, 1), got {tolerance}")
         self.n_players = n_players
-        exact_size = owen_design(n_players)[0].shape[0]
+        #: the groups' hierarchy (None: the balanced one)
+        self.hierarchy = hierarchy
+        exact_size = owen_design(n_players, hierarchy)[0].shape[0]
         # With a tolerance the hierarchy is expanded by priority even when the budget would allow the exact design:
         # expanding stops once the unresolved share is small enough (the full expansion is the exact design).
         self.tolerance = None if tolerance is None else float(tolerance)
@@ -233,7 +371,7 @@ class OwenExpansion:
         if not self._started:
             self._started = True
             if self.exact:
-                self._requested = list(_design_bits(self.n_players))
+                self._requested = list(_design_bits(self.n_players, self.hierarchy))
             else:
                 self._requested = [group_bits((0, self.n_players)), 0]
             return list(self._requested)
@@ -245,7 +383,7 @@ class OwenExpansion:
             new: list[int] = []
             while self._queue and len(chosen) < self.expansions_per_round:
                 _, _, node, context, weight, _ = self._queue[0]
-                left, right = split_node(node)
+                left, right = split_node(node, self.hierarchy)
                 needed = []
                 for bits in (context | group_bits(left), context | group_bits(right)):
                     if bits not in self._index and bits not in new and bits not in needed:
@@ -297,7 +435,7 @@ class OwenExpansion:
         self._inserted += 1
 
     def _expand(self, node: Node, context: int, weight: float) -> None:
-        left, right = split_node(node)
+        left, right = split_node(node, self.hierarchy)
         half = weight / 2
         self._add(left, context, half)
         self._add(left, context | group_bits(right), half)
@@ -319,7 +457,7 @@ class OwenExpansion:
         outputs = np.stack(self._outputs)[:, int(target)]
         if self.exact:
             # requested in the design's order, one row each (the design has no repeated coalition)
-            return owen_design(self.n_players)[1] @ outputs, 0.0
+            return owen_design(self.n_players, self.hierarchy)[1] @ outputs, 0.0
         values = np.zeros(self.n_players)
         resolved = spread = 0.0
         for start, stop, with_group, without_group, weight, split in self._terms:
@@ -333,9 +471,9 @@ class OwenExpansion:
         return values, (spread / total if total > 0 else 0.0)
 
 
-def owen_values(n_players: int, outputs: np.ndarray) -> np.ndarray:
+def owen_values(n_players: int, outputs: np.ndarray, hierarchy: Hierarchy | None = None) -> np.ndarray:
     """Owen values from the outputs of :func:`owen_design`'s coalitions (``(K,)``, or ``(K, classes)``)."""
-    coalitions, weights = owen_design(n_players)
+    coalitions, weights = owen_design(n_players, hierarchy)
     outputs = np.asarray(outputs, dtype=np.float64)
     if outputs.shape[0] != coalitions.shape[0]:
         raise ValueError(f"{n_players} players need outputs for {coalitions.shape[0]} coalitions, got {outputs.shape[0]}")
@@ -360,7 +498,8 @@ class PartitionShapExplainer(BuiltinExplainer):
     reached; ``None`` computes the exact Owen values (about ``2 n / 3``
     outputs per word; version 2.0.0). Diagnostics per sentence: ``n_coalitions`` and ``spread_share`` (see the
     module docstring). The adaptive stop is this hub's own (Partition SHAP is not in the authors' code; ``shap``'s
-    Partition explainer stops at a fixed ``max_evals``).
+    Partition explainer stops at a fixed ``max_evals``). ``hierarchy``: ``"balanced"`` (default) or ``"text"``, a
+    hierarchy that follows the sentence's punctuation (:func:`text_hierarchy`, the idea of ``shap``'s text masker).
     """
 
     name = "partition_shap"
@@ -375,7 +514,7 @@ class PartitionShapExplainer(BuiltinExplainer):
     def __init__(self, output: str = "probability", removal: str = "mask",
                  coalitions_per_word: float | str | None = 4.0, tolerance: float | None = None,
                  max_coalitions_per_word: float | None = None, perturbations_per_eval: int | None = None,
-                 **kwargs: Any) -> None:
+                 hierarchy: str = "balanced", **kwargs: Any) -> None:
         if output not in ("logit", "probability"):
             raise ValueError(f"output must be 'logit' or 'probability', got {output!r}")
         if removal not in self.REMOVALS:
@@ -405,8 +544,14 @@ class PartitionShapExplainer(BuiltinExplainer):
                                  f"{ADAPTIVE!r}, got {coalitions_per_word!r}")
         if perturbations_per_eval is not None and int(perturbations_per_eval) < 1:
             raise ValueError(f"perturbations_per_eval must be >= 1, got {perturbations_per_eval}")
+        if hierarchy == BALANCED_DESCRIPTION:  # the recorded form of the default, read back from a record
+            hierarchy = "balanced"
+        if hierarchy not in HIERARCHIES:
+            raise ValueError(f"hierarchy must be one of {', '.join(HIERARCHIES)}, got {hierarchy!r}")
+        self._text_hierarchy = hierarchy == "text"
+        # the default is recorded as it always was (its records keep their parameters); the text one by its name
         super().__init__(output=output, removal=removal, coalitions_per_word=coalitions_per_word, **adaptive,
-                         hierarchy="balanced binary partition of the word sequence", **kwargs)
+                         hierarchy=BALANCED_DESCRIPTION if hierarchy == "balanced" else hierarchy, **kwargs)
         # Speed knob only: None packs the coalitions of every sentence by length into passes of the token budget;
         # N evaluates each sentence's coalitions N at a time, in order (the unbatched reference with N = 1).
         self.perturbations_per_eval = None if perturbations_per_eval is None else int(perturbations_per_eval)
@@ -472,8 +617,11 @@ class PartitionShapExplainer(BuiltinExplainer):
                 expansions[i] = store[key]
             else:
                 n_players = int(present[i].sum())
+                # the players are the words not lost to truncation, in order
+                hierarchy = (text_hierarchy([w for w, kept in zip(words[i], present[i]) if kept])
+                             if self._text_hierarchy else None)
                 expansions[i] = running[i] = OwenExpansion(n_players, self.max_outputs(n_players),
-                                                           self._params.get("tolerance"))
+                                                           self._params.get("tolerance"), hierarchy)
         forward = EmbeddingForward(model, self._params["output"])
         while running:
             requests = []
