@@ -7,6 +7,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,7 +29,7 @@ MATH_MODULES = [
 # Runs in a fresh interpreter with HF_HOME / HF_MODULES_CACHE pointing to an empty folder, so evaluate must
 # copy each module and resolve its imports from scratch; it then runs each module's docstring examples.
 _CHECKER = r"""
-import doctest, json, math, sys
+import doctest, inspect, json, math, sys
 from pathlib import Path
 import evaluate
 
@@ -50,6 +51,12 @@ for name in names:
         out = []
         runner.run(test, out=out.append)
         entry["doctest"] = {"attempted": runner.tries, "failed": runner.failures, "log": "".join(out)[-2000:]}
+        info = module._info()
+        params = list(inspect.signature(type(module)._compute).parameters.values())[1:]
+        entry["info"] = {"info_class": type(info).__name__, "citation": info.citation,
+                         "description": info.description, "inputs_description": info.inputs_description,
+                         "features": {col: type(feature).__name__ for col, feature in info.features.items()},
+                         "required": [p.name for p in params if p.default is inspect.Parameter.empty]}
     report[name] = entry
 
 bad_calls = {
@@ -129,6 +136,42 @@ def test_module_meta_matches_registry_and_card(load_report, name):
         assert section in body, f"{name}: card lacks {section}"
     assert f"direction: {meta['direction']}".lower() in body, f"{name}: card does not state the direction"
     assert "best value" in body and "range" in body
+
+
+@pytest.mark.parametrize("name", MODULE_NAMES)
+def test_module_info_keeps_its_texts_citation_and_features(load_report, name):
+    """What ``_info()`` returns (built by ``gecobench.metrics.module_info``) still carries the module's card
+    texts, a citation the card repeats, and exactly the columns its ``_compute`` requires, in that order."""
+    info = load_report[name]["info"]
+    kind = MODULE_TYPES.get(name, "metric")
+    assert info["info_class"] == f"{kind.capitalize()}Info"
+    assert info["description"].strip(), f"{name}: _info() lost its description"
+    assert ">>>" in info["inputs_description"], f"{name}: _info() lost its inputs doc with examples"
+    keys = re.findall(r"@\w+\{([^,\s]+),", info["citation"])
+    assert keys, f"{name}: _info() has no BibTeX citation: {info['citation']!r}"
+    card = (REPO_ROOT / "metrics" / name / "README.md").read_text(encoding="utf-8")
+    assert all(key in card for key in keys), f"{name}: the card does not cite {keys}"
+    assert list(info["features"]) == info["required"], f"{name}: features {info['features']} vs _compute"
+    for column, feature in info["features"].items():
+        assert feature in ("Value", "List", "Sequence"), f"{name}: {column} is a {feature}"
+        assert f"{column} (`" in info["inputs_description"], f"{name}: the inputs doc does not describe {column}"
+
+
+def test_module_info_builds_sequences_from_dtypes_and_keeps_other_features():
+    import datasets
+
+    from gecobench.metrics.module_info import module_info
+
+    info = module_info("d", "c", "i", {"scores": "float64", "group": datasets.Value("string")},
+                       reference_urls=("https://example.org",), module_type="measurement")
+    assert type(info).__name__ == "MeasurementInfo" and info.module_type == "measurement"
+    assert (info.description, info.citation, info.inputs_description) == ("d", "c", "i")
+    assert info.features == datasets.Features({"scores": datasets.Sequence(datasets.Value("float64")),
+                                               "group": datasets.Value("string")})
+    assert list(info.features) == ["scores", "group"] and info.reference_urls == ["https://example.org"]
+    assert module_info("d", "c", "i", {"x": "int64"}).reference_urls == []
+    with pytest.raises(ValueError, match="module_type"):
+        module_info("d", "c", "i", {"x": "int64"}, module_type="metrics")
 
 
 @pytest.mark.parametrize(

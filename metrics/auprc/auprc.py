@@ -1,22 +1,13 @@
 """AUPRC: average precision of the absolute attributions against the ground-truth mask."""
 
-import datasets
 import evaluate
 
 from gecobench.metrics.mass_accuracy import fold_token_attributions, module_result  # From: gecobench-hub
+from gecobench.metrics.module_info import GECOBENCH_CITATION, GECOBENCH_URL, module_info  # From: gecobench-hub
 from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 from gecobench.metrics.ranking import RANKING_META, auprc_per_sentence  # From: gecobench-hub
 
 METRIC_META = RANKING_META["auprc"]
-
-_CITATION = """\
-@article{wilming2025gecobench,
-  title   = {GECOBench: A Gender-Controlled Text Dataset and Benchmark for Quantifying Biases in Explanations},
-  author  = {Wilming, Rick and Dox, Artur and Schulz, Hjalmar and Oliveira, Marta and Clark, Benedict and Haufe, Stefan},
-  journal = {Frontiers in Artificial Intelligence},
-  year    = {2025}
-}
-"""
 
 _DESCRIPTION = """\
 AUPRC is the area under the precision-recall curve obtained by ranking a sentence's words by absolute
@@ -56,18 +47,12 @@ class Auprc(StrictInputs, evaluate.Metric):
     meta = METRIC_META
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "attributions": datasets.Sequence(datasets.Value("float64")),
-                    "ground_truth": datasets.Sequence(datasets.Value("int64")),
-                }
-            ),
-            reference_urls=["https://github.com/braindatalab/gecobench"],
+        return module_info(
+            _DESCRIPTION,
+            GECOBENCH_CITATION,
+            _KWARGS_DESCRIPTION,
+            {"attributions": "float64", "ground_truth": "int64"},
+            reference_urls=[GECOBENCH_URL],
         )
 
     def _compute(self, attributions, ground_truth, word_ids=None, return_per_sentence=False, bootstrap=0, seed=0):

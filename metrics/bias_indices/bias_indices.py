@@ -4,6 +4,7 @@ import datasets
 import evaluate
 
 from gecobench.metrics.bias_indices import METRIC_META, bias_indices  # From: gecobench-hub
+from gecobench.metrics.module_info import module_info  # From: gecobench-hub
 from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 
 _CITATION = """\
@@ -57,21 +58,19 @@ class BiasIndices(StrictInputs, evaluate.Measurement):
     meta = METRIC_META
 
     def _info(self):
-        return evaluate.MeasurementInfo(
-            module_type="measurement",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "group": datasets.Value("string"),
-                    "word": datasets.Value("string"),
-                    "probability": datasets.Value("float64"),
-                    "rank": datasets.Value("int64"),
-                    "is_adjective": datasets.Value("bool"),
-                }
-            ),
+        return module_info(
+            _DESCRIPTION,
+            _CITATION,
+            _KWARGS_DESCRIPTION,
+            {
+                "group": datasets.Value("string"),
+                "word": datasets.Value("string"),
+                "probability": datasets.Value("float64"),
+                "rank": datasets.Value("int64"),
+                "is_adjective": datasets.Value("bool"),
+            },
             reference_urls=["https://github.com/IsGarrido/Evaluating-Gender-Bias-in-Spanish-Deep-Learning-Models"],
+            module_type="measurement",
         )
 
     def _compute(self, group, word, probability, rank, is_adjective, lexicon=None, k=None):

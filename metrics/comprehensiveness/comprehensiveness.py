@@ -8,6 +8,7 @@ from gecobench.metrics.faithfulness import (  # From: gecobench-hub
     comprehensiveness_per_sentence,
 )
 from gecobench.metrics.mass_accuracy import module_result  # From: gecobench-hub
+from gecobench.metrics.module_info import module_info  # From: gecobench-hub
 from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 
 METRIC_META = FAITHFULNESS_META["comprehensiveness"]
@@ -62,17 +63,11 @@ class Comprehensiveness(StrictInputs, evaluate.Metric):
     meta = METRIC_META
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "full_probability": datasets.Value("float64"),
-                    "probability_without_rationale": datasets.Sequence(datasets.Value("float64")),
-                }
-            ),
+        return module_info(
+            _DESCRIPTION,
+            _CITATION,
+            _KWARGS_DESCRIPTION,
+            {"full_probability": datasets.Value("float64"), "probability_without_rationale": "float64"},
             reference_urls=["https://github.com/jayded/eraserbenchmark", "https://github.com/g8a9/ferret"],
         )
 

@@ -4,16 +4,8 @@ import datasets
 import evaluate
 
 from gecobench.metrics.cooccurrence import METRIC_META, cooccurrence_bias  # From: gecobench-hub
+from gecobench.metrics.module_info import GECOBENCH_CITATION, GECOBENCH_URL, module_info  # From: gecobench-hub
 from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
-
-_CITATION = """\
-@article{wilming2025gecobench,
-  title   = {GECOBench: A Gender-Controlled Text Dataset and Benchmark for Quantifying Biases in Explanations},
-  author  = {Wilming, Rick and Dox, Artur and Schulz, Hjalmar and Oliveira, Marta and Clark, Benedict and Haufe, Stefan},
-  journal = {Frontiers in Artificial Intelligence},
-  year    = {2025}
-}
-"""
 
 _DESCRIPTION = """\
 The GECO paper's dataset bias. For every group g (female, male, non-binary) it counts
@@ -50,15 +42,13 @@ class CooccurrenceBias(StrictInputs, evaluate.Measurement):
     meta = METRIC_META
 
     def _info(self):
-        return evaluate.MeasurementInfo(
+        return module_info(
+            _DESCRIPTION,
+            GECOBENCH_CITATION,
+            _KWARGS_DESCRIPTION,
+            {"words": "string", "group": datasets.Value("string")},
+            reference_urls=[GECOBENCH_URL],
             module_type="measurement",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"words": datasets.Sequence(datasets.Value("string")), "group": datasets.Value("string")}
-            ),
-            reference_urls=["https://github.com/braindatalab/gecobench"],
         )
 
     def _compute(self, words, group, terms=None):

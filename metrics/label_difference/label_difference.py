@@ -1,9 +1,9 @@
 """Label difference (contrastivity): how far the explanations of the same sentence differ between target classes."""
 
-import datasets
 import evaluate
 
 from gecobench.metrics.mass_accuracy import module_result  # From: gecobench-hub
+from gecobench.metrics.module_info import module_info  # From: gecobench-hub
 from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 from gecobench.metrics.properties import PROPERTY_META, label_difference_per_sentence  # From: gecobench-hub
 
@@ -51,17 +51,11 @@ class LabelDifference(StrictInputs, evaluate.Metric):
     meta = METRIC_META
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "predictions": datasets.Sequence(datasets.Value("float64")),
-                    "references": datasets.Sequence(datasets.Value("float64")),
-                }
-            ),
+        return module_info(
+            _DESCRIPTION,
+            _CITATION,
+            _KWARGS_DESCRIPTION,
+            {"predictions": "float64", "references": "float64"},
         )
 
     def _compute(self, predictions, references, return_per_sentence=False):

@@ -1,6 +1,5 @@
 """Leave-one-out tau: Kendall's tau-b between the attributions and each word's leave-one-out effect on the model."""
 
-import datasets
 import evaluate
 
 from gecobench.metrics.faithfulness import (  # From: gecobench-hub
@@ -8,6 +7,7 @@ from gecobench.metrics.faithfulness import (  # From: gecobench-hub
     leave_one_out_tau_per_sentence,
 )
 from gecobench.metrics.mass_accuracy import module_result  # From: gecobench-hub
+from gecobench.metrics.module_info import module_info  # From: gecobench-hub
 from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 
 METRIC_META = FAITHFULNESS_META["leave_one_out_tau"]
@@ -54,17 +54,11 @@ class LeaveOneOutTau(StrictInputs, evaluate.Metric):
     meta = METRIC_META
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "attributions": datasets.Sequence(datasets.Value("float64")),
-                    "leave_one_out": datasets.Sequence(datasets.Value("float64")),
-                }
-            ),
+        return module_info(
+            _DESCRIPTION,
+            _CITATION,
+            _KWARGS_DESCRIPTION,
+            {"attributions": "float64", "leave_one_out": "float64"},
             reference_urls=["https://github.com/g8a9/ferret"],
         )
 

@@ -1,6 +1,5 @@
 """Mass Accuracy: the share of attribution mass an explanation puts on ground-truth words (GECOBench)."""
 
-import datasets
 import evaluate
 
 from gecobench.metrics.mass_accuracy import (  # From: gecobench-hub
@@ -9,16 +8,8 @@ from gecobench.metrics.mass_accuracy import (  # From: gecobench-hub
     mass_accuracy_per_sentence,
     module_result,
 )
+from gecobench.metrics.module_info import GECOBENCH_CITATION, GECOBENCH_URL, module_info  # From: gecobench-hub
 from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
-
-_CITATION = """\
-@article{wilming2025gecobench,
-  title   = {GECOBench: A Gender-Controlled Text Dataset and Benchmark for Quantifying Biases in Explanations},
-  author  = {Wilming, Rick and Dox, Artur and Schulz, Hjalmar and Oliveira, Marta and Clark, Benedict and Haufe, Stefan},
-  journal = {Frontiers in Artificial Intelligence},
-  year    = {2025}
-}
-"""
 
 _DESCRIPTION = """\
 Mass Accuracy (MA) is the fraction of an explanation's absolute attribution mass that falls on the words
@@ -62,18 +53,12 @@ class MassAccuracy(StrictInputs, evaluate.Metric):
     meta = METRIC_META
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "attributions": datasets.Sequence(datasets.Value("float64")),
-                    "ground_truth": datasets.Sequence(datasets.Value("int64")),
-                }
-            ),
-            reference_urls=["https://github.com/braindatalab/gecobench"],
+        return module_info(
+            _DESCRIPTION,
+            GECOBENCH_CITATION,
+            _KWARGS_DESCRIPTION,
+            {"attributions": "float64", "ground_truth": "int64"},
+            reference_urls=[GECOBENCH_URL],
         )
 
     def _compute(self, attributions, ground_truth, word_ids=None, return_per_sentence=False, bootstrap=0, seed=0):

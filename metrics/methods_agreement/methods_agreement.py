@@ -2,11 +2,11 @@
 
 import math
 
-import datasets
 import evaluate
 import numpy as np
 
 from gecobench.metrics.mass_accuracy import summarize  # From: gecobench-hub
+from gecobench.metrics.module_info import module_info  # From: gecobench-hub
 from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 from gecobench.metrics.properties import (  # From: gecobench-hub
     PROPERTY_META,
@@ -59,13 +59,7 @@ class MethodsAgreement(StrictInputs, evaluate.Metric):
     meta = METRIC_META
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"attributions": datasets.Sequence(datasets.Value("float64"))}),
-        )
+        return module_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, {"attributions": "float64"})
 
     def _compute(self, attributions, others=None, return_per_sentence=False):
         if others is None or len(others) == 0:

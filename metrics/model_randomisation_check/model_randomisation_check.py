@@ -1,9 +1,9 @@
 """Model randomisation check (correctness): how far attributions move when the model's weights are re-initialised."""
 
-import datasets
 import evaluate
 
 from gecobench.metrics.mass_accuracy import module_result  # From: gecobench-hub
+from gecobench.metrics.module_info import module_info  # From: gecobench-hub
 from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 from gecobench.metrics.properties import (  # From: gecobench-hub
     PROPERTY_META,
@@ -54,17 +54,11 @@ class ModelRandomisationCheck(StrictInputs, evaluate.Metric):
     meta = METRIC_META
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "predictions": datasets.Sequence(datasets.Value("float64")),
-                    "references": datasets.Sequence(datasets.Value("float64")),
-                }
-            ),
+        return module_info(
+            _DESCRIPTION,
+            _CITATION,
+            _KWARGS_DESCRIPTION,
+            {"predictions": "float64", "references": "float64"},
         )
 
     def _compute(self, predictions, references, return_per_sentence=False):

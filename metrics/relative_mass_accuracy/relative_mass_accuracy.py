@@ -3,17 +3,9 @@
 import datasets
 import evaluate
 
+from gecobench.metrics.module_info import GECOBENCH_CITATION, GECOBENCH_URL, module_info  # From: gecobench-hub
 from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 from gecobench.metrics.relative_mass_accuracy import METRIC_META, relative_mass_accuracy  # From: gecobench-hub
-
-_CITATION = """\
-@article{wilming2025gecobench,
-  title   = {GECOBench: A Gender-Controlled Text Dataset and Benchmark for Quantifying Biases in Explanations},
-  author  = {Wilming, Rick and Dox, Artur and Schulz, Hjalmar and Oliveira, Marta and Clark, Benedict and Haufe, Stefan},
-  journal = {Frontiers in Artificial Intelligence},
-  year    = {2025}
-}
-"""
 
 _DESCRIPTION = """\
 Relative Mass Accuracy compares, sentence by sentence, the Mass Accuracy (MA) of the explanations of a model
@@ -50,15 +42,13 @@ class RelativeMassAccuracy(StrictInputs, evaluate.Comparison):
     meta = METRIC_META
 
     def _info(self):
-        return evaluate.ComparisonInfo(
+        return module_info(
+            _DESCRIPTION,
+            GECOBENCH_CITATION,
+            _KWARGS_DESCRIPTION,
+            {"predictions": datasets.Value("float64"), "references": datasets.Value("float64")},
+            reference_urls=[GECOBENCH_URL],
             module_type="comparison",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("float64"), "references": datasets.Value("float64")}
-            ),
-            reference_urls=["https://github.com/braindatalab/gecobench"],
         )
 
     def _compute(self, predictions, references):

@@ -1,9 +1,9 @@
 """Small noise check (continuity): how far attributions move under small Gaussian noise on the input embeddings."""
 
-import datasets
 import evaluate
 
 from gecobench.metrics.mass_accuracy import module_result  # From: gecobench-hub
+from gecobench.metrics.module_info import module_info  # From: gecobench-hub
 from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 from gecobench.metrics.properties import PROPERTY_META, small_noise_check_per_sentence  # From: gecobench-hub
 
@@ -50,17 +50,11 @@ class SmallNoiseCheck(StrictInputs, evaluate.Metric):
     meta = METRIC_META
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "predictions": datasets.Sequence(datasets.Value("float64")),
-                    "references": datasets.Sequence(datasets.Value("float64")),
-                }
-            ),
+        return module_info(
+            _DESCRIPTION,
+            _CITATION,
+            _KWARGS_DESCRIPTION,
+            {"predictions": "float64", "references": "float64"},
         )
 
     def _compute(self, predictions, references, return_per_sentence=False):

@@ -1,9 +1,9 @@
 """Sparsity (compactness): Gini index of the normalised attributions."""
 
-import datasets
 import evaluate
 
 from gecobench.metrics.mass_accuracy import module_result  # From: gecobench-hub
+from gecobench.metrics.module_info import module_info  # From: gecobench-hub
 from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 from gecobench.metrics.properties import PROPERTY_META, sparsity_per_sentence  # From: gecobench-hub
 
@@ -50,13 +50,7 @@ class Sparsity(StrictInputs, evaluate.Metric):
     meta = METRIC_META
 
     def _info(self):
-        return evaluate.MetricInfo(
-            module_type="metric",
-            description=_DESCRIPTION,
-            citation=_CITATION,
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"attributions": datasets.Sequence(datasets.Value("float64"))}),
-        )
+        return module_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, {"attributions": "float64"})
 
     def _compute(self, attributions, return_per_sentence=False):
         per_sentence = sparsity_per_sentence(attributions)
