@@ -10,7 +10,8 @@ same fine-tuned classifier on the same GECO test sentences for the true class. f
 for a rerun); its token scores are folded to words with the hub's rule (``|score|`` per token,
 summed per word) so both sides get the same Mass Accuracy. The hub side runs every built-in explainer of the
 registry (whatever it holds when the bench runs) at its defaults plus the ``--extra`` settings matched to
-ferret's (Integrated Gradients at ferret's 50 steps, Kernel SHAP at 500 samples, Partition SHAP on the text hierarchy ferret's masker follows). The faithfulness rows time
+ferret's (:data:`DEFAULT_EXTRA`: the gradient methods at ferret's attribution point and output, Integrated
+Gradients at ferret's 50 steps, Kernel SHAP at 500 samples); "equal MA" is read on those rows. The faithfulness rows time
 ferret's ``aopc_compr``/``aopc_suff``/``taucorr_loo`` and the hub's
 :class:`~gecobench.evaluation.faithfulness.FaithfulnessProbe` (all three together) on the same explanations.
 
@@ -59,7 +60,13 @@ PAIRS = {
     "kernel_shap:n_samples=500": "Partition SHAP",
     "partition_shap": "Partition SHAP",
 }
-DEFAULT_EXTRA = ["integrated_gradients:n_steps=50", "kernel_shap:n_samples=500", "partition_shap:hierarchy=text"]
+#: the hub's explainers at ferret's definitions, beside their defaults: ferret's gradient methods explain at the
+#: word-embedding lookup (``model.get_input_embeddings()``) and on the logits, where the hub's 2.0.0 gradient
+#: methods explain at the embedding block's output (the paper's point; on a BERT-family model the two differ in
+#: MA by design, on OLA they coincide); Integrated Gradients at ferret's 50 steps; Kernel SHAP at 500 samples.
+DEFAULT_EXTRA = ["saliency:attribution_point=word_embeddings", "input_x_gradient:attribution_point=word_embeddings",
+                 "integrated_gradients:n_steps=50,attribution_point=word_embeddings,output=logit",
+                 "kernel_shap:n_samples=500"]
 
 
 def ferret_pair(spec: str) -> str | None:
