@@ -439,6 +439,26 @@ def test_guided_backprop_keeps_the_sign_and_differs_from_saliency(tokenizer):
         assert (max_relative_error(textbook, saliency) < 1e-9) is (act == "gelu"), act
 
 
+def test_guided_backprop_without_relu_modules_shares_saliencys_gradient_with_captums_scores(tokenizer, monkeypatch):
+    """Without an nn.ReLU module Guided Backprop takes the gradient Saliency computed (a memo hit, no model call)
+    and gives exactly the scores of Captum's GuidedBackprop pass; with one it runs Captum's pass (no hit)."""
+    from gecobench.explainers import builtin
+
+    for act in ("gelu", "relu"):
+        model = make_tiny_bert_classifier(seed=3, hidden_act=act).eval()
+        builtin.INPUT_GRADIENTS.clear()
+        attribute(get_explainer("saliency"), model, tokenizer, WORDS, TARGETS)
+        hits = builtin.INPUT_GRADIENTS.hits
+        shared = attribute(get_explainer("guided_backprop"), model, tokenizer, WORDS, TARGETS)
+        assert (builtin.INPUT_GRADIENTS.hits > hits) is (act == "gelu"), act
+        with monkeypatch.context() as patch:  # Captum's own pass, whatever the model holds
+            patch.setattr(builtin, "has_relu_modules", lambda module: True)
+            captum = attribute(get_explainer("guided_backprop"), model, tokenizer, WORDS, TARGETS)
+        for a, b in zip(shared, captum):
+            np.testing.assert_array_equal(a, b)
+    builtin.INPUT_GRADIENTS.clear()
+
+
 def test_deeplift_gives_multipliers_by_default_and_the_textbook_attribution_as_a_parameter(tokenizer):
     model = make_tiny_bert_classifier(seed=4).double()
     run = lambda name, m=model, **params: attribute(get_explainer(name, **params), m, tokenizer, WORDS[:2], TARGETS[:2])
