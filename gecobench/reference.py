@@ -918,7 +918,8 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
                                  progress=progress and processes.is_main_process, filters=("none",),
                                  unit_columns=gathered)
         if processes.is_main_process:
-            _finish_unit(plan, unit, models, settings, gathered, checkpoints, summary, timings, start, cpu_start)
+            _finish_unit(plan, unit, models, settings, gathered, checkpoints, summary, timings, start, cpu_start,
+                         processes.num_processes)
         processes.wait_for_everyone()  # no process starts the next unit before this one's files are written
         done.append(unit)
     return done
@@ -940,7 +941,7 @@ def _write_unit_predictions(plan: ReferencePlan, unit: EvaluationUnit) -> None:
 
 def _finish_unit(plan: ReferencePlan, unit: EvaluationUnit, models: list[str], settings: EvaluationSettings,
                  gathered: dict[str, dict[str, Any]], checkpoints: Path, summary: RunSummary, timings: Timings,
-                 start: float, cpu_start: float) -> None:
+                 start: float, cpu_start: float, n_processes: int = 1) -> None:
     """An evaluated unit's files: each model's columns, the zero-shot bundle, its timing and its marker."""
     from gecobench.evaluation.data import load_split
     from gecobench.evaluation.unit_columns import columns_document, write_columns
@@ -962,13 +963,13 @@ def _finish_unit(plan: ReferencePlan, unit: EvaluationUnit, models: list[str], s
         export_zero_shot_attributions(plan, unit, checkpoints)
     except ValueError as err:  # e.g. records made earlier and their checkpoints since removed: say so, go on
         log.warning("%s: zero-shot reference attributions not published: %s", unit.key, err)
-    seconds = time.perf_counter() - start + summary.resumed_seconds
+    seconds = unit_wall_seconds(time.perf_counter() - start, summary.resumed_seconds, n_processes)
     if summary.written:  # a unit that only found its records is not re-timed
         # A unit resumed from its chunk checkpoints also counts the chunks an earlier, interrupted run did.
         # Their CPU seconds are known for checkpoints written since they were kept; otherwise the unit's CPU
         # seconds are this run's only, and the entry says so.
         cpu_seconds = time.process_time() - cpu_start
-        facts: dict[str, Any] = {"resumed_seconds": round(summary.resumed_seconds, 1)}
+        facts: dict[str, Any] = {"resumed_seconds": round(summary.resumed_seconds, 1), "processes": n_processes}
         if summary.resumed_cpu_seconds is None:
             facts["cpu_seconds_cover"] = "this run only (resumed chunks without CPU seconds)"
         else:
@@ -981,6 +982,16 @@ def _finish_unit(plan: ReferencePlan, unit: EvaluationUnit, models: list[str], s
         "regimes": list(plan.regimes), "seconds": round(seconds, 1)})
     log.info("%s evaluated (unfiltered; the paper's filter is derived once every seed's predictions are in) in "
              "%s: commit it (git add %s)", unit.key, plan.seed_staging(unit.seed), plan.seed_staging(unit.seed))
+
+
+def unit_wall_seconds(this_run: float, resumed_chunk_seconds: float, n_processes: int) -> float:
+    """A unit's wall time: this run's, plus the wall time the chunks it resumed from took, estimated as their
+    seconds (each chunk's own, summed over every process that computed them) shared out over ``n_processes``
+    processes working side by side, as this run's did. Adding the sum itself would count a two-process run's
+    resumed chunks twice over."""
+    if n_processes < 1:
+        raise ValueError(f"n_processes must be at least 1, got {n_processes}")
+    return this_run + resumed_chunk_seconds / n_processes
 
 
 def _spec_key(text: str) -> str:

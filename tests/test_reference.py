@@ -34,6 +34,7 @@ from gecobench.reference import (
     run_zoo,
     select_shard,
     unit_state,
+    unit_wall_seconds,
     write_zoo_summary,
     zoo_units_of_shard,
 )
@@ -206,7 +207,7 @@ def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -
     entry = json.loads(plan.timings.read_text())["units"][evaluate_key]
     chunk_seconds, chunk_cpu = sum(c["total"] for c in chunks), sum(c["cpu"] for c in chunks)
     assert chunk_seconds > 0 and entry["resumed_seconds"] == round(chunk_seconds, 1)
-    assert entry["seconds"] >= entry["resumed_seconds"]
+    assert entry["seconds"] >= entry["resumed_seconds"] and entry["processes"] == 1
     assert chunk_cpu > 0 and entry["cpu_seconds"] >= round(chunk_cpu, 1) and "cpu_seconds_cover" not in entry
     # a checkpoint from before CPU seconds were kept: the unit's CPU seconds are this run's, and it says so
     oldest = checkpoints.chunk_files()[0]
@@ -604,3 +605,12 @@ def test_under_a_launch_only_the_main_process_writes_a_units_files(tmp_path: Pat
     assert not any(plan.columns_file(unit, regime).exists() for regime in plan.regimes)
     assert not list((tmp_path / "runs").rglob("predictions*.json")) and not plan.seed_staging(0).exists()
     assert unit_state(plan, unit) == "missing"
+
+
+def test_a_resumed_units_wall_time_shares_its_chunk_seconds_over_the_processes():
+    # two processes computed 100 s of chunks side by side: about 50 s of wall time, not 100
+    assert unit_wall_seconds(30.0, 100.0, 2) == 80.0
+    assert unit_wall_seconds(30.0, 100.0, 1) == 130.0
+    assert unit_wall_seconds(30.0, 0.0, 4) == 30.0
+    with pytest.raises(ValueError, match="n_processes"):
+        unit_wall_seconds(30.0, 100.0, 0)
