@@ -59,6 +59,7 @@ PAIRS = {
     "kernel_shap": "Partition SHAP",
     "kernel_shap:n_samples=500": "Partition SHAP",
     "partition_shap": "Partition SHAP",
+    "partition_shap:coalitions_per_word=null": "Partition SHAP (exact)",
 }
 #: the hub's explainers at ferret's definitions, beside their defaults: ferret's gradient methods explain at the
 #: word-embedding lookup (``model.get_input_embeddings()``) and on the logits, where the hub's 2.0.0 gradient
