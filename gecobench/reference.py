@@ -875,14 +875,32 @@ def _marker(plan: ReferencePlan, unit: EvaluationUnit) -> dict[str, Any] | None:
 
 def unit_state(plan: ReferencePlan, unit: EvaluationUnit) -> str:
     """``promoted`` (its seed is in the store), ``staged`` (both filters' records, waiting for its seed),
-    ``evaluated`` (the unfiltered records and the columns; the paper's filter still to derive) or ``missing``."""
+    ``evaluated`` (the unfiltered records and the columns; the paper's filter still to derive), ``stale``
+    (staged or evaluated with other explainers or explainer versions than the plan's: :func:`stale_explainers`;
+    its records are not this plan's, and nothing derives, promotes or silently redoes it) or ``missing``."""
     marker = plan.promotion_marker(unit.seed)
     if marker.is_file() and unit.config in json.loads(marker.read_text(encoding="utf-8")).get("configs", []):
         return "promoted"
     document = _marker(plan, unit)
     if document is None:
         return "missing"
+    if stale_explainers(plan, unit, document):
+        return "stale"
     return "staged" if "paper" in document.get("filters", ()) else "evaluated"
+
+
+def stale_explainers(plan: ReferencePlan, unit: EvaluationUnit, document: dict[str, Any] | None = None) -> list[str]:
+    """The explainer keys (name, parameters, version) in which a staged unit's marker and the plan differ: the
+    unit's own that the plan no longer has, then the plan's that the unit lacks. Empty when they agree, when the
+    unit has no marker, or for a marker that records no keys."""
+    document = _marker(plan, unit) if document is None else document
+    recorded = None if document is None else document.get("explainer_keys")
+    if recorded is None:
+        return []
+    wanted = list(_explainer_keys(plan.explainers).values())
+    if list(recorded) == wanted:
+        return []
+    return [k for k in recorded if k not in wanted] + [k for k in wanted if k not in recorded]
 
 
 def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, progress: bool = True,
@@ -895,7 +913,13 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
     from gecobench.evaluation.runner import process_state, run_evaluation
 
     timings = Timings(plan.timings)
-    todo = [u for u in select_shard(plan.evaluation_units(), shard) if unit_state(plan, u) == "missing"]
+    units = select_shard(plan.evaluation_units(), shard)
+    for unit in units:
+        if unit_state(plan, unit) == "stale":
+            log.warning("%s: staged with other explainers than the plan's (%s): not evaluated again; remove %s and "
+                        "its records from %s to redo it", unit.key, ", ".join(stale_explainers(plan, unit)),
+                        plan.unit_marker(unit), plan.staged_store(unit.seed))
+    todo = [u for u in units if unit_state(plan, u) == "missing"]
     done = []
     # Under `accelerate launch` every process runs the units' evaluations (each its share of the chunks); the
     # main process alone gets the gathered chunks, so it alone writes the unit's files (prediction files, columns,
@@ -918,7 +942,8 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
                                  progress=progress and processes.is_main_process, filters=("none",),
                                  unit_columns=gathered)
         if processes.is_main_process:
-            _finish_unit(plan, unit, models, settings, gathered, checkpoints, summary, timings, start, cpu_start)
+            _finish_unit(plan, unit, models, settings, gathered, checkpoints, summary, timings, start, cpu_start,
+                         processes.num_processes)
         processes.wait_for_everyone()  # no process starts the next unit before this one's files are written
         done.append(unit)
     return done
@@ -940,7 +965,7 @@ def _write_unit_predictions(plan: ReferencePlan, unit: EvaluationUnit) -> None:
 
 def _finish_unit(plan: ReferencePlan, unit: EvaluationUnit, models: list[str], settings: EvaluationSettings,
                  gathered: dict[str, dict[str, Any]], checkpoints: Path, summary: RunSummary, timings: Timings,
-                 start: float, cpu_start: float) -> None:
+                 start: float, cpu_start: float, n_processes: int = 1) -> None:
     """An evaluated unit's files: each model's columns, the zero-shot bundle, its timing and its marker."""
     from gecobench.evaluation.data import load_split
     from gecobench.evaluation.unit_columns import columns_document, write_columns
@@ -962,13 +987,13 @@ def _finish_unit(plan: ReferencePlan, unit: EvaluationUnit, models: list[str], s
         export_zero_shot_attributions(plan, unit, checkpoints)
     except ValueError as err:  # e.g. records made earlier and their checkpoints since removed: say so, go on
         log.warning("%s: zero-shot reference attributions not published: %s", unit.key, err)
-    seconds = time.perf_counter() - start + summary.resumed_seconds
+    seconds = unit_wall_seconds(time.perf_counter() - start, summary.resumed_seconds, n_processes)
     if summary.written:  # a unit that only found its records is not re-timed
         # A unit resumed from its chunk checkpoints also counts the chunks an earlier, interrupted run did.
         # Their CPU seconds are known for checkpoints written since they were kept; otherwise the unit's CPU
         # seconds are this run's only, and the entry says so.
         cpu_seconds = time.process_time() - cpu_start
-        facts: dict[str, Any] = {"resumed_seconds": round(summary.resumed_seconds, 1)}
+        facts: dict[str, Any] = {"resumed_seconds": round(summary.resumed_seconds, 1), "processes": n_processes}
         if summary.resumed_cpu_seconds is None:
             facts["cpu_seconds_cover"] = "this run only (resumed chunks without CPU seconds)"
         else:
@@ -981,6 +1006,16 @@ def _finish_unit(plan: ReferencePlan, unit: EvaluationUnit, models: list[str], s
         "regimes": list(plan.regimes), "seconds": round(seconds, 1)})
     log.info("%s evaluated (unfiltered; the paper's filter is derived once every seed's predictions are in) in "
              "%s: commit it (git add %s)", unit.key, plan.seed_staging(unit.seed), plan.seed_staging(unit.seed))
+
+
+def unit_wall_seconds(this_run: float, resumed_chunk_seconds: float, n_processes: int) -> float:
+    """A unit's wall time: this run's, plus the wall time the chunks it resumed from took, estimated as their
+    seconds (each chunk's own, summed over every process that computed them) shared out over ``n_processes``
+    processes working side by side, as this run's did. Adding the sum itself would count a two-process run's
+    resumed chunks twice over."""
+    if n_processes < 1:
+        raise ValueError(f"n_processes must be at least 1, got {n_processes}")
+    return this_run + resumed_chunk_seconds / n_processes
 
 
 def _spec_key(text: str) -> str:
@@ -1078,6 +1113,10 @@ def promote_seed(plan: ReferencePlan, seed: int, replace: bool = False) -> dict[
     missing = [u.key for u in units if unit_state(plan, u) == "missing"]
     if missing:
         raise ValueError(f"seed {seed} is not complete: {', '.join(missing)} not staged")
+    stale = [f"{u.key} ({', '.join(stale_explainers(plan, u))})" for u in units if unit_state(plan, u) == "stale"]
+    if stale:
+        raise ValueError(f"seed {seed}: {'; '.join(stale)} staged with other explainers than the plan's: "
+                         "evaluate them again before promoting")
     underived = [u.key for u in units if unit_state(plan, u) == "evaluated"]
     if underived:
         raise ValueError(f"seed {seed} is not complete: {', '.join(underived)} have no paper-filter records yet "
@@ -1198,14 +1237,16 @@ def plan_report(plan: ReferencePlan, shard: tuple[int, int] | None = None) -> li
     for unit in select_shard(plan.evaluation_units(), shard):
         state = unit_state(plan, unit)
         states.setdefault(unit.seed, {})[unit.config] = state
-        what = {"evaluated": "evaluated: unfiltered records + columns; paper filter to derive"}.get(state, state)
+        what = {"evaluated": "evaluated: unfiltered records + columns; paper filter to derive",
+                "stale": "stale: staged with " + ", ".join(stale_explainers(plan, unit)) + " against the plan; "
+                         "remove its marker and records to evaluate it again"}.get(state, state)
         lines.append(f"{unit.key:<40} {len(plan.explainers)} explainers × {len(plan.regimes)} models × "
                      f"{len(FILTERS)} filters  [{what}]")
     staged = sorted(seed for seed, by in states.items() if {"staged", "evaluated"} & set(by.values()))
     complete = sorted(seed for seed, by in states.items()
                       if set(by.values()) == {"staged"} and set(by) == set(plan.configs))
     count = {name: sum(1 for by in states.values() for s in by.values() if s == name)
-             for name in ("promoted", "staged", "evaluated", "missing")}
+             for name in ("promoted", "staged", "evaluated", "stale", "missing")}
     lines.append("units: " + ", ".join(f"{n} {name}" for name, n in count.items()))
     try:
         where = plan.staging_dir.relative_to(REPO_ROOT)

@@ -282,6 +282,27 @@ def test_a_run_of_masked_words_becomes_one_mask_token(tokenizer):
     assert ids[2, :int(attention[2].sum())].tolist().count(tokenizer.mask_token_id) == 1  # the whole sentence
 
 
+def test_without_collapsing_every_token_of_a_masked_word_becomes_a_mask_in_its_place(tokenizer):
+    from gecobench.explainers.inputs import words_removed
+
+    words = [["Yesterday", "she", "visited", "her", "grandmother"]]
+    batch = encode_batch(tokenizer, words, torch.device("cpu"))
+    full = batch.input_ids[0, :batch.lengths[0]].tolist()
+    keep = torch.tensor([[1, 0, 1, 1, 1], [1, 0, 0, 1, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1]])
+    ids, attention, _ = words_removed(batch, 0, keep, tokenizer.pad_token_id, mask_id=tokenizer.mask_token_id,
+                                      collapse_masks=False)
+    for row, kept in enumerate(keep.tolist()):
+        shown = []
+        for word, k in zip(words[0], kept):
+            shown.extend([word] if k else [tokenizer.mask_token] * len(tokenizer.tokenize(word)))
+        expected = tokenizer(shown, is_split_into_words=True)["input_ids"]
+        assert int(attention[row].sum()) == len(full)  # the sentence keeps its length: nothing moves
+        assert ids[row].tolist() == expected, (row, shown)
+        # every kept token stays where it was
+        assert all(a == b for a, b, m in zip(ids[row].tolist(), full, expected) if m != tokenizer.mask_token_id)
+    assert ids[2].tolist().count(tokenizer.mask_token_id) == len(full) - 2  # all but [CLS] and [SEP]
+
+
 def test_repeated_perturbations_are_evaluated_once(model64, tokenizer):
     from gecobench.explainers.inputs import EmbeddingForward, outputs_without_words
 
@@ -437,6 +458,26 @@ def test_guided_backprop_keeps_the_sign_and_differs_from_saliency(tokenizer):
         assert (max_relative_error(guided, signed_gradient) < 1e-9) is (act == "gelu"), act
         textbook = run("guided_backprop", abs=True)
         assert (max_relative_error(textbook, saliency) < 1e-9) is (act == "gelu"), act
+
+
+def test_guided_backprop_without_relu_modules_shares_saliencys_gradient_with_captums_scores(tokenizer, monkeypatch):
+    """Without an nn.ReLU module Guided Backprop takes the gradient Saliency computed (a memo hit, no model call)
+    and gives exactly the scores of Captum's GuidedBackprop pass; with one it runs Captum's pass (no hit)."""
+    from gecobench.explainers import builtin
+
+    for act in ("gelu", "relu"):
+        model = make_tiny_bert_classifier(seed=3, hidden_act=act).eval()
+        builtin.INPUT_GRADIENTS.clear()
+        attribute(get_explainer("saliency"), model, tokenizer, WORDS, TARGETS)
+        hits = builtin.INPUT_GRADIENTS.hits
+        shared = attribute(get_explainer("guided_backprop"), model, tokenizer, WORDS, TARGETS)
+        assert (builtin.INPUT_GRADIENTS.hits > hits) is (act == "gelu"), act
+        with monkeypatch.context() as patch:  # Captum's own pass, whatever the model holds
+            patch.setattr(builtin, "has_relu_modules", lambda module: True)
+            captum = attribute(get_explainer("guided_backprop"), model, tokenizer, WORDS, TARGETS)
+        for a, b in zip(shared, captum):
+            np.testing.assert_array_equal(a, b)
+    builtin.INPUT_GRADIENTS.clear()
 
 
 def test_deeplift_gives_multipliers_by_default_and_the_textbook_attribution_as_a_parameter(tokenizer):

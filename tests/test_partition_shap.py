@@ -69,7 +69,8 @@ def brute_force_shapley(n_players: int, value) -> np.ndarray:
 def model_on_words(model, tokenizer, words, target, removal="delete", output="logit"):
     """The set function the explainer explains, computed independently: the model's target logit (or, with
     ``output="probability"``, its softmax probability) on the text made of the present words only — absent words deleted from the word list before tokenising, or with
-    ``removal="mask"`` each run of them written as one mask token."""
+    ``removal="mask"`` each run of them written as one mask token, or with ``removal="mask_tokens"`` each absent
+    word written as one mask token per word piece it has."""
     cache = {}
 
     def shown_words(coalition):
@@ -79,6 +80,8 @@ def model_on_words(model, tokenizer, words, target, removal="delete", output="lo
                 kept.append(word)
             elif removal == "mask" and (not kept or kept[-1] != tokenizer.mask_token or k - 1 in coalition):
                 kept.append(tokenizer.mask_token)
+            elif removal == "mask_tokens":
+                kept.extend([tokenizer.mask_token] * len(tokenizer.tokenize(word)))
         return kept
 
     def value(coalition: frozenset[int]) -> float:
@@ -291,7 +294,10 @@ def test_partition_shap_is_registered_with_its_protocol():
     assert "perturbations_per_eval" not in get_explainer("partition_shap", perturbations_per_eval=1).params()
     with pytest.raises(ValueError, match="output"):
         get_explainer("partition_shap", output="margin")
-    with pytest.raises(ValueError, match="removal must be one of mask, delete"):
+    each_token = get_explainer("partition_shap", removal="mask_tokens").protocol()
+    assert "every token" in each_token["perturbation"] and "positions" in each_token["perturbation"]
+    assert each_token["params"]["removal"] == "mask_tokens"
+    with pytest.raises(ValueError, match="removal must be one of mask, mask_tokens, delete"):
         get_explainer("partition_shap", removal="blank")
     for bad in (0, -1.0, float("nan"), "many"):
         with pytest.raises(ValueError, match="coalitions_per_word must be a positive number, None"):
@@ -324,16 +330,19 @@ def test_on_an_interacting_model_scores_are_the_exact_owen_values_not_the_shaple
     assert owen.sum() == pytest.approx(shapley.sum()) == pytest.approx(value(frozenset(range(6))) - value(frozenset()))
 
 
-@pytest.mark.parametrize("removal", ["mask", "delete"])
+@pytest.mark.parametrize("removal", ["mask", "mask_tokens", "delete"])
 def test_on_a_bert_the_scores_are_the_owen_values_of_its_outputs_on_perturbed_sentences(model64, tokenizer, removal):
     words, target = WORDS[0], TARGETS[0]
+    if removal == "mask_tokens":  # a word of several pieces, so that one mask per piece is not one per word
+        words = [*words[:-1], "unbelievably", words[-1]]
+        assert len(tokenizer.tokenize("unbelievably")) > 1
     (scores,) = attribute(get_explainer("partition_shap", removal=removal, **EXACT), model64, tokenizer, [words],
                           [target])
     # the default explains the target probability (4.0.0)
     expected = np.abs(brute_force_owen(len(words), model_on_words(model64, tokenizer, words, target, removal,
                                                                   "probability")))
     assert max_error_relative_to_largest([scores], [expected]) < 1e-9
-    other = "delete" if removal == "mask" else "mask"
+    other = {"mask": "delete", "mask_tokens": "mask", "delete": "mask"}[removal]
     wrong = np.abs(brute_force_owen(len(words), model_on_words(model64, tokenizer, words, target, other, "probability")))
     assert max_error_relative_to_largest([scores], [wrong]) > 1e-3  # the two removals are different games
 

@@ -34,6 +34,7 @@ from gecobench.reference import (
     run_zoo,
     select_shard,
     unit_state,
+    unit_wall_seconds,
     write_zoo_summary,
     zoo_units_of_shard,
 )
@@ -206,7 +207,7 @@ def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -
     entry = json.loads(plan.timings.read_text())["units"][evaluate_key]
     chunk_seconds, chunk_cpu = sum(c["total"] for c in chunks), sum(c["cpu"] for c in chunks)
     assert chunk_seconds > 0 and entry["resumed_seconds"] == round(chunk_seconds, 1)
-    assert entry["seconds"] >= entry["resumed_seconds"]
+    assert entry["seconds"] >= entry["resumed_seconds"] and entry["processes"] == 1
     assert chunk_cpu > 0 and entry["cpu_seconds"] >= round(chunk_cpu, 1) and "cpu_seconds_cover" not in entry
     # a checkpoint from before CPU seconds were kept: the unit's CPU seconds are this run's, and it says so
     oldest = checkpoints.chunk_files()[0]
@@ -533,6 +534,32 @@ def test_finished_units_wait_in_staging_until_their_seed_is_complete(tmp_path: P
     assert {unit_state(plan, EvaluationUnit(c, 1)) for c in plan.configs} == {"missing"}
 
 
+def test_a_unit_staged_with_other_explainer_versions_is_stale_not_done(tmp_path: Path, caplog) -> None:
+    """A unit's marker records its explainers' keys (name, parameters, version): staged with another version of one
+    (an explainer whose default changed since), it is not this plan's — not staged, derived or promoted — and the
+    plan says which keys differ."""
+    from gecobench.reference import _explainer_keys, _write_json, plan_report, stale_explainers
+
+    plan = ReferencePlan(seeds=(0,), configs=("binary_all",), explainers=("saliency", "partition_shap"),
+                         store=tmp_path / "store", checkpoint_root=tmp_path / "runs",
+                         zoo_summary=tmp_path / "zoo_summary.json", timings=tmp_path / "timings.json")
+    unit = EvaluationUnit("binary_all", 0)
+    keys = list(_explainer_keys(plan.explainers).values())
+    marker = {"config": "binary_all", "seed": 0, "record_ids": [], "filters": ["none", "paper"], "explainer_keys": keys}
+    _write_json(plan.unit_marker(unit), marker)
+    assert unit_state(plan, unit) == "staged" and stale_explainers(plan, unit) == []
+    older = keys[1].rsplit("-v", 1)[0] + "-v0.1.0"
+    _write_json(plan.unit_marker(unit), {**marker, "explainer_keys": [keys[0], older]})
+    assert unit_state(plan, unit) == "stale"
+    assert stale_explainers(plan, unit) == [older, keys[1]]
+    assert f"stale: staged with {older}, {keys[1]} against the plan" in "\n".join(plan_report(plan))
+    with pytest.raises(ValueError, match="staged with other explainers than the plan's"):
+        promote_seed(plan, 0)
+    with caplog.at_level("WARNING", logger="gecobench.reference"):
+        assert run_evaluations(plan, progress=False) == []  # not redone behind the user's back
+    assert "not evaluated again" in caplog.text and str(plan.unit_marker(unit)) in caplog.text
+
+
 def test_filter_subsets_need_every_planned_seed_and_refuse_another_seed_set(tmp_path: Path, geco_dir: Path,
                                                                               bert_tokenizer) -> None:
     """The subsets come from the checkpoints' prediction files (written where the weights are), so a machine
@@ -604,3 +631,12 @@ def test_under_a_launch_only_the_main_process_writes_a_units_files(tmp_path: Pat
     assert not any(plan.columns_file(unit, regime).exists() for regime in plan.regimes)
     assert not list((tmp_path / "runs").rglob("predictions*.json")) and not plan.seed_staging(0).exists()
     assert unit_state(plan, unit) == "missing"
+
+
+def test_a_resumed_units_wall_time_shares_its_chunk_seconds_over_the_processes():
+    # two processes computed 100 s of chunks side by side: about 50 s of wall time, not 100
+    assert unit_wall_seconds(30.0, 100.0, 2) == 80.0
+    assert unit_wall_seconds(30.0, 100.0, 1) == 130.0
+    assert unit_wall_seconds(30.0, 0.0, 4) == 30.0
+    with pytest.raises(ValueError, match="n_processes"):
+        unit_wall_seconds(30.0, 100.0, 0)

@@ -153,7 +153,7 @@ def _run(plan: ReferencePlan, args: argparse.Namespace) -> int:
     if args.stage in ("promote", "all"):
         for seed in plan.seeds:
             states = {unit_state(plan, EvaluationUnit(c, seed)) for c in plan.configs}
-            if "missing" in states:
+            if states & {"missing", "stale"}:
                 if args.stage == "promote":
                     print(f"seed {seed}: not complete, not promoted")
                 continue

@@ -302,13 +302,16 @@ def embed(
 
 def words_removed(
     batch: EncodedBatch, index: int, keep_words: torch.Tensor, pad_id: int, mask_id: int | None = None,
+    collapse_masks: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """Sentence ``index`` once per row of ``keep_words`` ``(R, n_words)``, the words a row zeroes *removed*.
 
     Every token of a removed word is dropped and the rest move up (special tokens always stay), so a row is
     the shorter sentence a reader would see, not the sentence with holes. With ``mask_id``, each run of
-    consecutive removed words leaves one mask token in its place instead (as ``shap``'s text masker collapses
-    its mask tokens): the model still sees that something stood there, at the cost of one position per run.
+    consecutive removed words leaves one mask token in its place instead (``collapse_masks``, the default):
+    the model still sees that something stood there, at the cost of one position per run. With
+    ``collapse_masks=False`` every token of a removed word becomes a mask token and every other token keeps its
+    position (what ``shap``'s text masker does for a tokenizer that has a mask token).
     Returns right-padded ``input_ids``, ``attention_mask`` and ``token_type_ids`` (or ``None``), each
     ``(R, length of the sentence)``.
     """
@@ -322,11 +325,14 @@ def words_removed(
     shown, tokens = keep, ids[None, :].expand(keep.shape[0], -1)
     if mask_id is not None:
         removed = ~keep
-        after_removed = torch.zeros_like(removed)
-        after_removed[:, 1:] = removed[:, :-1]
-        run_start = removed & ~after_removed  # the first token of each run of removed tokens (= of removed words)
-        shown = keep | run_start
-        tokens = torch.where(run_start, torch.full_like(tokens, mask_id), tokens)
+        if collapse_masks:
+            after_removed = torch.zeros_like(removed)
+            after_removed[:, 1:] = removed[:, :-1]
+            masked = removed & ~after_removed  # the first token of each run of removed tokens (= of removed words)
+        else:
+            masked = removed  # every removed token: the sentence keeps its length and positions
+        shown = keep | masked
+        tokens = torch.where(masked, torch.full_like(tokens, mask_id), tokens)
     # a stable sort of "dropped?" moves the shown tokens to the front in their original order
     order = torch.sort((~shown).to(torch.int8), dim=1, stable=True).indices
     attention = torch.arange(length, device=ids.device)[None, :] < shown.sum(dim=1, keepdim=True)
@@ -413,9 +419,11 @@ def outputs_without_words(
     tokens_per_forward: int = 1024,
     deduplicate: bool = True,
     mask_id: int | None = None,
+    collapse_masks: bool = True,
 ) -> list[np.ndarray]:
     """Model outputs for ``(sentence index, (R, n_words) 0/1 keep-matrix)`` pairs, words marked 0 removed
-    (each run of them replaced by one ``mask_id`` token when given: :func:`words_removed`).
+    (with ``mask_id``: each run of them replaced by one mask token, or with ``collapse_masks=False`` each of
+    their tokens: :func:`words_removed`).
 
     All rows of all pairs are evaluated together (see :func:`forward_rows`). With ``deduplicate`` a row drawn
     several times for a sentence is evaluated once: sampling-based explainers repeat rows often (Kernel SHAP's
@@ -429,7 +437,7 @@ def outputs_without_words(
             distinct, copy_of = np.unique(keep, axis=0, return_inverse=True)
         else:
             distinct, copy_of = keep, np.arange(len(keep))
-        ids, attention, type_ids = words_removed(batch, index, torch.as_tensor(distinct), pad_id, mask_id)
+        ids, attention, type_ids = words_removed(batch, index, torch.as_tensor(distinct), pad_id, mask_id, collapse_masks)
         rows.append(ids)
         masks.append(attention)
         types.append(type_ids)

@@ -38,10 +38,13 @@ values (310 outputs) reach 0.910; 3 per word fall to 0.885 (BENCHMARKS.md, "Part
 (:func:`text_hierarchy`); every rule above holds for any binary hierarchy of contiguous groups (:class:`Hierarchy`).
 
 A model output for a coalition is the output on the sentence with each run of absent words replaced by one
-``[MASK]`` token (``removal="mask"``, the default since 2.0.0, as ``shap``'s text masker does), so "no word" is
-``[CLS] [MASK] [SEP]``; ``removal="delete"`` drops them instead (1.0.0, the shared perturbation protocol of LIME
-and Kernel SHAP; "no word" is ``[CLS] [SEP]``). On the reference CEfAf model the mask reached ferret's MA where
-deletion stayed 0.02 below it (BENCHMARKS.md, "Partition SHAP: masked runs"). All coalitions of all
+``[MASK]`` token (``removal="mask"``, the default since 2.0.0), so "no word" is ``[CLS] [MASK] [SEP]``;
+``removal="mask_tokens"`` replaces *every token* of an absent word by ``[MASK]``, so the sentence keeps its length
+and every word its position — what ``shap``'s text masker (and so ferret's Partition SHAP) does for a tokenizer
+that has a mask token (it collapses runs only for tokenizers without one); ``removal="delete"`` drops the absent
+words' tokens (1.0.0, the shared perturbation protocol of LIME and Kernel SHAP; "no word" is ``[CLS] [SEP]``). On
+a freshly trained CEfAf, ``mask_tokens`` reaches ferret's MA (0.935 against 0.937) where the collapsed mask stays
+0.018 below it (BENCHMARKS.md, "Partition SHAP: ferret's masking closes the gap"). All coalitions of all
 sentences in a batch are evaluated together, packed by length into forward passes of about the token budget.
 """
 
@@ -70,6 +73,9 @@ from gecobench.explainers.inputs import (
 #: Kernel SHAP).
 MASKED_PERTURBATION = ("whole words removed, each run of consecutive removed words replaced by one mask token of "
                        "the tokenizer (special tokens kept)")
+#: ... and for ``removal="mask_tokens"``
+MASKED_TOKENS_PERTURBATION = ("whole words removed, every token of a removed word replaced by the tokenizer's mask "
+                              "token, the other tokens in their positions (special tokens kept)")
 
 #: ``coalitions_per_word`` of the accuracy-target mode: expand each sentence until its remaining share <= tolerance
 ADAPTIVE = "adaptive"
@@ -489,7 +495,8 @@ class PartitionShapExplainer(BuiltinExplainer):
     SHAP is not in the authors' code; it explains what their Kernel SHAP and LIME explain (``xai/methods.py``,
     ``get_captum_attributions``: the softmax of the logits). ``removal``: how an
     absent word leaves the sentence — ``"mask"`` (default: each run of absent words becomes one mask token of
-    the tokenizer) or ``"delete"`` (its tokens dropped, as LIME and Kernel SHAP do; version 1.0.0).
+    the tokenizer), ``"mask_tokens"`` (each of its tokens becomes a mask token, positions kept: ``shap``'s text
+    masker with a BERT tokenizer) or ``"delete"`` (its tokens dropped, as LIME and Kernel SHAP do; version 1.0.0).
     ``coalitions_per_word``: a number (default 4) is a fixed budget of model outputs per word of the sentence (at
     least the two of the whole sentence and of no word); ``"adaptive"`` expands each sentence's hierarchy, where the output
     moves most, until the share of the explained amount still held by unexpanded groups (the expansion's remaining
@@ -509,7 +516,7 @@ class PartitionShapExplainer(BuiltinExplainer):
     description = ("Partition SHAP on the target probability: Owen values over a balanced binary word hierarchy (each run of absent words one "
                    "[MASK]), expanded by priority within 4 model outputs per word; |value| per word.")
     protocol_keys = ("perturbation", "target", "max_length")
-    REMOVALS = ("mask", "delete")
+    REMOVALS = ("mask", "mask_tokens", "delete")
 
     def __init__(self, output: str = "probability", removal: str = "mask",
                  coalitions_per_word: float | str | None = 4.0, tolerance: float | None = None,
@@ -581,6 +588,8 @@ class PartitionShapExplainer(BuiltinExplainer):
         out = super().protocol()
         if self._params["removal"] == "mask":
             out["perturbation"] = MASKED_PERTURBATION
+        elif self._params["removal"] == "mask_tokens":
+            out["perturbation"] = MASKED_TOKENS_PERTURBATION
         return out
 
     @property
@@ -601,11 +610,13 @@ class PartitionShapExplainer(BuiltinExplainer):
 
     def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
         mask_id = None
-        if self._params["removal"] == "mask":
+        removal = self._params["removal"]
+        if removal in ("mask", "mask_tokens"):
             mask_id = getattr(tokenizer, "mask_token_id", None)
             if mask_id is None:
-                raise ValueError(f"partition_shap with removal='mask' needs a tokenizer with a mask token; "
+                raise ValueError(f"partition_shap with removal={removal!r} needs a tokenizer with a mask token; "
                                  f"{type(tokenizer).__name__} has none: use removal='delete'")
+        collapse = removal != "mask_tokens"
         batch = encode_batch(tokenizer, words, model_device(model))
         present = [word_first_tokens(batch.word_ids[i], batch.n_words[i]) >= 0 for i in range(len(words))]
         store = self._reused
@@ -641,11 +652,11 @@ class PartitionShapExplainer(BuiltinExplainer):
             if self.perturbations_per_eval is None:
                 computed = outputs_without_words(forward, model, batch, keep_matrices, tokenizer.pad_token_id,
                                                  tokens_per_forward=self.tokens_per_forward, deduplicate=False,
-                                                 mask_id=mask_id)
+                                                 mask_id=mask_id, collapse_masks=collapse)
             else:
                 computed = [outputs_without_words(forward, model, batch, [pair], tokenizer.pad_token_id,
                                                   rows_per_forward=self.perturbations_per_eval, deduplicate=False,
-                                                  mask_id=mask_id)[0]
+                                                  mask_id=mask_id, collapse_masks=collapse)[0]
                             for pair in keep_matrices]
             for (i, _), output in zip(requests, computed):
                 running[i].receive(output)

@@ -4,8 +4,9 @@ Every module answers ``evaluate`` with the same kind of object: an ``evaluate.Me
 ``ComparisonInfo``) of its card text, citation, inputs doc and feature columns, most columns a per-sentence
 list of numbers. :func:`module_info` builds it, so a module states only what is its own (its texts, its
 columns, its reference URLs) and the ``evaluate`` boilerplate cannot drift between the fifteen modules.
-:data:`GECOBENCH_CITATION` is the paper the GECOBench metrics cite; a module of another paper (the Spanish
-bias indices, the Co-12 properties, the faithfulness metrics) keeps its own citation.
+:data:`GECOBENCH_CITATION` is the paper the GECOBench metrics cite, :data:`CO12_CITATION` the review the six
+Co-12 property modules cite; a module of another paper (the Spanish bias indices, the faithfulness metrics) keeps
+its own citation.
 
 Not imported by ``gecobench.metrics`` itself: only the modules load it, and they load ``evaluate`` anyway.
 """
@@ -24,6 +25,17 @@ GECOBENCH_CITATION = """\
   author  = {Wilming, Rick and Dox, Artur and Schulz, Hjalmar and Oliveira, Marta and Clark, Benedict and Haufe, Stefan},
   journal = {Frontiers in Artificial Intelligence},
   year    = {2025}
+}
+"""
+
+#: the review that defines the Co-12 properties, cited by the six property modules (compactness, covariate
+#: complexity, label difference, methods agreement, model randomisation, small-noise check)
+CO12_CITATION = """\
+@article{nauta2023anecdotal,
+  title   = {From Anecdotal Evidence to Quantitative Evaluation Methods: A Systematic Review on Evaluating Explainable AI},
+  author  = {Nauta, Meike and Trienes, Jan and Pathak, Shreyasi and Nguyen, Elisa and Peters, Michelle and Schmitt, Yasmin and Schl{\\"o}tterer, J{\\"o}rg and van Keulen, Maurice and Seifert, Christin},
+  journal = {ACM Computing Surveys},
+  year    = {2023}
 }
 """
 

@@ -3,7 +3,7 @@
 import evaluate
 
 from gecobench.metrics.mass_accuracy import module_result  # From: gecobench-hub
-from gecobench.metrics.module_info import module_info  # From: gecobench-hub
+from gecobench.metrics.module_info import CO12_CITATION, module_info  # From: gecobench-hub
 from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 from gecobench.metrics.properties import (  # From: gecobench-hub
     PROPERTY_META,
@@ -11,15 +11,6 @@ from gecobench.metrics.properties import (  # From: gecobench-hub
 )
 
 METRIC_META = PROPERTY_META["covariate_complexity"]
-
-_CITATION = """\
-@article{nauta2023anecdotal,
-  title   = {From Anecdotal Evidence to Quantitative Evaluation Methods: A Systematic Review on Evaluating Explainable AI},
-  author  = {Nauta, Meike and Trienes, Jan and Pathak, Shreyasi and Nguyen, Elisa and Peters, Michelle and Schmitt, Yasmin and Schl{\\"o}tterer, J{\\"o}rg and van Keulen, Maurice and Seifert, Christin},
-  journal = {ACM Computing Surveys},
-  year    = {2023}
-}
-"""
 
 _DESCRIPTION = """\
 Covariate complexity (Co-12; XAIB's entropy-based measure): the Shannon entropy of the per-sentence
@@ -54,7 +45,7 @@ class CovariateComplexity(StrictInputs, evaluate.Metric):
     meta = METRIC_META
 
     def _info(self):
-        return module_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, {"attributions": "float64"})
+        return module_info(_DESCRIPTION, CO12_CITATION, _KWARGS_DESCRIPTION, {"attributions": "float64"})
 
     def _compute(self, attributions, return_per_sentence=False):
         per_sentence = covariate_complexity_per_sentence(attributions)

@@ -6,7 +6,7 @@ import evaluate
 import numpy as np
 
 from gecobench.metrics.mass_accuracy import summarize  # From: gecobench-hub
-from gecobench.metrics.module_info import module_info  # From: gecobench-hub
+from gecobench.metrics.module_info import CO12_CITATION, module_info  # From: gecobench-hub
 from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 from gecobench.metrics.properties import (  # From: gecobench-hub
     PROPERTY_META,
@@ -15,15 +15,6 @@ from gecobench.metrics.properties import (  # From: gecobench-hub
 )
 
 METRIC_META = PROPERTY_META["methods_agreement"]
-
-_CITATION = """\
-@article{nauta2023anecdotal,
-  title   = {From Anecdotal Evidence to Quantitative Evaluation Methods: A Systematic Review on Evaluating Explainable AI},
-  author  = {Nauta, Meike and Trienes, Jan and Pathak, Shreyasi and Nguyen, Elisa and Peters, Michelle and Schmitt, Yasmin and Schl{\\"o}tterer, J{\\"o}rg and van Keulen, Maurice and Seifert, Christin},
-  journal = {ACM Computing Surveys},
-  year    = {2023}
-}
-"""
 
 _DESCRIPTION = """\
 Coherence (Co-12): explanations of the same prediction by different methods should broadly agree. Per
@@ -59,7 +50,7 @@ class MethodsAgreement(StrictInputs, evaluate.Metric):
     meta = METRIC_META
 
     def _info(self):
-        return module_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, {"attributions": "float64"})
+        return module_info(_DESCRIPTION, CO12_CITATION, _KWARGS_DESCRIPTION, {"attributions": "float64"})
 
     def _compute(self, attributions, others=None, return_per_sentence=False):
         if others is None or len(others) == 0:

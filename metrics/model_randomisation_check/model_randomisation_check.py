@@ -3,7 +3,7 @@
 import evaluate
 
 from gecobench.metrics.mass_accuracy import module_result  # From: gecobench-hub
-from gecobench.metrics.module_info import module_info  # From: gecobench-hub
+from gecobench.metrics.module_info import CO12_CITATION, module_info  # From: gecobench-hub
 from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 from gecobench.metrics.properties import (  # From: gecobench-hub
     PROPERTY_META,
@@ -11,15 +11,6 @@ from gecobench.metrics.properties import (  # From: gecobench-hub
 )
 
 METRIC_META = PROPERTY_META["model_randomisation_check"]
-
-_CITATION = """\
-@article{nauta2023anecdotal,
-  title   = {From Anecdotal Evidence to Quantitative Evaluation Methods: A Systematic Review on Evaluating Explainable AI},
-  author  = {Nauta, Meike and Trienes, Jan and Pathak, Shreyasi and Nguyen, Elisa and Peters, Michelle and Schmitt, Yasmin and Schl{\\"o}tterer, J{\\"o}rg and van Keulen, Maurice and Seifert, Christin},
-  journal = {ACM Computing Surveys},
-  year    = {2023}
-}
-"""
 
 _DESCRIPTION = """\
 Correctness (Co-12), after the model parameter randomisation test of Adebayo et al. (2018): an explanation
@@ -56,7 +47,7 @@ class ModelRandomisationCheck(StrictInputs, evaluate.Metric):
     def _info(self):
         return module_info(
             _DESCRIPTION,
-            _CITATION,
+            CO12_CITATION,
             _KWARGS_DESCRIPTION,
             {"predictions": "float64", "references": "float64"},
         )

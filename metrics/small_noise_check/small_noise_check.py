@@ -3,20 +3,11 @@
 import evaluate
 
 from gecobench.metrics.mass_accuracy import module_result  # From: gecobench-hub
-from gecobench.metrics.module_info import module_info  # From: gecobench-hub
+from gecobench.metrics.module_info import CO12_CITATION, module_info  # From: gecobench-hub
 from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 from gecobench.metrics.properties import PROPERTY_META, small_noise_check_per_sentence  # From: gecobench-hub
 
 METRIC_META = PROPERTY_META["small_noise_check"]
-
-_CITATION = """\
-@article{nauta2023anecdotal,
-  title   = {From Anecdotal Evidence to Quantitative Evaluation Methods: A Systematic Review on Evaluating Explainable AI},
-  author  = {Nauta, Meike and Trienes, Jan and Pathak, Shreyasi and Nguyen, Elisa and Peters, Michelle and Schmitt, Yasmin and Schl{\\"o}tterer, J{\\"o}rg and van Keulen, Maurice and Seifert, Christin},
-  journal = {ACM Computing Surveys},
-  year    = {2023}
-}
-"""
 
 _DESCRIPTION = """\
 Continuity (Co-12): similar inputs with the same prediction should get similar explanations.
@@ -52,7 +43,7 @@ class SmallNoiseCheck(StrictInputs, evaluate.Metric):
     def _info(self):
         return module_info(
             _DESCRIPTION,
-            _CITATION,
+            CO12_CITATION,
             _KWARGS_DESCRIPTION,
             {"predictions": "float64", "references": "float64"},
         )

@@ -3,20 +3,11 @@
 import evaluate
 
 from gecobench.metrics.mass_accuracy import module_result  # From: gecobench-hub
-from gecobench.metrics.module_info import module_info  # From: gecobench-hub
+from gecobench.metrics.module_info import CO12_CITATION, module_info  # From: gecobench-hub
 from gecobench.metrics.module_inputs import StrictInputs  # From: gecobench-hub
 from gecobench.metrics.properties import PROPERTY_META, sparsity_per_sentence  # From: gecobench-hub
 
 METRIC_META = PROPERTY_META["sparsity"]
-
-_CITATION = """\
-@article{nauta2023anecdotal,
-  title   = {From Anecdotal Evidence to Quantitative Evaluation Methods: A Systematic Review on Evaluating Explainable AI},
-  author  = {Nauta, Meike and Trienes, Jan and Pathak, Shreyasi and Nguyen, Elisa and Peters, Michelle and Schmitt, Yasmin and Schl{\\"o}tterer, J{\\"o}rg and van Keulen, Maurice and Seifert, Christin},
-  journal = {ACM Computing Surveys},
-  year    = {2023}
-}
-"""
 
 _DESCRIPTION = """\
 Compactness (Co-12): a compact explanation concentrates its mass on few words. Per sentence the attributions
@@ -50,7 +41,7 @@ class Sparsity(StrictInputs, evaluate.Metric):
     meta = METRIC_META
 
     def _info(self):
-        return module_info(_DESCRIPTION, _CITATION, _KWARGS_DESCRIPTION, {"attributions": "float64"})
+        return module_info(_DESCRIPTION, CO12_CITATION, _KWARGS_DESCRIPTION, {"attributions": "float64"})
 
     def _compute(self, attributions, return_per_sentence=False):
         per_sentence = sparsity_per_sentence(attributions)
