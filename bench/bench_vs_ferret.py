@@ -270,9 +270,10 @@ def compare_on(model_path: str, label: str, args: argparse.Namespace) -> None:
     for spec in (args.hub if args.hub is not None else builtin_specs()) + list(args.extra):
         explainer = make_explainer(spec, args.config, args.data_dir)
         # Warm-up on as many *other* sentences as are timed: the hub's unit of work is a batch of them, and the
-        # first pass of batches that size pays one-time costs (first imports, the allocator growing to the batch's
-        # activations: 1.7-2x the time of the next pass on a MiniLM model, 2026-12-04), which an evaluation of
-        # thousands of sentences never sees again. ferret's unit of work is one sentence; its side warms up on one.
+        # first pass of batches that size can pay one-time costs (first imports, the allocator growing to the
+        # batch's activations: 1.7x the next pass on one thread beside other work; no difference on a quiet
+        # machine with two threads, 2026-12-04), which an evaluation of thousands of sentences never sees again.
+        # ferret's unit of work is one sentence; its side warms up on one.
         attribute(explainer, model, tokenizer, warm_words, warm_targets)
         # each method pays its own gradient: Input×Gradient would otherwise reuse Saliency's (as it does in an
         # evaluation, where the pair costs one pass)
