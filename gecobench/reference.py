@@ -914,12 +914,13 @@ def run_evaluations(plan: ReferencePlan, shard: tuple[int, int] | None = None, p
 
     timings = Timings(plan.timings)
     units = select_shard(plan.evaluation_units(), shard)
+    states = {unit: unit_state(plan, unit) for unit in units}  # each marker read once
     for unit in units:
-        if unit_state(plan, unit) == "stale":
+        if states[unit] == "stale":
             log.warning("%s: staged with other explainers than the plan's (%s): not evaluated again; remove %s and "
                         "its records from %s to redo it", unit.key, ", ".join(stale_explainers(plan, unit)),
                         plan.unit_marker(unit), plan.staged_store(unit.seed))
-    todo = [u for u in units if unit_state(plan, u) == "missing"]
+    todo = [u for u in units if states[u] == "missing"]
     done = []
     # Under `accelerate launch` every process runs the units' evaluations (each its share of the chunks); the
     # main process alone gets the gathered chunks, so it alone writes the unit's files (prediction files, columns,
