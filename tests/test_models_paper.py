@@ -334,3 +334,54 @@ def test_ola_with_its_schedule_reaches_the_papers_input_x_gradient_mass_accuracy
           f"{record['counts']['n_scored']} sentences, training {info['training_time_s']:.0f} s, best step "
           f"{info['training']['best_step']} of {info['training']['steps']}; validation loss by epoch {history}")
     assert mass_accuracy >= 0.90, mass_accuracy
+
+
+# ---------------------------------------------------------------- a run that stays at chance (issue #32)
+
+def _indistinguishable_rows(n_sentences: int) -> list:
+    """Every variant of every sentence has the same words, labels balanced: no model can tell them apart, so each
+    predicts one class for all and scores exactly 1/2."""
+    from gecobench.models.data import GecoRow
+
+    return [GecoRow(["the", "person", "walks"], label, sentence) for sentence in range(n_sentences) for label in (0, 1)]
+
+
+def test_stayed_at_chance_and_the_derived_restart_seeds():
+    from gecobench.models.training import CHANCE_MARGIN, restart_init_seed, stayed_at_chance
+
+    assert stayed_at_chance(0.5, 2) and stayed_at_chance(1 / 3, 3) and stayed_at_chance(1 / 3 + CHANCE_MARGIN, 3)
+    assert not stayed_at_chance(0.5 + CHANCE_MARGIN + 0.01, 2) and not stayed_at_chance(0.89, 3)
+    assert [restart_init_seed(2, a) for a in range(3)] == [2, 1002, 2002]
+    with pytest.raises(ValueError, match="attempt"):
+        restart_init_seed(0, -1)
+
+
+def test_a_run_at_chance_is_restarted_from_derived_seeds_and_every_attempt_recorded(tmp_path, tiny_base, caplog):
+    rows = {"train": _indistinguishable_rows(24), "test": _indistinguishable_rows(6)}
+    kw = dict(base_model=str(tiny_base), rows=rows, schedule="tiny", epochs=1, show_progress=False)
+    with caplog.at_level("WARNING", logger="gecobench.models.training"):
+        restarted = train_regime("OLA", "binary_all", 3, tmp_path / "restarted", max_restarts=2, **kw)
+    info = json.loads((restarted / INFO_FILE).read_text())
+    attempts = info["training"]["attempts"]
+    assert [a["init_seed"] for a in attempts] == [3, 1003, 2003] and info["init_seed"] == 2003
+    assert all(a["val_accuracy"] == pytest.approx(0.5) for a in attempts)
+    assert "no restart left" in caplog.text and info["seed"] == 3
+    # the default trains once, and a restart's weights are another initialisation's
+    once = train_regime("OLA", "binary_all", 3, tmp_path / "once", **kw)
+    once_info = json.loads((once / INFO_FILE).read_text())
+    assert [a["init_seed"] for a in once_info["training"]["attempts"]] == [3] and once_info["init_seed"] == 3
+    import safetensors.torch
+
+    first = safetensors.torch.load_file(str(once / "model.safetensors"))
+    last = safetensors.torch.load_file(str(restarted / "model.safetensors"))
+    assert any(not torch.equal(first[name], last[name]) for name in first)
+    with pytest.raises(ValueError, match="max_restarts"):
+        train_regime("OLA", "binary_all", 3, tmp_path / "bad", max_restarts=-1, **kw)
+
+
+def test_a_run_that_leaves_chance_is_not_restarted(tmp_path, geco_dir, tiny_base):
+    out = train_regime("OLA", "binary_all", 0, tmp_path / "ola", base_model=str(tiny_base), data_dir=geco_dir,
+                       epochs=30, max_train_sentences=24, max_eval_sentences=12, show_progress=False, max_restarts=2)
+    info = json.loads((out / INFO_FILE).read_text())
+    assert info["val_accuracy"] > 0.55, "this schedule learns binary_all: the test needs a run that leaves chance"
+    assert len(info["training"]["attempts"]) == 1 and info["init_seed"] == 0

@@ -21,6 +21,7 @@ from gecobench.reference import (
     PAPER_EXPLAINERS,
     REFERENCE_DIR,
     REGIMES,
+    ZOO_MAX_RESTARTS,
     EvaluationUnit,
     ReferencePlan,
     ZooUnit,
@@ -95,8 +96,9 @@ def _fake_train(calls: list):
     """Stands in for train_regime: writes the info file a real checkpoint has, with the schedule it was given."""
     from gecobench.models.training import INFO_FILE, make_schedule
 
-    def train(regime, config, seed, folder, schedule, show_progress=True, **overrides):
+    def train(regime, config, seed, folder, schedule, show_progress=True, max_restarts=0, **overrides):
         calls.append((regime, config))
+        assert max_restarts == ZOO_MAX_RESTARTS, "the reference zoo restarts a run that stays at chance"
         Path(folder).mkdir(parents=True)
         info = {"regime": regime, "geco_config": config, "seed": seed, "test_accuracy": 0.9,
                 "base_model": "tiny", "schedule": dataclasses.asdict(make_schedule(schedule, **overrides)),
@@ -640,3 +642,24 @@ def test_a_resumed_units_wall_time_shares_its_chunk_seconds_over_the_processes()
     assert unit_wall_seconds(30.0, 0.0, 4) == 30.0
     with pytest.raises(ValueError, match="n_processes"):
         unit_wall_seconds(30.0, 100.0, 0)
+
+
+def test_the_zoo_stage_refuses_to_write_predictions_of_a_model_at_chance(tmp_path: Path, tiny_base: Path) -> None:
+    """A model that predicts one class would empty the paper's shared filter of its config: its prediction file is
+    refused with the checkpoint named, and a zoo row says which initialisation seed a checkpoint has."""
+    from gecobench.models.data import GecoRow
+    from gecobench.models.training import train_regime
+    from gecobench.reference import write_predictions
+
+    plan = ReferencePlan(seeds=(0,), configs=("binary_all",), regimes=("ZS", "OLA"), checkpoint_root=tmp_path / "runs",
+                         store=tmp_path / "store", zoo_summary=tmp_path / "zoo.json", timings=tmp_path / "t.json")
+    unit = ZooUnit("binary_all", "OLA", 0)
+    same_words = {split: [GecoRow(["a", "person"], label, s) for s in range(n) for label in (0, 1)]
+                  for split, n in (("train", 24), ("test", 4))}
+    train_regime("OLA", "binary_all", 0, plan.checkpoint(unit), base_model=str(tiny_base), rows=same_words,
+                 schedule="tiny", epochs=1, show_progress=False, max_restarts=1)
+    with pytest.raises(ValueError, match=r"zoo/binary_all/OLA/seed0: .* stayed at chance .* after 2 training attempt"):
+        write_predictions(plan, unit)
+    assert not plan.predictions_file(unit).exists()
+    row = next(r for r in write_zoo_summary(plan) if r["regime"] == "OLA")
+    assert row["init_seed"] == 1000 and row["seed"] == 0

@@ -39,6 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--patience", type=int, help="early-stopping patience in epochs")
     parser.add_argument("--max-train-sentences", type=int, help="train on at most this many source sentences")
     parser.add_argument("--no-dropout", action="store_true", help="disable dropout (exactly reproducible runs)")
+    parser.add_argument("--max-restarts", type=int, default=0, metavar="N",
+                        help="train a run whose validation accuracy stays at chance again, up to N times, from a derived "
+                             "initialisation seed (seed + 1000 x attempt; the data split stays the seed's). Default 0; "
+                             "the reference zoo uses 2")
     parser.add_argument("--threads", type=int, default=None, help="torch threads per process (default: torch's choice)")
     parser.add_argument("--push-to-hub", metavar="REPO_ID", default=None, help="upload the checkpoint to this Hub repo (one regime and seed only)")
     parser.add_argument("--hub-token", default=os.environ.get("HF_TOKEN"), help="Hub token (default $HF_TOKEN)")
@@ -77,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             path = train_regime(
                 regime, args.config, seed, out, base_model=args.base_model, data_dir=args.data_dir,
                 schedule=args.schedule, push_to_hub=args.push_to_hub, hub_token=args.hub_token,
-                show_progress=not args.quiet, **overrides,
+                show_progress=not args.quiet, max_restarts=args.max_restarts, **overrides,
             )
             from accelerate.state import PartialState
 
@@ -85,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
                 import json
 
                 info = json.loads((path / MODEL_INFO_FILE).read_text())
+                restarted = f", init seed {info['init_seed']} after a restart" if info["init_seed"] != seed else ""
                 print(f"{regime} {args.config} seed {seed}: val {info['val_accuracy']:.4f} test "
-                      f"{info['test_accuracy']:.4f} ({info['training_time_s']:.0f} s) -> {path}")
+                      f"{info['test_accuracy']:.4f} ({info['training_time_s']:.0f} s{restarted}) -> {path}")
     return 0
 

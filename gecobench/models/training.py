@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -31,6 +32,7 @@ LR_AFTER_WARMUP: tuple[str, ...] = ("linear", "constant")
 #: The authors' trainer clips the gradient norm to this value (after the step; see ``authors_trainer_quirks``).
 AUTHORS_MAX_GRAD_NORM = 1.0
 INFO_FILE = MODEL_INFO_FILE
+log = logging.getLogger("gecobench.models.training")
 
 
 @dataclass
@@ -135,6 +137,31 @@ class TrainReport:
     epochs_run: float = 0.0
     stopped_early: bool = False
     history: list[dict[str, float]] = field(default_factory=list)
+    #: one entry per training run of this checkpoint (attempt, init_seed, val_accuracy, val_loss of the weights it
+    #: kept): more than one when a run stayed at chance and was restarted (:func:`stayed_at_chance`)
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+
+
+#: a run whose kept weights reach at most 1/K + this on the validation split (K classes) has not left chance
+CHANCE_MARGIN = 0.05
+#: the initialisation seed of restart ``a`` of seed ``s`` is ``s + a * RESTART_SEED_STRIDE``: far from the
+#: reference's seeds (0-4), so a restart never repeats another seed's initialisation
+RESTART_SEED_STRIDE = 1000
+
+
+def stayed_at_chance(val_accuracy: float, num_labels: int) -> bool:
+    """Whether a model's validation accuracy says it never left chance: at most ``1/num_labels`` +
+    :data:`CHANCE_MARGIN` (GECO's splits are balanced: every source sentence in every gender variant, so a
+    model that predicts one class scores exactly 1/K)."""
+    return float(val_accuracy) <= 1.0 / int(num_labels) + CHANCE_MARGIN
+
+
+def restart_init_seed(seed: int, attempt: int) -> int:
+    """The initialisation (and shuffling) seed of training attempt ``attempt`` of seed ``seed``: the seed itself
+    first, then ``seed + attempt * RESTART_SEED_STRIDE``."""
+    if attempt < 0:
+        raise ValueError(f"attempt must be >= 0, got {attempt}")
+    return int(seed) + int(attempt) * RESTART_SEED_STRIDE
 
 
 def _disable_dropout(model: torch.nn.Module) -> None:
@@ -227,6 +254,82 @@ def evaluate_loader(model: torch.nn.Module, loader: Any, accelerator: Any) -> Ev
     return EvalResult(float(torch.cat(losses).mean()), correct / total, total)
 
 
+def _fit(regime: str, base_model: str, tokenizer: Any, num_labels: int, schedule: TrainSchedule, lr: float,
+         train_rows: Sequence[Any], val_rows: Sequence[Any], test_rows: Sequence[Any], accelerator: Any,
+         init_seed: int, desc: str, show_progress: bool) -> tuple[Any, TrainReport, Any, Any, tuple[int, int]]:
+    """Build one model and train it (``ZS``: only build it): returns the (prepared) model with the weights of the
+    best validation loss, the report, the prepared validation and test loaders, and (trainable, total) parameter
+    counts. ``init_seed`` seeds the shuffling (the caller seeds the initialisation)."""
+    from tqdm.auto import tqdm
+    from transformers import get_constant_schedule_with_warmup, get_linear_schedule_with_warmup
+
+    from gecobench.models.data import WordsCollator
+    from gecobench.models.regimes import trainable_parameter_count
+
+    model = _build_model(regime, base_model, tokenizer, num_labels, schedule)
+    if not schedule.dropout:
+        _disable_dropout(model)
+    trainable, total = trainable_parameter_count(model)
+    collate = WordsCollator(tokenizer, schedule.max_length)
+    loader_kw = {"batch_size": schedule.batch_size, "collate_fn": collate}
+    val_loader = torch.utils.data.DataLoader(val_rows, shuffle=False, **loader_kw)
+    test_loader = torch.utils.data.DataLoader(test_rows, shuffle=False, **loader_kw)
+    report = TrainReport()
+
+    if regime == "ZS":
+        # nothing trains, so no DDP wrapper (DDP refuses a module without trainable parameters)
+        model = model.to(accelerator.device)
+        val_loader, test_loader = accelerator.prepare(val_loader, test_loader)
+    else:
+        generator = torch.Generator().manual_seed(init_seed)
+        train_loader = torch.utils.data.DataLoader(train_rows, shuffle=True, generator=generator, **loader_kw)
+        groups = _parameter_groups(model, regime, lr, schedule.head_lr)
+        optimizer = _make_optimizer(groups, schedule, lr)
+        total_steps = schedule.epochs * len(train_loader)
+        warmup_steps = int(schedule.warmup_fraction * total_steps)
+        if schedule.lr_after_warmup == "constant":
+            lr_schedule = get_constant_schedule_with_warmup(optimizer, warmup_steps)
+        else:
+            lr_schedule = get_linear_schedule_with_warmup(optimizer, warmup_steps, total_steps)
+        model, optimizer, train_loader, val_loader, test_loader, lr_schedule = accelerator.prepare(
+            model, optimizer, train_loader, val_loader, test_loader, lr_schedule
+        )
+        steps_per_epoch = len(train_loader)
+        eval_at = {round(steps_per_epoch * (i + 1) / schedule.evals_per_epoch) for i in range(schedule.evals_per_epoch)}
+        best_state, bad_evals = None, 0
+        quirks = schedule.authors_trainer_quirks
+        validated = False  # the authors' quirk: once validated, the model is never put back in train mode
+        progress = tqdm(total=total_steps, desc=desc, disable=not show_progress)
+        for epoch in range(schedule.epochs):
+            model.train(not (quirks and validated))
+            for step_in_epoch, batch in enumerate(train_loader, start=1):
+                loss = optimisation_step(model, batch, optimizer, lr_schedule, accelerator, quirks)
+                report.steps += 1
+                progress.update(1)
+                progress.set_postfix(loss=f"{loss.item():.4f}", epoch=epoch + 1)
+                if step_in_epoch in eval_at:
+                    val = evaluate_loader(model, val_loader, accelerator)
+                    validated = True
+                    model.train(not quirks)
+                    report.history.append({"step": report.steps, "epoch": round(epoch + step_in_epoch / steps_per_epoch, 3),
+                                           "val_loss": val.loss, "val_accuracy": val.accuracy, "train_loss": float(loss.item())})
+                    progress.set_postfix(loss=f"{loss.item():.4f}", val_loss=f"{val.loss:.4f}", val_acc=f"{val.accuracy:.3f}")
+                    if report.best_val_loss is None or val.loss < report.best_val_loss:
+                        report.best_val_loss, report.best_step, bad_evals = val.loss, report.steps, 0
+                        best_state = copy.deepcopy({k: v.detach().cpu() for k, v in accelerator.unwrap_model(model).state_dict().items()})
+                    else:
+                        bad_evals += 1
+            report.epochs_run = epoch + 1
+            if bad_evals >= schedule.patience * schedule.evals_per_epoch:
+                report.stopped_early = True
+                break
+        progress.close()
+        if best_state is not None:
+            accelerator.unwrap_model(model).load_state_dict(best_state)
+
+    return model, report, val_loader, test_loader, (trainable, total)
+
+
 def train_regime(
     regime: str,
     config: str,
@@ -239,6 +342,7 @@ def train_regime(
     hub_token: str | None = None,
     show_progress: bool = True,
     rows: Mapping[str, Sequence[Any]] | None = None,
+    max_restarts: int = 0,
     **schedule_overrides: Any,
 ) -> Path:
     """Train (or, for ``ZS``, just build and evaluate) one zoo model and save it to ``output_dir``.
@@ -259,6 +363,11 @@ def train_regime(
             train and test on instead of the config's GECO files: the hub's hidden control models train on GECO
             sentences relabelled by a secret rule (:mod:`gecobench.controls`). The model info then says
             ``"training_rows": "given"``.
+        max_restarts: how often a run whose kept weights stay at chance on the validation split
+            (:func:`stayed_at_chance`) is trained again from a derived initialisation seed
+            (:func:`restart_init_seed`; the data split stays the seed's). 0 (default): never, a warning says so; the
+            reference zoo restarts up to twice (:data:`gecobench.reference.ZOO_MAX_RESTARTS`). The model info records every
+            attempt (``training.attempts``) and the initialisation seed of the weights kept (``init_seed``).
 
     Returns:
         The checkpoint folder: ``save_pretrained`` weights and config, the tokenizer, ``gecobench_model.json``
@@ -266,8 +375,6 @@ def train_regime(
     """
     from accelerate import Accelerator, DataLoaderConfiguration
     from accelerate.utils import set_seed
-    from tqdm.auto import tqdm
-    from transformers import get_constant_schedule_with_warmup, get_linear_schedule_with_warmup
 
     import gecobench
     from gecobench.models.base_models import (
@@ -277,7 +384,6 @@ def train_regime(
     )
     from gecobench.models.card import write_model_card
     from gecobench.models.data import (
-        WordsCollator,
         load_rows,
         num_labels_of,
         split_by_sentence,
@@ -286,11 +392,12 @@ def train_regime(
     from gecobench.models.regimes import (
         REGIME_DESCRIPTIONS,
         check_regime,
-        trainable_parameter_count,
     )
     from gecobench.provenance import base_provenance
 
     check_regime(regime)
+    if int(max_restarts) < 0:
+        raise ValueError(f"max_restarts must be >= 0, got {max_restarts}")
     num_labels = num_labels_of(config)
     if schedule is None:
         schedule = default_schedule_for(regime)
@@ -324,66 +431,29 @@ def train_regime(
     train_rows = subsample_sentences(train_rows, schedule.max_train_sentences, seed)
     val_rows = subsample_sentences(val_rows, schedule.max_eval_sentences, seed)
 
-    model = _build_model(regime, base_model, tokenizer, num_labels, schedule)
-    if not schedule.dropout:
-        _disable_dropout(model)
-    trainable, total = trainable_parameter_count(model)
-    collate = WordsCollator(tokenizer, schedule.max_length)
-    loader_kw = {"batch_size": schedule.batch_size, "collate_fn": collate}
-    val_loader = torch.utils.data.DataLoader(val_rows, shuffle=False, **loader_kw)
-    test_loader = torch.utils.data.DataLoader(test_rows, shuffle=False, **loader_kw)
-    report = TrainReport()
-
-    if regime == "ZS":
-        # nothing trains, so no DDP wrapper (DDP refuses a module without trainable parameters)
-        model = model.to(accelerator.device)
-        val_loader, test_loader = accelerator.prepare(val_loader, test_loader)
-    else:
-        generator = torch.Generator().manual_seed(seed)
-        train_loader = torch.utils.data.DataLoader(train_rows, shuffle=True, generator=generator, **loader_kw)
-        groups = _parameter_groups(model, regime, lr, schedule.head_lr)
-        optimizer = _make_optimizer(groups, schedule, lr)
-        total_steps = schedule.epochs * len(train_loader)
-        warmup_steps = int(schedule.warmup_fraction * total_steps)
-        if schedule.lr_after_warmup == "constant":
-            lr_schedule = get_constant_schedule_with_warmup(optimizer, warmup_steps)
-        else:
-            lr_schedule = get_linear_schedule_with_warmup(optimizer, warmup_steps, total_steps)
-        model, optimizer, train_loader, val_loader, test_loader, lr_schedule = accelerator.prepare(
-            model, optimizer, train_loader, val_loader, test_loader, lr_schedule
-        )
-        steps_per_epoch = len(train_loader)
-        eval_at = {round(steps_per_epoch * (i + 1) / schedule.evals_per_epoch) for i in range(schedule.evals_per_epoch)}
-        best_state, bad_evals = None, 0
-        quirks = schedule.authors_trainer_quirks
-        validated = False  # the authors' quirk: once validated, the model is never put back in train mode
-        progress = tqdm(total=total_steps, desc=f"{regime}/{config}/seed{seed}", disable=not (main and show_progress))
-        for epoch in range(schedule.epochs):
-            model.train(not (quirks and validated))
-            for step_in_epoch, batch in enumerate(train_loader, start=1):
-                loss = optimisation_step(model, batch, optimizer, lr_schedule, accelerator, quirks)
-                report.steps += 1
-                progress.update(1)
-                progress.set_postfix(loss=f"{loss.item():.4f}", epoch=epoch + 1)
-                if step_in_epoch in eval_at:
-                    val = evaluate_loader(model, val_loader, accelerator)
-                    validated = True
-                    model.train(not quirks)
-                    report.history.append({"step": report.steps, "epoch": round(epoch + step_in_epoch / steps_per_epoch, 3),
-                                           "val_loss": val.loss, "val_accuracy": val.accuracy, "train_loss": float(loss.item())})
-                    progress.set_postfix(loss=f"{loss.item():.4f}", val_loss=f"{val.loss:.4f}", val_acc=f"{val.accuracy:.3f}")
-                    if report.best_val_loss is None or val.loss < report.best_val_loss:
-                        report.best_val_loss, report.best_step, bad_evals = val.loss, report.steps, 0
-                        best_state = copy.deepcopy({k: v.detach().cpu() for k, v in accelerator.unwrap_model(model).state_dict().items()})
-                    else:
-                        bad_evals += 1
-            report.epochs_run = epoch + 1
-            if bad_evals >= schedule.patience * schedule.evals_per_epoch:
-                report.stopped_early = True
-                break
-        progress.close()
-        if best_state is not None:
-            accelerator.unwrap_model(model).load_state_dict(best_state)
+    trainable = total = 0
+    attempts: list[dict[str, Any]] = []
+    # A run that never leaves chance (seed 2's OLA on nonbinary_subject: loss at ln 3 for all 200 epochs, one
+    # class predicted) says nothing about its regime; it is restarted from a derived initialisation seed, with the
+    # same data split (the seed's), and every attempt is recorded (``training.attempts``, ``init_seed``).
+    for attempt in range(max_restarts + 1):
+        init_seed = restart_init_seed(seed, attempt)
+        if attempt:
+            set_seed(init_seed)  # attempt 0 keeps the RNG stream of a run without restarts, bit for bit
+        model, report, val_loader, test_loader, (trainable, total) = _fit(
+            regime, base_model, tokenizer, num_labels, schedule, lr, train_rows, val_rows, test_rows, accelerator,
+            init_seed, desc=f"{regime}/{config}/seed{seed}", show_progress=main and show_progress)
+        val = evaluate_loader(model, val_loader, accelerator)
+        attempts.append({"attempt": attempt, "init_seed": init_seed, "val_accuracy": val.accuracy,
+                         "val_loss": val.loss})
+        if regime == "ZS" or not stayed_at_chance(val.accuracy, num_labels):
+            break
+        if main:
+            log.warning("%s/%s/seed%d (init seed %d): validation accuracy %.3f stayed at chance (1/%d)%s", regime,
+                        config, seed, init_seed, val.accuracy, num_labels,
+                        "; restarting from a derived initialisation seed" if attempt < max_restarts else
+                        f"; no restart left (max_restarts={max_restarts})")
+    report.attempts = attempts
 
     val = evaluate_loader(model, val_loader, accelerator)
     test = evaluate_loader(model, test_loader, accelerator)
@@ -411,6 +481,7 @@ def train_regime(
             "geco_config": config,
             "training_rows": "given" if rows is not None else "geco",
             "seed": seed,
+            "init_seed": attempts[-1]["init_seed"],
             "num_labels": num_labels,
             "labels": list(unwrapped.config.id2label.values()),
             "val_accuracy": val.accuracy,
