@@ -1316,9 +1316,28 @@ def export_zero_shot_attributions(plan: ReferencePlan, unit: EvaluationUnit, che
     """Publish the zero-shot model's attributions of one evaluation unit (every explainer of the plan, every
     scorable test sentence) as a bundle in ``plan.attributions_dir``, from the unit's checkpoints: the RMA reference that a run given ``--reference-attributions`` reads instead of
     computing (:mod:`gecobench.evaluation.published_reference`)."""
+    import tempfile
+
+    from gecobench.evaluation.checkpoints import reference_unit_name
+    from gecobench.evaluation.published_reference import load_published_references, merge_bundles
+
     zs = _zero_shot_unit(plan, unit, data_dir)
     keys = _explainer_keys(plan.explainers)
-    path = _export_zero_shot_unit(zs, unit, checkpoint_dir, list(keys.values()), plan.attributions_dir)
+    name = reference_unit_name(zs["reference"]["function_sha256"], zs["split"].fingerprint,
+                               zs["settings"].attribution_protocol())
+    published = load_published_references(plan.attributions_dir).get(name) if any(
+        plan.attributions_dir.glob("*.json.gz")) else None
+    if published is None or set(published.explainer_keys()) <= set(keys.values()):
+        # a bundle holding only this plan's keys is this plan's unit made again (e.g. retrained here): replaced
+        path = _export_zero_shot_unit(zs, unit, checkpoint_dir, list(keys.values()), plan.attributions_dir)
+    else:
+        # The unit's bundle is published already with other explainer versions (a (config, seed) of an earlier
+        # major version: 0.5.0's seed 0, whose records still need it). One unit, one file: the plan's versions join
+        # it, each entry naming the zero-shot checkpoint it was computed on (``explainer_provenance``), the earlier
+        # entries stay. An entry of the same key with other scores is refused (merge_bundles).
+        with tempfile.TemporaryDirectory(prefix="gecobench-zs-") as tmp:
+            added = _export_zero_shot_unit(zs, unit, checkpoint_dir, list(keys.values()), Path(tmp))
+            path = merge_bundles([published.path, added], plan.attributions_dir)
     log.info("%s: zero-shot reference attributions published in %s", unit.key, path)
     return path
 

@@ -245,6 +245,31 @@ def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -
         extend_zero_shot_attributions(dataclasses.replace(extended, zero_shot_attributions=tmp_path / "none"), unit,
                                       tmp_path / "ck-extend", progress=False)
 
+    # The unit's bundle published by an earlier major version (other explainer versions, another zero-shot
+    # checkpoint of the same function: 0.5.0's seed 0, whose store records still need it): a new run's export
+    # joins it instead of replacing it, each entry naming the checkpoint it was computed on.
+    from gecobench.evaluation.published_reference import write_bundle
+    from gecobench.reference import export_zero_shot_attributions
+
+    earlier = {**grown.document, "reference": {**grown.document["reference"], "checkpoint_sha256": "0" * 64},
+               "explainers": {key.replace("-v", "-v0."): chunks for key, chunks in grown.document["explainers"].items()}}
+    earlier.pop("explainer_provenance")
+    earlier_path = write_bundle(earlier, tmp_path / "earlier")
+    joined_plan = dataclasses.replace(extended, zero_shot_attributions=tmp_path / "earlier")
+    joined = read_bundle(export_zero_shot_attributions(joined_plan, unit, tmp_path / "ck-fresh"))
+    assert joined.path == earlier_path and len(list((tmp_path / "earlier").glob("*.json.gz"))) == 1
+    assert joined.explainer_keys() == sorted([*earlier["explainers"], *grown.explainer_keys()])
+    assert joined.document["reference"]["checkpoint_sha256"] == "0" * 64
+    ours = grown.document["reference"]["checkpoint_sha256"]
+    for key in grown.explainer_keys():
+        assert joined.document["explainers"][key] == grown.document["explainers"][key]
+        assert joined.zero_shot_checkpoint(key) == ours
+    assert {joined.zero_shot_checkpoint(key) for key in earlier["explainers"]} == {"0" * 64}
+    assert joined.zero_shot_checkpoint("no-such-explainer") is None
+    # exported again: the same file, nothing doubled
+    again = read_bundle(export_zero_shot_attributions(joined_plan, unit, tmp_path / "ck-fresh"))
+    assert again.sha256 == joined.sha256
+
 
 def test_timings_of_two_shards_writing_one_file_are_all_kept(tmp_path: Path) -> None:
     from gecobench.reference import Timings
@@ -348,9 +373,10 @@ def _committed_bundles() -> list:
     return list(load_published_references(REFERENCE_DIR / "zero_shot_attributions").by_unit.values())
 
 
-def _bundle_entry(bundle, text: str) -> tuple[str, dict, bool]:
-    """The entry of a committed bundle for the plan's explainer ``text``: its checkpoint key, the parameters under
-    which this code computes what the entry holds, and whether it is at this package's version.
+def _bundle_entry(bundle, text: str, keys=None) -> tuple[str, dict, bool]:
+    """The entry of a committed bundle (among ``keys``, default all of its own) for the plan's explainer ``text``:
+    its checkpoint key, the parameters under which this code computes what the entry holds, and whether it is at
+    this package's version.
 
     An entry of an older version (``PREVIOUS_DEFAULTS``: the definitions before the paper's authors' ones became
     the defaults) is stale: it is never served for the current version, whose checkpoint key is not in the bundle.
@@ -360,12 +386,13 @@ def _bundle_entry(bundle, text: str) -> tuple[str, dict, bool]:
     from gecobench.explainers.builtin import PREVIOUS_DEFAULTS
 
     spec = ExplainerSpec.parse(text)
+    keys = set(bundle.document["explainers"]) if keys is None else set(keys)
     current = checkpoint_key(spec, get_explainer(spec.name, **spec.params))
-    if current in bundle.document["explainers"]:
+    if current in keys:
         return current, dict(spec.params), True
     version, params = PREVIOUS_DEFAULTS[spec.name]
     stale = f"{spec.key()}-v{version}"
-    assert stale in bundle.document["explainers"], (text, bundle.explainer_keys())
+    assert stale in keys, (text, sorted(keys))
     return stale, {**spec.params, **params}, False
 
 
@@ -398,21 +425,28 @@ def test_committed_zero_shot_attributions_cover_the_committed_grid() -> None:
         staged[(marker["config"], marker["seed"])] = marker
     assert set(staged) <= set(bundles), "every staged 1.0 unit publishes its zero-shot bundle"
     for cell, marker in staged.items():
-        assert bundles[cell].explainer_keys() == sorted(marker["explainer_keys"]), cell
-        assert bundles[cell].document["reference"]["checkpoint_sha256"] == marker["columns"]["ZS"]["checkpoint_sha256"]
-    bundles = {cell: bundle for cell, bundle in bundles.items() if cell not in staged}
-    assert set(bundles) == set(references)
+        assert set(marker["explainer_keys"]) <= set(bundles[cell].explainer_keys()), cell
+        # a (config, seed) the committed store has too: its bundle holds both versions' entries, each naming the
+        # zero-shot checkpoint it was computed on
+        assert set(bundles[cell].explainer_keys()) == set(marker["explainer_keys"]) or cell in references, cell
+        assert {bundles[cell].zero_shot_checkpoint(key) for key in marker["explainer_keys"]} == {
+            marker["columns"]["ZS"]["checkpoint_sha256"]}, cell
+    assert set(references) <= set(bundles)
+    assert {cell for cell in bundles if cell not in staged} <= set(references)
+    bundles = {cell: bundle for cell, bundle in bundles.items() if cell in references}
     current_keys = {e: checkpoint_key(ExplainerSpec.parse(e), get_explainer(ExplainerSpec.parse(e).name))
                     for e in plan.explainers}
     for (config, seed), bundle in bundles.items():
-        entries = {e: _bundle_entry(bundle, e) for e in plan.explainers}
+        # the committed store's entries: the bundle's keys less those of a staged 1.0 unit of the same cell
+        own = set(bundle.explainer_keys()) - set(staged.get((config, seed), {}).get("explainer_keys", ()))
+        entries = {e: _bundle_entry(bundle, e, own) for e in plan.explainers}
         keys = sorted(key for key, _, _ in entries.values())
         settings = plan.evaluation_settings(seed)
         split = load_split(config, "test")
         assert bundle.document["reference"]["checkpoint_sha256"] == references[(config, seed)]
         assert bundle.document["attribution_protocol"] == settings.attribution_protocol()
         assert bundle.document["dataset"]["fingerprint"] == split.fingerprint
-        assert bundle.explainer_keys() == keys
+        assert sorted(own) == keys
         chunk_rows = reference_chunk_rows(split, settings)
         for key in keys:
             chunks = bundle.document["explainers"][key]
@@ -420,9 +454,9 @@ def test_committed_zero_shot_attributions_cover_the_committed_grid() -> None:
         # every chunk validates against the data (rows, one finite score per word)
         for chunk_id, rows in enumerate(chunk_rows):
             assert bundle.chunk_scores(keys[0], chunk_id, rows, [split.rows[i].words for i in rows]) is not None
-        # a stale entry is never what a run at this package's version reads
+        # a stale entry is never what a run at this package's version reads (unless a 1.0 unit added its own)
         for text, (_, _, is_current) in entries.items():
-            if not is_current:
+            if not is_current and (config, seed) not in staged:
                 rows = chunk_rows[0]
                 assert bundle.chunk_scores(current_keys[text], 0, rows, [split.rows[i].words for i in rows]) is None
 

@@ -73,6 +73,15 @@ class ReferenceBundle:
     def explainer_keys(self) -> list[str]:
         return sorted(self.document["explainers"])
 
+    def zero_shot_checkpoint(self, explainer_key: str) -> str | None:
+        """The zero-shot checkpoint (SHA-256) an explainer's entry was computed on: the bundle's own, or, for an
+        entry merged in from another bundle (:func:`merge_bundles`), the one its ``explainer_provenance`` names.
+        None when the bundle has no such explainer."""
+        if explainer_key not in self.document["explainers"]:
+            return None
+        merged = (self.document.get("explainer_provenance") or {}).get(explainer_key) or {}
+        return merged.get("zero_shot_checkpoint_sha256") or self.document["reference"].get("checkpoint_sha256")
+
     def chunk_scores(self, explainer_key: str, chunk_id: int, rows: Sequence[int],
                      words: Sequence[Sequence[str]], truncated: bool = False) -> list[list[float]] | None:
         """The reference scores of ``rows`` (with ``words``) in chunk ``chunk_id``, or None when the bundle has no
