@@ -1400,14 +1400,21 @@ def extend_zero_shot_attributions(plan: ReferencePlan, unit: EvaluationUnit, che
     return path, missing
 
 
-def coverage(plan: ReferencePlan, records: Iterable[dict[str, Any]],
-             filters: Sequence[str] = FILTERS) -> dict[str, list[tuple[str, ...]]]:
+def coverage(plan: ReferencePlan, records: Iterable[dict[str, Any]], filters: Sequence[str] = FILTERS,
+             match_versions: bool = True) -> dict[str, list[tuple[str, ...]]]:
     """Grid cells (explainer × regime × config × seed × filter) with a record, and those without. Filters by
-    name (:mod:`gecobench.evaluation.filters`; the legacy ``all_gender_variants_correct`` is ``per_model``)."""
+    name (:mod:`gecobench.evaluation.filters`; the legacy ``all_gender_variants_correct`` is ``per_model``).
+
+    A record covers a cell when it names the cell's explainer, the parameters the plan's spec sets, and (with
+    ``match_versions``, the default) the version this package gives that spec: a record of an older definition
+    (0.5.0's Saliency at the word-embedding lookup, 1.0.0) is not the plan's. ``match_versions=False`` counts
+    records of any version (what an earlier release's store covers of the grid's shape)."""
     from gecobench.evaluation.filters import record_filter
     from gecobench.evaluation.settings import ExplainerSpec
+    from gecobench.explainers.base import get_explainer
 
     specs = {text: ExplainerSpec.parse(text) for text in plan.explainers}
+    versions = {text: str(get_explainer(spec.name, **spec.params).version) for text, spec in specs.items()}
     present = set()
     for record in records:
         if record.get("record_type") != "explainer_score":
@@ -1417,6 +1424,8 @@ def coverage(plan: ReferencePlan, records: Iterable[dict[str, Any]],
         # a cell's spec names the explainer and the parameters the plan sets (`lime:n_samples=50`): a record of
         # the same explainer with other values of those (the 0.5.0 store's 100-sample LIME) is another cell
         for text, spec in specs.items():
+            if match_versions and str(explainer.get("version")) != versions[text]:
+                continue
             if explainer["name"] == spec.name and all(params.get(k) == v for k, v in spec.params.items()):
                 present.add((text, record["model"]["regime"], record["dataset"]["config"],
                              str(record["model"].get("seed")), str(record_filter(record.get("protocol")))))
