@@ -159,13 +159,18 @@ REFERENCE_EXPLAINERS = (*PAPER_EXPLAINERS, "partition_shap")
 #: cores (AMD EPYC); Partition SHAP adds about 40 % to a model's evaluation (BENCHMARKS.md, 2026-12-02).
 PROPERTIES_SUBSAMPLE_GROUPS = 32
 
-#: A zoo run whose kept weights stay at chance on the validation split is trained again from a derived
-#: initialisation seed, up to this many times (:func:`gecobench.models.training.stayed_at_chance`,
-#: :func:`~gecobench.models.training.restart_init_seed`): seed 2's OLA on ``nonbinary_subject`` kept its loss at
-#: ln 3 for all 200 epochs of the authors' schedule on two kinds of CPU (seeds 0 and 1 reach 0.89 and 0.91). The
-#: data split stays the seed's; the checkpoint's info and the zoo table name the initialisation seed. A run that
-#: never leaves chance says nothing about its regime, and would empty the paper's shared filter of its config.
-ZOO_MAX_RESTARTS = 2
+#: A zoo run whose kept weights stay at chance on the validation split, or miss the paper's 80 % there (in a cell
+#: not measured under it on every schedule, :data:`BELOW_ACCURACY_TARGET`), is trained again from a derived
+#: initialisation seed, up to this many times (:func:`gecobench.models.training.restart_reason`,
+#: :func:`~gecobench.models.training.restart_init_seed`). Seed 2's OLA on ``nonbinary_subject`` kept its loss at
+#: ln 3 for all 200 epochs of the authors' schedule on three machines, and its first restart (init seed 1002) peaked
+#: at 56 % in epoch 2 before falling back to chance (seeds 0 and 1 reach 0.89 and 0.91). The data split stays the
+#: seed's; the checkpoint's info and the zoo table name the initialisation seed. A run that never leaves chance says
+#: nothing about its regime, and one model far under the target shrinks the paper's shared filter of its config
+#: for every model (a sentence stays only when every model gets every variant right).
+ZOO_MAX_RESTARTS = 4
+#: the validation accuracy under which a zoo run is restarted (the paper's models reach 80 % test accuracy)
+ACCURACY_TARGET = 0.80
 
 #: the paper's filter (one shared subset per config: gecobench.evaluation.filters), and none
 FILTERS = ("paper", "none")
@@ -418,8 +423,10 @@ def run_zoo(plan: ReferencePlan, shard: tuple[int, int] | None = None, threads: 
         preset, overrides = plan.schedule_for(unit.regime, unit.config)
         log.info("[%d/%d] %s: training (%s %s)", i, len(units), unit.key, preset, overrides)
         start, cpu_start = time.perf_counter(), time.process_time()
+        target = None if (unit.regime, unit.config) in BELOW_ACCURACY_TARGET else ACCURACY_TARGET
         _with_threads(threads, functools.partial(train, unit.regime, unit.config, unit.seed, folder, schedule=preset,
-                                                 show_progress=progress, max_restarts=ZOO_MAX_RESTARTS, **overrides))
+                                                 show_progress=progress, max_restarts=ZOO_MAX_RESTARTS,
+                                                 restart_below=target, **overrides))
         timings.record(unit.key, time.perf_counter() - start, cpu_seconds=round(time.process_time() - cpu_start, 1))
         trained.append(unit)
         if predictions:
@@ -733,7 +740,7 @@ def write_zoo_summary(plan: ReferencePlan) -> list[dict[str, Any]]:
                 "base_revision": info.get("base_revision"), "zero_shot_method": info.get("zero_shot_method"),
                 "schedule": info.get("schedule"), "learning_rate": info.get("learning_rate"),
                 "head_learning_rate": info.get("head_learning_rate"), "training_time_s": info.get("training_time_s"),
-                "meets_80_percent": info["test_accuracy"] >= 0.80, "package_version": info.get("package_version"),
+                "meets_80_percent": info["test_accuracy"] >= ACCURACY_TARGET, "package_version": info.get("package_version"),
                 "git_commit": (info.get("provenance") or {}).get("git_commit"),
                 "checkpoint_sha256": _checkpoint_sha256(folder),
             }
@@ -755,7 +762,7 @@ def write_zoo_summary(plan: ReferencePlan) -> list[dict[str, Any]]:
                 **kept,
                 "schedule": (document.get("schedule") or {}).get("fields"),
                 "training_time_s": before.get("training_time_s") if same_model else timing.get("seconds"),
-                "meets_80_percent": document["test_accuracy"] >= 0.80,
+                "meets_80_percent": document["test_accuracy"] >= ACCURACY_TARGET,
                 "package_version": (document.get("provenance") or {}).get("package_version"),
                 "git_commit": (document.get("provenance") or {}).get("git_commit"),
                 "checkpoint_sha256": document["checkpoint_sha256"],

@@ -352,6 +352,10 @@ def test_stayed_at_chance_and_the_derived_restart_seeds():
     assert stayed_at_chance(0.5, 2) and stayed_at_chance(1 / 3, 3) and stayed_at_chance(1 / 3 + CHANCE_MARGIN, 3)
     assert not stayed_at_chance(0.5 + CHANCE_MARGIN + 0.01, 2) and not stayed_at_chance(0.89, 3)
     assert [restart_init_seed(2, a) for a in range(3)] == [2, 1002, 2002]
+    from gecobench.models.training import restart_reason
+
+    assert "stayed at chance" in restart_reason(0.36, 3, 0.8) and "missed the target 0.80" in restart_reason(0.56, 3, 0.8)
+    assert restart_reason(0.56, 3) is None and restart_reason(0.81, 3, 0.8) is None
     with pytest.raises(ValueError, match="attempt"):
         restart_init_seed(0, -1)
 
@@ -363,20 +367,39 @@ def test_a_run_at_chance_is_restarted_from_derived_seeds_and_every_attempt_recor
         restarted = train_regime("OLA", "binary_all", 3, tmp_path / "restarted", max_restarts=2, **kw)
     info = json.loads((restarted / INFO_FILE).read_text())
     attempts = info["training"]["attempts"]
-    assert [a["init_seed"] for a in attempts] == [3, 1003, 2003] and info["init_seed"] == 2003
+    assert [a["init_seed"] for a in attempts] == [3, 1003, 2003] and info["seed"] == 3
     assert all(a["val_accuracy"] == pytest.approx(0.5) for a in attempts)
-    assert "no restart left" in caplog.text and info["seed"] == 3
-    # the default trains once, and a restart's weights are another initialisation's
+    assert "stayed at chance" in caplog.text and "no restart left" in caplog.text
+    assert info["init_seed"] == 3, "no attempt is better than the first: the first is kept"
     once = train_regime("OLA", "binary_all", 3, tmp_path / "once", **kw)
     once_info = json.loads((once / INFO_FILE).read_text())
     assert [a["init_seed"] for a in once_info["training"]["attempts"]] == [3] and once_info["init_seed"] == 3
-    import safetensors.torch
-
-    first = safetensors.torch.load_file(str(once / "model.safetensors"))
-    last = safetensors.torch.load_file(str(restarted / "model.safetensors"))
-    assert any(not torch.equal(first[name], last[name]) for name in first)
     with pytest.raises(ValueError, match="max_restarts"):
         train_regime("OLA", "binary_all", 3, tmp_path / "bad", max_restarts=-1, **kw)
+    with pytest.raises(ValueError, match="restart_below"):
+        train_regime("OLA", "binary_all", 3, tmp_path / "bad", max_restarts=1, restart_below=1.5, **kw)
+
+
+def test_a_run_under_its_target_is_restarted_and_the_best_attempt_kept(tmp_path, geco_dir, tiny_base):
+    """Restarts draw other initialisations (other weights, other accuracies); the first attempt is the run without
+    restarts, bit for bit; the attempt kept is the best on the validation split."""
+    import safetensors.torch
+
+    kw = dict(base_model=str(tiny_base), data_dir=geco_dir, epochs=3, max_train_sentences=24, max_eval_sentences=12,
+              show_progress=False)
+    out = train_regime("OLA", "binary_all", 1, tmp_path / "restarted", max_restarts=2, restart_below=1.0, **kw)
+    info = json.loads((out / INFO_FILE).read_text())
+    attempts = info["training"]["attempts"]
+    assert [a["init_seed"] for a in attempts] == [1, 1001, 2001], "no attempt reaches 100 %: every restart is used"
+    best = max(attempts, key=lambda a: a["val_accuracy"])  # the first of equals
+    assert info["init_seed"] == best["init_seed"] and info["val_accuracy"] == best["val_accuracy"]
+    once = train_regime("OLA", "binary_all", 1, tmp_path / "once", **kw)
+    once_info = json.loads((once / INFO_FILE).read_text())
+    assert once_info["training"]["attempts"][0] == attempts[0]
+    if info["init_seed"] == 1:
+        kept, first = (safetensors.torch.load_file(str(f / "model.safetensors")) for f in (out, once))
+        assert all(torch.equal(kept[name], first[name]) for name in first)
+    assert len({a["val_loss"] for a in attempts}) == 3, "each restart starts from another initialisation"
 
 
 def test_a_run_that_leaves_chance_is_not_restarted(tmp_path, geco_dir, tiny_base):

@@ -96,9 +96,11 @@ def _fake_train(calls: list):
     """Stands in for train_regime: writes the info file a real checkpoint has, with the schedule it was given."""
     from gecobench.models.training import INFO_FILE, make_schedule
 
-    def train(regime, config, seed, folder, schedule, show_progress=True, max_restarts=0, **overrides):
+    def train(regime, config, seed, folder, schedule, show_progress=True, max_restarts=0, restart_below=None,
+              **overrides):
         calls.append((regime, config))
         assert max_restarts == ZOO_MAX_RESTARTS, "the reference zoo restarts a run that stays at chance"
+        assert restart_below == (None if (regime, config) in BELOW_ACCURACY_TARGET else 0.80), (regime, config)
         Path(folder).mkdir(parents=True)
         info = {"regime": regime, "geco_config": config, "seed": seed, "test_accuracy": 0.9,
                 "base_model": "tiny", "schedule": dataclasses.asdict(make_schedule(schedule, **overrides)),
@@ -698,4 +700,4 @@ def test_the_zoo_stage_refuses_to_write_predictions_of_a_model_at_chance(tmp_pat
         write_predictions(plan, unit)
     assert not plan.predictions_file(unit).exists()
     row = next(r for r in write_zoo_summary(plan) if r["regime"] == "OLA")
-    assert row["init_seed"] == 1000 and row["seed"] == 0
+    assert row["init_seed"] == 0 and row["seed"] == 0, "every attempt at chance: the first (best) is kept"
