@@ -883,7 +883,8 @@ def write_filter_subsets(plan: ReferencePlan, configs: Iterable[str] | None = No
                 raise ValueError(f"{file}: no prediction for row(s) {lacking[:5]} of the plan's sentence groups "
                                  f"(made with chunking {document.get('chunking')})")
             predictions[unit.key] = by_row
-            models[unit.key] = {"name": str(plan.checkpoint(unit)), "regime": unit.regime, "seed": unit.seed,
+            # named by its zoo unit: the weights need not be on this machine, and a committed subset names no local path
+            models[unit.key] = {"name": unit.key, "regime": unit.regime, "seed": unit.seed,
                                 "checkpoint_sha256": document["checkpoint_sha256"]}
             files.append({"path": _relative(plan, file), "sha256": document["sha256"]})
         subset = dataclasses.replace(shared_subset(split, groups, predictions, models), prediction_files=tuple(files))

@@ -20,6 +20,7 @@ from gecobench.reference import (
     CONFIGS,
     PAPER_EXPLAINERS,
     REFERENCE_DIR,
+    REFERENCE_SEEDS,
     REGIMES,
     ZOO_MAX_RESTARTS,
     EvaluationUnit,
@@ -184,6 +185,7 @@ def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -
 
     subset = load_subset(plan.filters_dir / "binary_all.json", "binary_all")
     assert [m["regime"] for m in subset.defined_by] == ["OLA"]
+    assert [m["name"] for m in subset.defined_by] == ["zoo/binary_all/OLA/seed0"], "a unit key, not a local path"
     for record in report.documents:
         if record["protocol"]["filter"] == "paper":
             assert record["protocol"]["filter_subset_sha256"] == subset.fingerprint
@@ -701,3 +703,29 @@ def test_the_zoo_stage_refuses_to_write_predictions_of_a_model_at_chance(tmp_pat
     assert not plan.predictions_file(unit).exists()
     row = next(r for r in write_zoo_summary(plan) if r["regime"] == "OLA")
     assert row["init_seed"] == 0 and row["seed"] == 0, "every attempt at chance: the first (best) is kept"
+
+
+def test_committed_filters_are_one_sentence_set_per_config_across_regimes_and_seeds() -> None:
+    """Each committed subset of the paper's filter is defined by every trained regime of every reference seed (the
+    zero-shot model does not define it), through committed prediction files whose fingerprints it records; every
+    staged paper-filter record of its config, whatever its regime or seed, is scored on it, one sentence set."""
+    from gecobench.evaluation.filters import ZERO_SHOT_REGIME, load_subset
+
+    plan = ReferencePlan()
+    trained = [r for r in plan.regimes if r != ZERO_SHOT_REGIME]
+    records = []
+    for store in (REFERENCE_DIR / "staging").glob("seed-*/store"):
+        records += LocalStore(store).read_all("explainer_score").documents
+    for path in sorted((REFERENCE_DIR / "filters").glob("*.json")):
+        config = path.stem
+        subset = load_subset(path, config)
+        assert sorted((m["regime"], m["seed"]) for m in subset.defined_by) == sorted(
+            (r, s) for r in trained for s in REFERENCE_SEEDS), config
+        assert all(m["name"] == f"zoo/{config}/{m['regime']}/seed{m['seed']}" for m in subset.defined_by)
+        for entry in subset.prediction_files:
+            document = json.loads((REFERENCE_DIR / "staging" / entry["path"]).read_text(encoding="utf-8"))
+            assert document["sha256"] == entry["sha256"], entry["path"]
+        paper = [r for r in records if r["dataset"]["config"] == config and r["protocol"].get("filter") == "paper"]
+        assert {r["protocol"]["filter_subset_sha256"] for r in paper} <= {subset.fingerprint}
+        assert len({r["filter"]["scored_fingerprint"] for r in paper}) <= 1, config
+        assert {r["model"]["regime"] for r in paper} in (set(), set(plan.regimes)), config
