@@ -309,6 +309,27 @@ def test_reference_cli_output_folder_takes_records_summary_and_timings(tmp_path:
     assert seen[1].store == reference.REFERENCE_STORE  # the committed store stays the default
 
 
+def test_the_cli_never_promotes_part_of_a_seed(tmp_path: Path, monkeypatch, capsys) -> None:
+    """A plan narrowed by --configs sees a seed "complete" once its listed configs are staged: the command refuses
+    to promote it and does not call it complete."""
+    from gecobench import reference
+    from gecobench.cli.reference import main
+
+    promoted = []
+    monkeypatch.setattr(reference, "promote_seed",
+                        lambda plan, seed, replace=False: promoted.append(seed) or {"records": 132})
+    monkeypatch.setattr(reference, "unit_state", lambda plan, unit: "staged")
+    monkeypatch.setattr(reference, "plan_report", lambda plan, shard=None: [
+        "units: 1 staged", "seed 2 is complete: gecobench reference --stage promote --seeds 2"])
+    assert main(["--stage", "promote", "--seeds", "2", "--configs", "binary_all", "--output", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert promoted == [] and "promote: not with --configs binary_all" in out and "is complete" not in out
+    assert main(["--plan", "--seeds", "2", "--configs", "binary_all", "--output", str(tmp_path)]) == 0
+    assert "is complete" not in capsys.readouterr().out
+    assert main(["--stage", "promote", "--seeds", "2", "--output", str(tmp_path)]) == 0
+    assert promoted == [2] and "is complete" in capsys.readouterr().out
+
+
 def test_export_refuses_an_empty_store(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no valid records"):
         export_store([], tmp_path / "out", "ORG/results", "empty-store")

@@ -94,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     plan = ReferencePlan(seeds=tuple(args.seeds), configs=tuple(args.configs), regimes=REGIMES,
                          filter_seeds=tuple(args.filter_seeds), **outputs)
     if args.plan:
-        print("\n".join(plan_report(plan, args.shard)))
+        narrowed = set(plan.configs) != set(CONFIGS)  # "seed k is complete" would speak of the listed configs only
+        print("\n".join(line for line in plan_report(plan, args.shard) if not (narrowed and " is complete" in line)))
         return 0
     if args.record_schedules:
         from gecobench.reference import record_schedules, zoo_units_of_shard
@@ -150,7 +151,12 @@ def _run(plan: ReferencePlan, args: argparse.Namespace) -> int:
             if args.stage in ("derive", "all"):
                 derived = derive_units(plan)
                 print(f"derive: paper-filter records of {len(derived)} unit(s) staged in {plan.staging_dir}")
-    if args.stage in ("promote", "all"):
+    # a seed is promoted whole: a plan narrowed by --configs would move part of it into the store
+    narrowed = set(plan.configs) != set(CONFIGS)
+    if args.stage in ("promote", "all") and narrowed:
+        print(f"promote: not with --configs {' '.join(plan.configs)}: a seed enters the store with all "
+              f"{len(CONFIGS)} configs (run the promote stage without --configs)")
+    elif args.stage in ("promote", "all"):
         for seed in plan.seeds:
             states = {unit_state(plan, EvaluationUnit(c, seed)) for c in plan.configs}
             if states & {"missing", "stale"}:
@@ -160,7 +166,7 @@ def _run(plan: ReferencePlan, args: argparse.Namespace) -> int:
             summary = promote_seed(plan, seed, replace=args.replace)
             print(f"seed {seed}: {summary['records']} records in {plan.store}")
     if args.stage in ("evaluate", "derive", "promote", "all"):
-        print("\n".join(line for line in plan_report(plan, args.shard) if line.startswith(("units:", "to commit",
-                                                                                            "seed "))))
+        print("\n".join(line for line in plan_report(plan, args.shard) if line.startswith(("units:", "to commit"))
+                         or (line.startswith("seed ") and not narrowed)))
     return 0
 
