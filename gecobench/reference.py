@@ -733,7 +733,7 @@ def write_zoo_summary(plan: ReferencePlan) -> list[dict[str, Any]]:
             info = json.loads(info_file.read_text(encoding="utf-8"))
             rows[key] = {
                 "config": unit.config, "regime": unit.regime, "seed": unit.seed,
-                # not the seed when a run stayed at chance and was restarted (ZOO_MAX_RESTARTS)
+                # not the seed when a run stayed at chance or under its target and was restarted (ZOO_MAX_RESTARTS)
                 "init_seed": info.get("init_seed", unit.seed),
                 "test_accuracy": info["test_accuracy"], "val_accuracy": info.get("val_accuracy"),
                 "n_test": info.get("n_test"), "base_model": info["base_model"],
