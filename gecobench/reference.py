@@ -159,9 +159,9 @@ REFERENCE_EXPLAINERS = (*PAPER_EXPLAINERS, "partition_shap")
 #: cores (AMD EPYC); Partition SHAP adds about 40 % to a model's evaluation (BENCHMARKS.md, 2026-12-02).
 PROPERTIES_SUBSAMPLE_GROUPS = 32
 
-#: A zoo run whose kept weights stay at chance on the validation split, or miss the paper's 80 % there (in a cell
-#: not measured under it on every schedule, :data:`BELOW_ACCURACY_TARGET`), is trained again from a derived
-#: initialisation seed, up to this many times (:func:`gecobench.models.training.restart_reason`,
+#: A zoo run whose kept weights stay at chance on the validation split, or fall far under the paper's 80 % there
+#: (under :data:`RESTART_BELOW`, in a cell not measured under 80 % on every schedule, :data:`BELOW_ACCURACY_TARGET`),
+#: is trained again from a derived initialisation seed, up to this many times (:func:`gecobench.models.training.restart_reason`,
 #: :func:`~gecobench.models.training.restart_init_seed`). Seed 2's OLA on ``nonbinary_subject`` kept its loss at
 #: ln 3 for all 200 epochs of the authors' schedule on three machines, and its first restart (init seed 1002) peaked
 #: at 56 % in epoch 2 before falling back to chance (seeds 0 and 1 reach 0.89 and 0.91). The data split stays the
@@ -169,8 +169,13 @@ PROPERTIES_SUBSAMPLE_GROUPS = 32
 #: nothing about its regime, and one model far under the target shrinks the paper's shared filter of its config
 #: for every model (a sentence stays only when every model gets every variant right).
 ZOO_MAX_RESTARTS = 4
-#: the validation accuracy under which a zoo run is restarted (the paper's models reach 80 % test accuracy)
+#: the paper's models reach 80 % test accuracy
 ACCURACY_TARGET = 0.80
+#: the validation accuracy under which a zoo run counts as failed and is restarted: far enough under
+#: :data:`ACCURACY_TARGET` that a model at its capacity is not retrained for noise. ``C`` on ``binary_subject`` (a new
+#: classifier on the frozen encoder) scored 77-78 % on validation from five initialisations of seed 4 (82 % test):
+#: restarting it at 80 % bought nothing but picked an attempt by one sentence.
+RESTART_BELOW = 0.70
 
 #: the paper's filter (one shared subset per config: gecobench.evaluation.filters), and none
 FILTERS = ("paper", "none")
@@ -423,7 +428,7 @@ def run_zoo(plan: ReferencePlan, shard: tuple[int, int] | None = None, threads: 
         preset, overrides = plan.schedule_for(unit.regime, unit.config)
         log.info("[%d/%d] %s: training (%s %s)", i, len(units), unit.key, preset, overrides)
         start, cpu_start = time.perf_counter(), time.process_time()
-        target = None if (unit.regime, unit.config) in BELOW_ACCURACY_TARGET else ACCURACY_TARGET
+        target = None if (unit.regime, unit.config) in BELOW_ACCURACY_TARGET else RESTART_BELOW
         _with_threads(threads, functools.partial(train, unit.regime, unit.config, unit.seed, folder, schedule=preset,
                                                  show_progress=progress, max_restarts=ZOO_MAX_RESTARTS,
                                                  restart_below=target, **overrides))
