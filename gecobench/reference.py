@@ -24,7 +24,8 @@ weights are needed only where they are made, and what the later stages need is c
    from other seeds: commit it as it finishes;
 3. **filters** — each config's shared subset (``reference/filters/<config>.json``) from the committed prediction
    files alone, once every defining seed's are in; the subset records which files define it and their
-   fingerprints (a changed file makes it stale: refused, never silently replaced), and a file whose schedule is not
+   fingerprints (a changed file makes it stale: computed again, kept when it keeps the same sentences, refused
+   otherwise, never silently replaced), and a file whose schedule is not
    the plan's (a cell whose schedule changed, not yet retrained) is refused (:func:`predictions_verdict`);
 4. **derive** — each evaluated unit's paper-filter records from its committed columns, cut down to the subset's
    sentences and scored by the run's own scoring path (:func:`gecobench.evaluation.runner.derive_records`: the
@@ -838,16 +839,11 @@ def write_filter_subsets(plan: ReferencePlan, configs: Iterable[str] | None = No
     them by config.
 
     A subset file already there is kept when the prediction files it records (path and fingerprint) are exactly
-    those committed now; otherwise it is refused with what to do, never silently replaced (records derived with it
-    carry its fingerprint). A missing one needs every defining checkpoint's prediction file."""
-    from gecobench.evaluation.chunks import split_into_chunks
-    from gecobench.evaluation.data import load_split
-    from gecobench.evaluation.filters import (
-        FilterSubsetError,
-        load_subset,
-        shared_subset,
-        subset_file,
-    )
+    those committed now. When they differ (a retrained checkpoint wrote its file again) it is computed again: kept
+    on the same sentences (rewritten with the files that define it now; its fingerprint, of the sentences, is the
+    same, so records derived with it stay valid), refused with what to do on other sentences (records derived with
+    it carry its fingerprint). A missing one needs every defining checkpoint's prediction file."""
+    from gecobench.evaluation.filters import FilterSubsetError, load_subset, subset_file
 
     subsets = {}
     for config in configs or plan.configs:
@@ -862,44 +858,73 @@ def write_filter_subsets(plan: ReferencePlan, configs: Iterable[str] | None = No
                 "the cell again (--stage zoo, which writes its prediction file) and commit the new file; a file "
                 "written before 1.0 gets its schedule recorded where its checkpoint is (gecobench reference "
                 "--record-schedules)")
-        if state == "stale":
+        complete = all(plan.predictions_file(u).is_file() for u in _defining_units(plan, config))
+        if state == "stale" and not complete:
             raise FilterSubsetError(
-                f"{path} is {detail}: retrained checkpoints or another set of seeds. Records derived with it keep "
-                "its fingerprint; delete the file (and the staged paper-filter records made with it) to compute "
-                "the subset again")
+                f"{path} is {detail}: another set of seeds, whose prediction files are not all here. Records "
+                "derived with it keep its fingerprint; delete the file (and the staged paper-filter records made "
+                "with it) to compute the subset again")
+        if state == "stale":
+            # Retrained checkpoints (new last bits) have written their prediction files again. With the same
+            # predictions they keep the same sentences: the subset is rewritten with the files that define it now,
+            # its fingerprint (of the sentences) unchanged, so records derived on it stay valid. Other sentences
+            # would leave those records on a subset that no longer is the config's: refused.
+            fresh = _compute_subset(plan, config, data_dir)
+            kept = load_subset(path, config)
+            if fresh.fingerprint != kept.fingerprint:
+                raise FilterSubsetError(
+                    f"{path} is {detail}, and the files committed now keep other sentences ({fresh.size} of "
+                    f"{fresh.n_considered}, it kept {kept.size}): retrained checkpoints with other predictions, or "
+                    "another set of seeds. Records derived with it keep its fingerprint; delete the file (and the "
+                    "staged paper-filter records made with it) to compute the subset again")
+            fresh.write(path)
+            log.info("%s: the paper's filter is defined by other prediction files now (retrained checkpoints), with "
+                     "the same %d source sentences: %s rewritten, fingerprint unchanged", config, fresh.size, path)
+            subsets[config] = fresh
+            continue
         if state == "waiting":
             raise FileNotFoundError(
                 f"the paper's filter of {config} needs the test predictions of every defining checkpoint: {detail}. "
                 "Train those seeds' zoo (--stage zoo --seeds ...) and commit reference/staging/predictions")
-        settings = plan.evaluation_settings(plan.seeds[0])
-        split = load_split(config, settings.split, data_dir if data_dir is not None else settings.data_dir)
-        groups = [g for chunk in split_into_chunks(split, settings) for g in chunk]
-        wanted_rows = {i for g in groups for i in g}
-        start, cpu_start = time.perf_counter(), time.process_time()
-        predictions: dict[str, dict[int, int]] = {}
-        models: dict[str, dict[str, Any]] = {}
-        files = []
-        for unit in _defining_units(plan, config):
-            file = plan.predictions_file(unit)
-            document = read_predictions(file, split, unit)
-            by_row = {r["row"]: r["predicted"] for r in document["rows"]}
-            lacking = sorted(wanted_rows - set(by_row))
-            if lacking:
-                raise ValueError(f"{file}: no prediction for row(s) {lacking[:5]} of the plan's sentence groups "
-                                 f"(made with chunking {document.get('chunking')})")
-            predictions[unit.key] = by_row
-            # named by its zoo unit: the weights need not be on this machine, and a committed subset names no local path
-            models[unit.key] = {"name": unit.key, "regime": unit.regime, "seed": unit.seed,
-                                "checkpoint_sha256": document["checkpoint_sha256"]}
-            files.append({"path": _relative(plan, file), "sha256": document["sha256"]})
-        subset = dataclasses.replace(shared_subset(split, groups, predictions, models), prediction_files=tuple(files))
+        subset = _compute_subset(plan, config, data_dir)
         subset.write(path)
-        Timings(plan.timings).record(f"filters/{config}", time.perf_counter() - start,
-                                     cpu_seconds=round(time.process_time() - cpu_start, 1), models=len(files))
         log.info("%s: the paper's filter keeps %d of %d source sentences (%d prediction files); written to %s",
-                 config, subset.size, subset.n_considered, len(files), path)
+                 config, subset.size, subset.n_considered, len(subset.prediction_files), path)
         subsets[config] = subset
     return subsets
+
+
+def _compute_subset(plan: ReferencePlan, config: str, data_dir: str | None = None) -> Any:
+    """A config's shared subset from the committed prediction files of every defining checkpoint (not written)."""
+    from gecobench.evaluation.chunks import split_into_chunks
+    from gecobench.evaluation.data import load_split
+    from gecobench.evaluation.filters import shared_subset
+
+    settings = plan.evaluation_settings(plan.seeds[0])
+    split = load_split(config, settings.split, data_dir if data_dir is not None else settings.data_dir)
+    groups = [g for chunk in split_into_chunks(split, settings) for g in chunk]
+    wanted_rows = {i for g in groups for i in g}
+    start, cpu_start = time.perf_counter(), time.process_time()
+    predictions: dict[str, dict[int, int]] = {}
+    models: dict[str, dict[str, Any]] = {}
+    files = []
+    for unit in _defining_units(plan, config):
+        file = plan.predictions_file(unit)
+        document = read_predictions(file, split, unit)
+        by_row = {r["row"]: r["predicted"] for r in document["rows"]}
+        lacking = sorted(wanted_rows - set(by_row))
+        if lacking:
+            raise ValueError(f"{file}: no prediction for row(s) {lacking[:5]} of the plan's sentence groups "
+                             f"(made with chunking {document.get('chunking')})")
+        predictions[unit.key] = by_row
+        # named by its zoo unit: the weights need not be on this machine, and a committed subset names no local path
+        models[unit.key] = {"name": unit.key, "regime": unit.regime, "seed": unit.seed,
+                            "checkpoint_sha256": document["checkpoint_sha256"]}
+        files.append({"path": _relative(plan, file), "sha256": document["sha256"]})
+    subset = dataclasses.replace(shared_subset(split, groups, predictions, models), prediction_files=tuple(files))
+    Timings(plan.timings).record(f"filters/{config}", time.perf_counter() - start,
+                                 cpu_seconds=round(time.process_time() - cpu_start, 1), models=len(files))
+    return subset
 
 
 def _marker(plan: ReferencePlan, unit: EvaluationUnit) -> dict[str, Any] | None:

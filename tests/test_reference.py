@@ -629,7 +629,7 @@ def test_filter_subsets_need_every_planned_seed_and_refuse_another_seed_set(tmp_
     without the weights computes the same subset; a plan of other seeds refuses a subset the files do not define."""
     from conftest import make_tiny_bert_classifier
 
-    from gecobench.evaluation.filters import FilterSubsetError
+    from gecobench.evaluation.filters import FilterSubsetError, load_subset
     from gecobench.reference import write_filter_subsets, write_predictions
 
     plan = ReferencePlan(seeds=(0, 1), configs=("binary_all",), regimes=("ZS", "CE"), max_groups=4,
@@ -662,6 +662,36 @@ def test_filter_subsets_need_every_planned_seed_and_refuse_another_seed_set(tmp_
     again = write_filter_subsets(dataclasses.replace(plan, seeds=(0,)), data_dir=str(geco_dir))
     assert again["binary_all"].fingerprint == subsets["binary_all"].fingerprint
     assert again["binary_all"].defined_by == subsets["binary_all"].defined_by
+
+    # A checkpoint retrained elsewhere (new last bits) wrote its prediction file again: with the same predictions
+    # the subset is computed again on the same sentences and rewritten, its fingerprint unchanged (records derived
+    # on it stay valid); with other predictions it is refused.
+    from gecobench.fingerprinted import SHA256_FIELD, fingerprint
+    from gecobench.reference import PREDICTIONS_UNHASHED
+
+    one_seed = dataclasses.replace(plan, seeds=(0,))
+    file = plan.predictions_file(ZooUnit("binary_all", "CE", 0))
+
+    def rewrite(change) -> None:
+        document = json.loads(file.read_text())
+        change(document)
+        document[SHA256_FIELD] = fingerprint({k: v for k, v in document.items() if k != SHA256_FIELD},
+                                             PREDICTIONS_UNHASHED)
+        file.write_text(json.dumps(document))
+
+    rewrite(lambda d: d.update(checkpoint_sha256="f" * 64))
+    retrained = write_filter_subsets(one_seed, data_dir=str(geco_dir))["binary_all"]
+    assert retrained.fingerprint == subsets["binary_all"].fingerprint
+    assert [m["checkpoint_sha256"] for m in retrained.defined_by] == ["f" * 64]
+    assert load_subset(plan.filters_dir / "binary_all.json", "binary_all").defined_by == retrained.defined_by
+
+    def flip(document) -> None:
+        document["checkpoint_sha256"] = "e" * 64
+        for row in document["rows"]:  # every variant right: every sentence kept
+            row["predicted"], row["correct"] = row["label"], True
+    rewrite(flip)
+    with pytest.raises(FilterSubsetError, match="keep other sentences"):
+        write_filter_subsets(one_seed, data_dir=str(geco_dir))
 
 
 def test_under_a_launch_only_the_main_process_writes_a_units_files(tmp_path: Path, monkeypatch) -> None:
