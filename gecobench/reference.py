@@ -858,13 +858,12 @@ def write_filter_subsets(plan: ReferencePlan, configs: Iterable[str] | None = No
                 "the cell again (--stage zoo, which writes its prediction file) and commit the new file; a file "
                 "written before 1.0 gets its schedule recorded where its checkpoint is (gecobench reference "
                 "--record-schedules)")
-        complete = all(plan.predictions_file(u).is_file() for u in _defining_units(plan, config))
-        if state == "stale" and not complete:
-            raise FilterSubsetError(
-                f"{path} is {detail}: another set of seeds, whose prediction files are not all here. Records "
-                "derived with it keep its fingerprint; delete the file (and the staged paper-filter records made "
-                "with it) to compute the subset again")
         if state == "stale":
+            if not all(plan.predictions_file(u).is_file() for u in _defining_units(plan, config)):
+                raise FilterSubsetError(
+                    f"{path} is {detail}: another set of seeds, whose prediction files are not all here. Records "
+                    "derived with it keep its fingerprint; delete the file (and the staged paper-filter records made "
+                    "with it) to compute the subset again")
             # Retrained checkpoints (new last bits) have written their prediction files again. With the same
             # predictions they keep the same sentences: the subset is rewritten with the files that define it now,
             # its fingerprint (of the sentences) unchanged, so records derived on it stay valid. Other sentences
@@ -1327,6 +1326,7 @@ def plan_report(plan: ReferencePlan, shard: tuple[int, int] | None = None) -> li
 def _zero_shot_unit(plan: ReferencePlan, unit: EvaluationUnit, data_dir: str | None = None) -> dict[str, Any]:
     """What a bundle of one evaluation unit's zero-shot reference is made of: the checkpoint, its identity, the
     split and the settings (every scorable row: the reference is computed without a filter)."""
+    from gecobench.evaluation.checkpoints import reference_unit_name
     from gecobench.evaluation.data import load_split
     from gecobench.provenance import checkpoint_fingerprints
 
@@ -1336,10 +1336,21 @@ def _zero_shot_unit(plan: ReferencePlan, unit: EvaluationUnit, data_dir: str | N
     split = load_split(unit.config, settings.split, data_dir)
     checkpoint_sha256, function_sha256 = checkpoint_fingerprints(zero_shot)
     return {"path": zero_shot, "settings": settings, "split": split,
+            "unit": reference_unit_name(function_sha256, split.fingerprint, settings.attribution_protocol()),
             "reference": {"name": f"{unit.config}/ZS/seed{unit.seed}", "function_sha256": function_sha256,
                           "checkpoint_sha256": checkpoint_sha256, "base_model": info.get("base_model"),
                           "seed": info.get("seed")},
             "dataset": {"config": split.config, "split": split.split, "fingerprint": split.fingerprint}}
+
+
+def _published_bundle(plan: ReferencePlan, zs: dict[str, Any]) -> Any:
+    """The bundle of the zero-shot unit ``zs`` (:func:`_zero_shot_unit`) published in ``plan.attributions_dir``,
+    or None (also when the folder holds no bundle yet)."""
+    from gecobench.evaluation.published_reference import BUNDLE_SUFFIX, load_published_references
+
+    if not any(plan.attributions_dir.glob(f"*{BUNDLE_SUFFIX}")):
+        return None
+    return load_published_references(plan.attributions_dir).get(zs["unit"])
 
 
 def _explainer_keys(explainers: Iterable[str]) -> dict[str, str]:
@@ -1356,15 +1367,11 @@ def export_zero_shot_attributions(plan: ReferencePlan, unit: EvaluationUnit, che
     computing (:mod:`gecobench.evaluation.published_reference`)."""
     import tempfile
 
-    from gecobench.evaluation.checkpoints import reference_unit_name
-    from gecobench.evaluation.published_reference import load_published_references, merge_bundles
+    from gecobench.evaluation.published_reference import merge_bundles
 
     zs = _zero_shot_unit(plan, unit, data_dir)
     keys = _explainer_keys(plan.explainers)
-    name = reference_unit_name(zs["reference"]["function_sha256"], zs["split"].fingerprint,
-                               zs["settings"].attribution_protocol())
-    published = load_published_references(plan.attributions_dir).get(name) if any(
-        plan.attributions_dir.glob("*.json.gz")) else None
+    published = _published_bundle(plan, zs)
     if published is None or set(published.explainer_keys()) <= set(keys.values()):
         # a bundle holding only this plan's keys is this plan's unit made again (e.g. retrained here): replaced
         path = _export_zero_shot_unit(zs, unit, checkpoint_dir, list(keys.values()), plan.attributions_dir)
@@ -1407,19 +1414,13 @@ def extend_zero_shot_attributions(plan: ReferencePlan, unit: EvaluationUnit, che
     attributions in one unit), else ValueError."""
     import tempfile
 
-    from gecobench.evaluation.checkpoints import reference_unit_name
-    from gecobench.evaluation.published_reference import (
-        load_published_references,
-        merge_bundles,
-    )
+    from gecobench.evaluation.published_reference import merge_bundles
     from gecobench.evaluation.runner import run_evaluation
 
     zs = _zero_shot_unit(plan, unit, data_dir)
-    protocol = zs["settings"].attribution_protocol()
-    name = reference_unit_name(zs["reference"]["function_sha256"], zs["split"].fingerprint, protocol)
-    bundle = load_published_references(plan.attributions_dir).get(name) if plan.attributions_dir.is_dir() else None
+    bundle = _published_bundle(plan, zs)
     if bundle is None:
-        raise ValueError(f"{unit.key}: no published bundle of unit {name} in {plan.attributions_dir} (zero-shot "
+        raise ValueError(f"{unit.key}: no published bundle of unit {zs['unit']} in {plan.attributions_dir} (zero-shot "
                          f"checkpoint {zs['path']}, function {zs['reference']['function_sha256'][:16]}): a zero-shot "
                          "model of another base or recipe, or another protocol, cannot extend the published one")
     keys = _explainer_keys(plan.explainers)

@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     plan = ReferencePlan(seeds=tuple(args.seeds), configs=tuple(args.configs), regimes=REGIMES,
                          filter_seeds=tuple(args.filter_seeds), **outputs)
     if args.plan:
-        narrowed = set(plan.configs) != set(CONFIGS)  # "seed k is complete" would speak of the listed configs only
+        narrowed = _narrowed(plan)  # "seed k is complete" would speak of the listed configs only
         print("\n".join(line for line in plan_report(plan, args.shard) if not (narrowed and " is complete" in line)))
         return 0
     if args.record_schedules:
@@ -108,6 +108,11 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, FilterSubsetError, UnitColumnsError) as err:  # a stage that needs another first: say which, no trace
         print(f"error: {err}", file=sys.stderr)
         return 2
+
+
+def _narrowed(plan: ReferencePlan) -> bool:
+    """Whether --configs left out some of the reference's configs: a seed is then "complete" in part only."""
+    return set(plan.configs) != set(CONFIGS)
 
 
 def _run(plan: ReferencePlan, args: argparse.Namespace) -> int:
@@ -152,7 +157,7 @@ def _run(plan: ReferencePlan, args: argparse.Namespace) -> int:
                 derived = derive_units(plan)
                 print(f"derive: paper-filter records of {len(derived)} unit(s) staged in {plan.staging_dir}")
     # a seed is promoted whole: a plan narrowed by --configs would move part of it into the store
-    narrowed = set(plan.configs) != set(CONFIGS)
+    narrowed = _narrowed(plan)
     if args.stage in ("promote", "all") and narrowed:
         print(f"promote: not with --configs {' '.join(plan.configs)}: a seed enters the store with all "
               f"{len(CONFIGS)} configs (run the promote stage without --configs)")

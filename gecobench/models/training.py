@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -264,12 +264,23 @@ def evaluate_loader(model: torch.nn.Module, loader: Any, accelerator: Any) -> Ev
     return EvalResult(float(torch.cat(losses).mean()), correct / total, total)
 
 
+class _Fitted(NamedTuple):
+    """One training attempt: the (prepared) model with the weights of the best validation loss, its report, the
+    prepared validation and test loaders, and the parameter counts."""
+
+    model: Any
+    report: TrainReport
+    val_loader: Any
+    test_loader: Any
+    trainable: int
+    total: int
+
+
 def _fit(regime: str, base_model: str, tokenizer: Any, num_labels: int, schedule: TrainSchedule, lr: float,
          train_rows: Sequence[Any], val_rows: Sequence[Any], test_rows: Sequence[Any], accelerator: Any,
-         init_seed: int, desc: str, show_progress: bool) -> tuple[Any, TrainReport, Any, Any, tuple[int, int]]:
-    """Build one model and train it (``ZS``: only build it): returns the (prepared) model with the weights of the
-    best validation loss, the report, the prepared validation and test loaders, and (trainable, total) parameter
-    counts. ``init_seed`` seeds the shuffling (the caller seeds the initialisation)."""
+         init_seed: int, desc: str, show_progress: bool) -> _Fitted:
+    """Build one model and train it (``ZS``: only build it). ``init_seed`` seeds the shuffling (the caller seeds
+    the initialisation)."""
     from tqdm.auto import tqdm
     from transformers import get_constant_schedule_with_warmup, get_linear_schedule_with_warmup
 
@@ -337,7 +348,7 @@ def _fit(regime: str, base_model: str, tokenizer: Any, num_labels: int, schedule
         if best_state is not None:
             accelerator.unwrap_model(model).load_state_dict(best_state)
 
-    return model, report, val_loader, test_loader, (trainable, total)
+    return _Fitted(model, report, val_loader, test_loader, trainable, total)
 
 
 def train_regime(
@@ -449,7 +460,7 @@ def train_regime(
     val_rows = subsample_sentences(val_rows, schedule.max_eval_sentences, seed)
 
     attempts: list[dict[str, Any]] = []
-    kept: tuple[Any, ...] | None = None
+    kept: tuple[int, _Fitted, EvalResult] | None = None  # the attempt, its model, its validation result
     # A run that never leaves chance (seed 2's OLA on nonbinary_subject: loss at ln 3 for all 200 epochs, one
     # class predicted) says nothing about its regime; it is restarted from a derived initialisation seed, with the
     # same data split (the seed's), and every attempt is recorded (``training.attempts``, ``init_seed``). With
@@ -461,11 +472,11 @@ def train_regime(
             set_seed(init_seed)  # attempt 0 keeps the RNG stream of a run without restarts, bit for bit
         fitted = _fit(regime, base_model, tokenizer, num_labels, schedule, lr, train_rows, val_rows, test_rows,
                       accelerator, init_seed, desc=f"{regime}/{config}/seed{seed}", show_progress=main and show_progress)
-        val = evaluate_loader(fitted[0], fitted[2], accelerator)
+        val = evaluate_loader(fitted.model, fitted.val_loader, accelerator)
         attempts.append({"attempt": attempt, "init_seed": init_seed, "val_accuracy": val.accuracy,
                          "val_loss": val.loss})
-        if kept is None or val.accuracy > attempts[kept[0]]["val_accuracy"]:
-            kept = (attempt, *fitted)
+        if kept is None or val.accuracy > kept[2].accuracy:
+            kept = (attempt, fitted, val)
         why = None if regime == "ZS" else restart_reason(val.accuracy, num_labels, restart_below)
         if why is None:
             break
@@ -474,11 +485,10 @@ def train_regime(
                         "; restarting from a derived initialisation seed" if attempt < max_restarts else
                         f"; no restart left (max_restarts={max_restarts}): the best attempt's weights are kept")
     assert kept is not None
-    kept_attempt, model, report, val_loader, test_loader, (trainable, total) = kept
+    kept_attempt, (model, report, _, test_loader, trainable, total), val = kept  # its validation pass reused
     init_seed = attempts[kept_attempt]["init_seed"]
     report.attempts = attempts
 
-    val = evaluate_loader(model, val_loader, accelerator)
     test = evaluate_loader(model, test_loader, accelerator)
     elapsed = time.perf_counter() - started
     accelerator.wait_for_everyone()
