@@ -69,7 +69,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -1161,8 +1161,10 @@ def promote_seed(plan: ReferencePlan, seed: int, replace: bool = False) -> dict[
     Refused (ValueError naming the missing units) unless every config of the plan is staged for the seed. Every
     staged record is validated on the way; one already in the store under its id is left as it is. With
     ``replace``, the store's other records of this seed (an earlier reference's, e.g. the per-model filtered
-    seed-0 records of 0.6) and their side files are removed, so the seed's cells hold the new records only.
-    Afterwards the seed's staging folder is removed and ``promoted-seed-<k>.json`` lists what moved."""
+    seed-0 records of 0.6) and every record of an earlier major version of the package, whatever its seed (a
+    major version changes every score: its records would stand beside the new ones as other rows, and they stay
+    readable at their release tag), are removed with their side files, so the store holds the new protocol's
+    records only. Afterwards the seed's staging folder is removed and ``promoted-seed-<k>.json`` lists what moved."""
     import shutil
 
     from gecobench.evaluation.sentence_scores import side_file_path
@@ -1191,8 +1193,10 @@ def promote_seed(plan: ReferencePlan, seed: int, replace: bool = False) -> dict[
     removed: list[str] = []
     if replace:
         keep = {r["record_id"] for r in staged.documents}
+        majors = {_major_version(r) for r in staged.documents}
         for record in target.read_all("explainer_score").documents:
-            if record["model"].get("seed") == seed and record["record_id"] not in keep:
+            other_major = _major_version(record) not in majors
+            if (record["model"].get("seed") == seed or other_major) and record["record_id"] not in keep:
                 path = target.path_for("explainer_score", record["record_id"])
                 path.unlink()
                 removed.append(record["record_id"])
@@ -1222,6 +1226,11 @@ def promote_seed(plan: ReferencePlan, seed: int, replace: bool = False) -> dict[
     shutil.rmtree(plan.seed_staging(seed))
     log.info("seed %d promoted: %d records into %s", seed, len(staged.documents), plan.store)
     return summary
+
+
+def _major_version(record: Mapping[str, Any]) -> str:
+    """The package's major version a record was made with (``"0"`` for 0.5.0, ``"1"`` for 1.0.0.dev0)."""
+    return str((record.get("provenance") or {}).get("package_version", "")).split(".")[0]
 
 
 def _check_staged_seed(plan: ReferencePlan, seed: int, units: list[EvaluationUnit],

@@ -209,3 +209,28 @@ def test_several_seeds_give_seed_means_intervals_and_per_seed_verdicts(monkeypat
     # one seed asked for: the single-seed comparison, no intervals across seeds
     single = compare_records(records, pivot=True, seed=0)
     assert "mean over" not in single and "holds in" not in single
+
+
+def test_an_explainer_the_paper_did_not_run_is_reported_beside_the_findings_not_judged_among_them() -> None:
+    """Partition SHAP (not in the paper) above Integrated Gradients everywhere leaves finding 2 as the paper's
+    methods decide it, and is named in its evidence; it enters no mean of findings 3 and 4 either."""
+    records = _paper_like_grid()
+    extra = [_record(r["dataset"]["config"], r["model"]["regime"], "partition_shap", 0.999,
+                     rma=0.5) for r in records if r["explainer"]["name"] == "integrated_gradients"]
+    before = {f.number: f for f in check_findings(index_records(records), SHARE)}
+    after = {f.number: f for f in check_findings(index_records(records + extra), SHARE)}
+    assert all(f.holds is True for f in after.values()), [(f.number, f.evidence) for f in after.values()]
+    assert "partition_shap (not in the paper) above IG in 8 of 8" in after[2].evidence
+    assert after[3].statistic == before[3].statistic and after[4].evidence == before[4].evidence
+    assert after[5].evidence == before[5].evidence  # 0.999 ≥ PV 0.99 would have failed finding 5
+
+
+def test_a_method_reaching_pattern_variant_is_named_with_its_cell() -> None:
+    records = _paper_like_grid()
+    for record in records:
+        if (record["model"]["regime"], record["dataset"]["config"], record["explainer"]["name"]) == (
+                "CE", "binary_all", "lime"):
+            record["metrics"]["mass_accuracy"]["value"] = 0.995
+    fifth = check_findings(index_records(records), SHARE)[4]
+    assert fifth.holds is False
+    assert "reaches PV in 1 of 10 cells (CE/binary_all: lime 0.99 ≥ PV 0.99)" in fifth.evidence

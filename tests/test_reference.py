@@ -575,9 +575,17 @@ def test_finished_units_wait_in_staging_until_their_seed_is_complete(tmp_path: P
     assert plan.filters_dir == tmp_path / "reference" / "filters"
     older = make_explainer_record("lime", "CE", "binary_all", seed=0, version="0.9", rng=random.Random(1))  # earlier
     LocalStore(plan.store).append(older)
+    # a record of the package's previous major version, of a seed not promoted here (0.5.0's seed-1 records)
+    earlier_major = make_explainer_record("saliency", "C", "binary_all", seed=1, rng=random.Random(2))
+    earlier_major["provenance"]["package_version"] = "0.5.0"
+    LocalStore(plan.store).append(earlier_major)
+    this_major = make_explainer_record("saliency", "C", "binary_subject", seed=1, rng=random.Random(3))
+    this_major["provenance"]["package_version"] = f"{gecobench.__version__.split('.')[0]}.99.0"
+    LocalStore(plan.store).append(this_major)
     first = _stage(plan, EvaluationUnit("binary_all", 0), ("saliency", "lime"))
     # the store's readers (the Space reads reference/store) never see staged records
-    assert [r["record_id"] for r in LocalStore(plan.store).read_all().documents] == [older["record_id"]]
+    assert sorted(r["record_id"] for r in LocalStore(plan.store).read_all().documents) == sorted(
+        [older["record_id"], earlier_major["record_id"], this_major["record_id"]])
     assert unit_state(plan, EvaluationUnit("binary_all", 0)) == "staged"
     assert unit_state(plan, EvaluationUnit("binary_subject", 0)) == "missing"
     report = "\n".join(plan_report(plan))
@@ -588,8 +596,10 @@ def test_finished_units_wait_in_staging_until_their_seed_is_complete(tmp_path: P
     second = _stage(plan, EvaluationUnit("binary_subject", 0), ("saliency",))
     assert "seed 0 is complete" in "\n".join(plan_report(plan))
     summary = promote_seed(plan, 0, replace=True)
-    assert summary["moved"] == 3 and summary["removed_older"] == 1
-    assert {r["record_id"] for r in LocalStore(plan.store).read_all().documents} == set(first + second)
+    # the seed's earlier record and the other major version's go; a record of this major version's other seed stays
+    assert summary["moved"] == 3 and summary["removed_older"] == 2
+    assert {r["record_id"] for r in LocalStore(plan.store).read_all().documents} == {*first, *second,
+                                                                                      this_major["record_id"]}
     assert not plan.seed_staging(0).exists() and plan.promotion_marker(0).is_file()
     assert {unit_state(plan, EvaluationUnit(c, 0)) for c in plan.configs} == {"promoted"}
     assert promote_seed(plan, 0)["records"] == 3  # promoting again changes nothing

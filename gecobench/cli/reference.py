@@ -65,8 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "checkpoint is here and of the plan's schedule (a one-time migration; commit the "
                              "files); run nothing else")
     parser.add_argument("--replace", action="store_true",
-                        help="with promote: remove the store's older records of the promoted seed (an earlier "
-                             "reference's) so its cells hold the new records only")
+                        help="with promote: remove the store's other records of the promoted seed (an earlier "
+                             "reference's) and every record of another major version, so the store holds the "
+                             "new protocol's records only")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     return parser
 
