@@ -240,6 +240,7 @@ def compare_on(model_path: str, label: str, args: argparse.Namespace) -> None:
     from gecobench.explainers.builtin import INPUT_GRADIENTS
     from gecobench.explainers.engine import attribute, attribute_detailed
     from gecobench.provenance import machine_description
+    from gecobench.words import clear_token_cache
 
     # twice the sentences: the hub side warms up on the second half (see the warm-up below), the first is timed
     inputs = load_bench_inputs(args.model, args.config, 2 * args.n_sentences, args.data_dir, args.threads)
@@ -278,6 +279,9 @@ def compare_on(model_path: str, label: str, args: argparse.Namespace) -> None:
         # each method pays its own gradient: Input×Gradient would otherwise reuse Saliency's (as it does in an
         # evaluation, where the pair costs one pass)
         INPUT_GRADIENTS.clear()
+        # and its own tokenization: in an evaluation the sentences' tokens are cached for every explainer after
+        # the first (gecobench.words.tokenize_words); ferret tokenizes every sentence for every method
+        clear_token_cache()
         start = now()
         detailed = attribute_detailed(explainer, model, tokenizer, words, targets)
         seconds = now() - start

@@ -9,6 +9,7 @@ import threading
 
 import numpy as np
 import pytest
+import torch
 
 from gecobench.explainers.base import Explainer, get_explainer_class, register_explainer
 from gecobench.provenance import (
@@ -51,6 +52,63 @@ def test_tokenize_words_keeps_word_ids_for_multi_token_and_spaced_words(bert_tok
     assert first.count(0) >= 2  # "Mx." splits into "mx" + "."
     assert encoding["input_ids"].shape[0] == 2
     assert word_ids[1][-1] is None  # padding of the shorter sentence carries no word
+
+
+def test_tokenize_words_from_its_cache_equals_the_tokenizer(bert_tokenizer):
+    """A batch assembled from cached sentences is the tokenizer's own output: every field padded to the longest
+    on the right, the same word ids, truncation at ``max_length``; a sentence repeated in a batch, and one
+    tokenized before in another batch, come out the same."""
+    import copy
+
+    import gecobench.words as words_module
+
+    tokenizer = copy.deepcopy(bert_tokenizer)  # a cache of its own
+    batches = [
+        [["Mx. ", "Bennet", "dances"], ["He", "sings"], ["parent's sibling", "waved", "at", "her"]],
+        [["He", "sings"], ["She", "is", "an", "extraordinarily", "unconventional", "aunt"], ["He", "sings"]],
+        [["x"] * 40, ["Mx. ", "Bennet", "dances"]],
+    ]
+    for max_length in (128, 8):
+        for batch in batches:
+            cleaned = [[w.strip() or w for w in sentence] for sentence in batch]
+            for padding, tensors in ((True, "pt"), (False, None)):
+                direct = tokenizer(cleaned, is_split_into_words=True, truncation=True, max_length=max_length,
+                                   padding=padding, return_tensors=tensors)
+                encoding, word_ids = tokenize_words(tokenizer, batch, max_length=max_length, padding=padding,
+                                                    return_tensors=tensors, cache=True)
+                assert set(encoding.keys()) == set(direct.keys())
+                for name in direct:
+                    if tensors == "pt":
+                        assert encoding[name].dtype == direct[name].dtype
+                        assert torch.equal(encoding[name], direct[name]), name
+                    else:
+                        assert encoding[name] == direct[name], name
+                assert word_ids == [direct.word_ids(i) for i in range(len(batch))]
+    cache = words_module._token_caches[tokenizer]
+    assert len(cache) == len({(m, tuple(w.strip() or w for w in s)) for m in (128, 8) for b in batches for s in b})
+    # a tokenizer given a new token encodes otherwise: the cache does not answer for it
+    before, _ = tokenize_words(tokenizer, [["He", "sings", "zxqv"]], padding=False, return_tensors=None, cache=True)
+    tokenizer.add_tokens(["zxqv"])
+    after, _ = tokenize_words(tokenizer, [["He", "sings", "zxqv"]], padding=False, return_tensors=None, cache=True)
+    assert after["input_ids"] == tokenizer([["He", "sings", "zxqv"]], is_split_into_words=True)["input_ids"]
+    assert after["input_ids"] != before["input_ids"]
+
+
+def test_the_token_cache_keeps_its_most_recent_sentences(bert_tokenizer, monkeypatch):
+    import copy
+
+    import gecobench.words as words_module
+
+    tokenizer = copy.deepcopy(bert_tokenizer)
+    monkeypatch.setattr(words_module, "TOKEN_CACHE_SENTENCES", 3)
+    for word in ("one", "two", "three", "four"):
+        tokenize_words(tokenizer, [["say", word]], cache=True)
+    tokenize_words(tokenizer, [["say", "two"]], cache=True)  # used again: the most recent
+    tokenize_words(tokenizer, [["say", "five"]], cache=True)
+    kept = [key[2] for key in words_module._token_caches[tokenizer]]
+    assert kept == [("say", "four"), ("say", "two"), ("say", "five")]
+    tokenize_words(tokenizer, [["say", "six"]])  # without cache=True the tokenizer answers; nothing is kept
+    assert [key[2] for key in words_module._token_caches[tokenizer]] == kept
 
 
 def _score_record(**overrides):

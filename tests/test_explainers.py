@@ -835,3 +835,35 @@ def test_an_explainer_that_declares_no_parameters_of_its_own_takes_any(monkeypat
     assert get_explainer("closed_for_test", width=2).params() == {"width": 2}
     with pytest.raises(ValueError, match="unknown parameter 'widht'; known: width"):
         get_explainer("closed_for_test", widht=2)
+
+
+def test_the_token_budget_follows_the_model_size_and_a_given_budget_stays(model64, tokenizer, monkeypatch):
+    """A model with fewer multiply-adds per token than the reference MiniLM gets proportionally more positions per
+    pass (capped); a model of the reference's size, or without ``nn.Linear`` layers, keeps the default; a budget
+    given to the constructor is never scaled; the scaled budget holds during the call only."""
+    from torch import nn
+
+    from gecobench.explainers import engine
+    from gecobench.explainers.builtin import DEFAULT_TOKENS_PER_FORWARD
+    from gecobench.explainers.inputs import BUDGET_REFERENCE_LINEAR_MACS, MAX_BUDGET_SCALE, token_budget_scale
+
+    macs = sum(m.in_features * m.out_features for m in model64.modules() if isinstance(m, nn.Linear))
+    assert token_budget_scale(model64) == min(MAX_BUDGET_SCALE, BUDGET_REFERENCE_LINEAR_MACS // macs) > 1
+    assert token_budget_scale(nn.Linear(4000, 4000)) == 1  # more multiply-adds than the reference: never below 1
+    assert token_budget_scale(nn.Linear(64, 2)) == MAX_BUDGET_SCALE
+    assert token_budget_scale(nn.Embedding(10, 4)) == token_budget_scale(object()) == 1
+
+    seen = []
+    original = engine.plan_batches
+
+    def spy(lengths, batch_size, tokens_per_batch):
+        seen.append(tokens_per_batch)
+        return original(lengths, batch_size, tokens_per_batch)
+
+    monkeypatch.setattr(engine, "plan_batches", spy)
+    scaled, fixed = make("saliency"), make("saliency", tokens_per_forward=DEFAULT_TOKENS_PER_FORWARD)
+    by_default = attribute(scaled, model64, tokenizer, WORDS, TARGETS)
+    given = attribute(fixed, model64, tokenizer, WORDS, TARGETS)
+    assert seen == [DEFAULT_TOKENS_PER_FORWARD * token_budget_scale(model64), DEFAULT_TOKENS_PER_FORWARD]
+    assert scaled.tokens_per_forward == fixed.tokens_per_forward == DEFAULT_TOKENS_PER_FORWARD  # restored
+    assert max_relative_error(by_default, given) < REORDERED_TOLERANCE

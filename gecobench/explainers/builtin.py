@@ -16,7 +16,8 @@ import functools
 import warnings
 import weakref
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, ClassVar
 
 import numpy as np
@@ -36,6 +37,7 @@ from gecobench.explainers.inputs import (
     pack_by_length,
     parameters_frozen,
     sentence_seed,
+    token_budget_scale,
 )
 from gecobench.explainers.quadrature import (
     AdaptiveSimpson,
@@ -115,14 +117,29 @@ class BuiltinExplainer(Explainer):
     #: keys of ``PROTOCOL`` that apply to this explainer
     protocol_keys: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, tokens_per_forward: int = DEFAULT_TOKENS_PER_FORWARD, **params: Any) -> None:
+    def __init__(self, tokens_per_forward: int | None = None, **params: Any) -> None:
         super().__init__(**params)
-        if int(tokens_per_forward) < 1:
+        if tokens_per_forward is not None and int(tokens_per_forward) < 1:
             raise ValueError(f"tokens_per_forward must be >= 1, got {tokens_per_forward}")
         # A speed knob: it changes how work is chunked, never the scores, so it is not a protocol parameter.
-        self.tokens_per_forward = int(tokens_per_forward)
+        # None: the default budget, which the engine scales to the model it explains (:meth:`sized_for`).
+        self._fixed_tokens_per_forward = None if tokens_per_forward is None else int(tokens_per_forward)
+        self.tokens_per_forward = self._fixed_tokens_per_forward or DEFAULT_TOKENS_PER_FORWARD
         self.seed = 0
         self.last_diagnostics: dict[str, np.ndarray] = {}
+
+    @contextmanager
+    def sized_for(self, model: Any) -> Iterator[None]:
+        """Within the block, the token budget fits ``model``: the default times
+        :func:`~gecobench.explainers.inputs.token_budget_scale` (a budget given to the constructor stays)."""
+        if self._fixed_tokens_per_forward is not None:
+            yield
+            return
+        self.tokens_per_forward = DEFAULT_TOKENS_PER_FORWARD * token_budget_scale(model)
+        try:
+            yield
+        finally:
+            self.tokens_per_forward = DEFAULT_TOKENS_PER_FORWARD
 
     def set_seed(self, seed: int) -> None:
         """The run seed; random explainers derive one stream per sentence from it (see ``sentence_seed``)."""

@@ -11,6 +11,7 @@ stream per sentence.
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -92,7 +93,8 @@ def validate_word_scores(
 
 def token_lengths(tokenizer: Any, words: Sequence[Sequence[str]], max_length: int = DEFAULT_MAX_LENGTH) -> list[int]:
     """Number of tokens (special tokens included, after truncation) of each sentence."""
-    encoding, _ = tokenize_words(tokenizer, words, max_length=max_length, padding=False, return_tensors=None)
+    encoding, _ = tokenize_words(tokenizer, words, max_length=max_length, padding=False, return_tensors=None,
+                                 cache=True)
     return [len(ids) for ids in encoding["input_ids"]]
 
 
@@ -148,6 +150,16 @@ def attribute_detailed(
 ) -> AttributionResult:
     """:func:`attribute` plus diagnostics (per sentence, caller's order) and the explainer's protocol."""
     _check_inputs(words, targets)
+    # the built-ins' token budget follows the model's size (a small model's passes are mostly overhead)
+    sizing = explainer.sized_for(model) if hasattr(explainer, "sized_for") else contextlib.nullcontext()
+    with sizing:
+        return _attribute_detailed(explainer, model, tokenizer, words, targets, batch_size, seed, progress,
+                                   tokens_per_batch, max_length)
+
+
+def _attribute_detailed(explainer: Explainer, model: Any, tokenizer: Any, words: Sequence[Sequence[str]],
+                        targets: Sequence[int], batch_size: int | None, seed: int, progress: bool,
+                        tokens_per_batch: int | None, max_length: int) -> AttributionResult:
     targets = [int(t) for t in targets]
     budget = tokens_per_batch or getattr(explainer, "tokens_per_forward", DEFAULT_TOKENS_PER_BATCH)
     if getattr(explainer, "model_independent", False) and batch_size is None:

@@ -117,7 +117,8 @@ def encode_batch(
     if getattr(tokenizer, "padding_side", "right") != "right":
         # sentence i's real tokens must be its first `length` positions
         raise ValueError(f"tokenizer.padding_side must be 'right' for the explainers, got {tokenizer.padding_side!r}")
-    encoding, word_ids = tokenize_words(tokenizer, words, max_length=max_length, padding=True, return_tensors="pt")
+    encoding, word_ids = tokenize_words(tokenizer, words, max_length=max_length, padding=True, return_tensors="pt",
+                                        cache=True)
     input_ids = encoding["input_ids"].to(device)
     attention_mask = encoding["attention_mask"].to(device)
     token_type_ids = encoding.get("token_type_ids")
@@ -341,6 +342,27 @@ def words_removed(
     if batch.token_type_ids is not None:
         types = torch.where(attention, batch.token_type_ids[index, :length][order], torch.zeros_like(order))
     return rows, attention.to(batch.attention_mask.dtype), types
+
+
+#: Per-token multiply-adds of the ``nn.Linear`` layers of the MiniLM-L6 classifier on which the token budget
+#: (``DEFAULT_TOKENS_PER_FORWARD``) and ``CALL_COST_TOKENS`` were measured (10.77 M; the zero-shot model 10.62 M).
+BUDGET_REFERENCE_LINEAR_MACS = 10_765_056
+#: A smaller model gets a proportionally larger token budget, up to this factor: the authors' OLA (16.5 k
+#: multiply-adds per token, 650× less) spent a fifth of Integrated Gradients' time on per-pass overhead at 1,024
+#: positions per pass and none more at 8,192 than at 65,536 (BENCHMARKS.md, "Against ferret").
+MAX_BUDGET_SCALE = 16
+
+
+def token_budget_scale(model: Any) -> int:
+    """How many times the default token budget a forward pass of ``model`` should hold: the reference MiniLM's
+    per-token ``nn.Linear`` multiply-adds over ``model``'s, between 1 and :data:`MAX_BUDGET_SCALE` (1 for a model
+    without ``nn.Linear`` layers, whose cost per token is unknown here). Never below 1: a larger model keeps the
+    budget that fits its activations in cache on this machine."""
+    modules = model.modules() if isinstance(model, nn.Module) else ()
+    macs = sum(m.in_features * m.out_features for m in modules if isinstance(m, nn.Linear))
+    if macs <= 0:
+        return 1
+    return int(min(MAX_BUDGET_SCALE, max(1, BUDGET_REFERENCE_LINEAR_MACS // macs)))
 
 
 #: The fixed cost of one forward call (Python and framework overhead), counted in the token positions the
