@@ -122,17 +122,17 @@ def tokenize_words(
     """
     cleaned = [[w.strip() or w for w in words] for words in batch_words]
     pads = padding in (True, "longest")
-    cache = (_sentence_cache(tokenizer) if cache and (pads or padding in (False, "do_not_pad"))
+    store = (_sentence_cache(tokenizer) if cache and (pads or padding in (False, "do_not_pad"))
              and getattr(tokenizer, "padding_side", "right") == "right"
              and not (pads and getattr(tokenizer, "pad_token_id", None) is None) else None)
-    if cache is None:
+    if store is None:
         encoding = tokenizer(cleaned, is_split_into_words=True, truncation=True, max_length=max_length,
                              padding=padding, return_tensors=return_tensors)
         return encoding, [encoding.word_ids(i) for i in range(len(cleaned))]
     # a tokenizer given new tokens since (add_tokens) encodes otherwise: its size is part of the key
     keys = [(len(tokenizer), max_length, tuple(words)) for words in cleaned]
     with _token_caches_lock:  # entries held here stay valid if another thread evicts them meanwhile
-        found = {k: cache[k] for k in keys if k in cache}
+        found = {k: store[k] for k in keys if k in store}
     missing = list(dict.fromkeys(k for k in keys if k not in found))
     if missing:
         fresh = tokenizer([list(k[2]) for k in missing], is_split_into_words=True, truncation=True,
@@ -140,11 +140,11 @@ def tokenize_words(
         for i, key in enumerate(missing):
             found[key] = ({name: list(fresh[name][i]) for name in fresh.keys()}, fresh.word_ids(i))
     with _token_caches_lock:
-        cache.update(found)
+        store.update(found)
         for key in keys:
-            cache.move_to_end(key)
-        while len(cache) > TOKEN_CACHE_SENTENCES:
-            cache.popitem(last=False)
+            store.move_to_end(key)
+        while len(store) > TOKEN_CACHE_SENTENCES:
+            store.popitem(last=False)
     entries = [found[key] for key in keys]
     names = list(entries[0][0]) if entries else ["input_ids", "attention_mask"]
     columns: dict[str, list[list[int]]] = {name: [entry[name] for entry, _ in entries] for name in names}
