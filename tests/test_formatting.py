@@ -42,19 +42,36 @@ def test_the_cli_and_the_space_write_a_float_rounding_gap_the_same_way():
 
 
 def test_the_space_ranking_of_the_committed_reference_shows_no_signed_zero(tmp_path):
-    """Pattern Variant scores both genders alike, so its gap is 0 up to float rounding in the reference records;
-    the ranking must write it 0.000, as the CLI does."""
+    """A gap that is 0 up to float rounding (0.5.0's Pattern Variant scored both genders alike: -2.7e-17) must be
+    written 0.000 in the ranking, as the CLI does. The committed reference's OLA records of one cell, with Pattern
+    Variant's MA gap set to such a value (1.0's Pattern Variant, fitted on the explained split, has a gap of its own)."""
     import json
+    import shutil
     from pathlib import Path
 
     from leaderboard_space import sources
     from leaderboard_space.app import build_app, event_functions
 
-    reference = sources.default_reference_location()
-    records = [json.loads(f.read_text()) for f in Path(reference, "explainer_score").glob("*.json")]
-    base = next(r["model"]["base_model"] for r in records if r["model"]["regime"] == "CE")
-    demo = build_app(str(tmp_path / "empty"), str(tmp_path / "requests"), reference_location=reference)
-    table, *_ = event_functions(demo)["ranking_view"]("binary_all", base, "OLA", "0", None, sources.REFERENCE,
+    reference = Path(sources.default_reference_location())
+    records = [json.loads(f.read_text()) for f in (reference / "explainer_score").glob("*.json")]
+    seed = min(r["model"]["seed"] for r in records)
+    cell = [r for r in records if (r["dataset"]["config"], r["model"]["regime"], r["model"]["seed"],
+                                   r["protocol"]["filter"]) == ("binary_all", "OLA", seed, "paper")]
+    assert len(cell) == 11
+    store = tmp_path / "reference" / "explainer_score"
+    store.mkdir(parents=True)
+    for record in cell:
+        if record["explainer"]["name"] == "pattern_variant":
+            # 0.5.0's Pattern Variant gap on this cell, interval included
+            record["metrics"]["mass_accuracy_gap"].update(value=-2.7e-17, ci_low=-0.0123, ci_high=0.0116)
+        (store / f"{record['record_id']}.json").write_text(json.dumps(record))
+        side = reference / "sentence_scores" / f"{record['record_id']}.json.gz"
+        if side.is_file():
+            (tmp_path / "reference" / "sentence_scores").mkdir(exist_ok=True)
+            shutil.copy2(side, tmp_path / "reference" / "sentence_scores" / side.name)
+    base = cell[0]["model"]["base_model"]
+    demo = build_app(str(tmp_path / "empty"), str(tmp_path / "requests"), reference_location=str(tmp_path / "reference"))
+    table, *_ = event_functions(demo)["ranking_view"]("binary_all", base, "OLA", str(seed), None, sources.REFERENCE,
                                                        sources.PAPER_FILTER)
     gaps = table.data["Gap m−f"]
     assert (gaps.abs() < 5e-4).any(), "the check needs a gap that rounds to zero"

@@ -366,32 +366,42 @@ def test_committed_reference_store_validates() -> None:
     assert report.warnings == []
 
 
-def test_committed_reference_store_covers_the_whole_grid() -> None:
-    report = LocalStore(REFERENCE_DIR / "store").read_all()
-    # the seed-0 grid was run at 0.5.0, with the paper's ten explainers; Partition SHAP (in the plan since 0.6.0)
-    # is the one explainer still missing, in every cell (its zero-shot attributions are published: test below)
-    # ... with the per-model filter (the paper's shared subset comes with the next run of the grid, on five seeds)
-    committed = ReferencePlan(seeds=(0,))
-    # 0.5.0's definitions are not 1.0's: by version, its records cover no cell of the 1.0 plan
-    assert coverage(committed, report.documents, filters=("per_model", "none"))["present"] == []
-    grid = coverage(committed, report.documents, filters=("per_model", "none"), match_versions=False)
-    # the ten by name, whatever their parameters: 0.5.0's LIME drew 100 samples, the 1.0 plan's the authors' 50
-    ten = tuple(ExplainerSpec.parse(text).name for text in PAPER_EXPLAINERS)
-    assert coverage(dataclasses.replace(committed, explainers=ten), report.documents,
-                    filters=("per_model", "none"), match_versions=False)["missing"] == []
-    assert {cell[0] for cell in grid["missing"]} <= {"partition_shap", "lime:n_samples=50"}
-    # on every test sentence: each record saw the whole test split, and without the filter scored all of it
+def test_committed_reference_store_holds_every_promoted_seed_of_the_grid() -> None:
+    """The store holds the 1.0 grid's promoted seeds and nothing else: every cell of those seeds (the eleven × six
+    regimes × four configs × both filters) at this package's explainer versions, one record each, on every test
+    sentence; under the paper's filter on the committed subset of its config, every regime of a (config, seed) on
+    the same sentences. 0.5.0's records left with the first promoted seed (they are at the tag ``v0.5.0``)."""
     from gecobench.evaluation.data import load_split
+    from gecobench.evaluation.filters import record_filter
 
-    test_rows = {config: len(load_split(config, "test").rows) for config in ReferencePlan().configs}
+    report = LocalStore(REFERENCE_DIR / "store").read_all()
+    records = [d for d in report.documents if d.get("record_type") == "explainer_score"]
+    promoted = sorted(int(path.stem.rsplit("-", 1)[1])
+                      for path in (REFERENCE_DIR / "staging").glob("promoted-seed-*.json"))
+    assert promoted, "no seed of the 1.0 grid is promoted"
+    major = gecobench.__version__.split(".")[0]
+    assert {str(r["provenance"]["package_version"]).split(".")[0] for r in records} == {major}
+    assert sorted({int(r["model"]["seed"]) for r in records}) == promoted
+    plan = ReferencePlan(seeds=tuple(promoted))
+    cells = coverage(plan, records)
+    assert cells["missing"] == []
+    assert len(records) == len(cells["present"]) == (len(plan.explainers) * len(plan.regimes) * len(plan.configs)
+                                                     * len(promoted) * 2)
+    test_rows = {config: len(load_split(config, "test").rows) for config in plan.configs}
     assert test_rows == {"binary_all": 644, "binary_subject": 644, "nonbinary_all": 966, "nonbinary_subject": 966}
-    for record in report.documents:
-        if record.get("record_type") != "explainer_score":
-            continue
-        counts = record["counts"]
-        assert counts["n_sentences"] == test_rows[record["dataset"]["config"]], record["record_id"]
-        if record["protocol"]["filter"] == "none":
+    subsets = {c: json.loads((REFERENCE_DIR / "filters" / f"{c}.json").read_text(encoding="utf-8"))
+               for c in plan.configs}
+    scored: dict[tuple, set] = {}
+    for record in records:
+        config, counts = record["dataset"]["config"], record["counts"]
+        assert counts["n_sentences"] == test_rows[config], record["record_id"]
+        if record_filter(record["protocol"]) == "none":
             assert counts["n_scored"] == counts["n_sentences"], record["record_id"]
+        else:
+            assert record["protocol"]["filter_subset_sha256"] == subsets[config]["fingerprint"], record["record_id"]
+            key = (config, record["model"]["seed"], record["explainer"]["name"])
+            scored.setdefault(key, set()).add(counts["n_scored"])
+    assert scored and all(len(n) == 1 for n in scored.values()), {k: n for k, n in scored.items() if len(n) > 1}
 
 
 def _committed_bundles() -> list:
@@ -424,68 +434,51 @@ def _bundle_entry(bundle, text: str, keys=None) -> tuple[str, dict, bool]:
 
 
 def test_committed_zero_shot_attributions_cover_the_committed_grid() -> None:
-    """One bundle per (config, seed) of the committed records, for the zero-shot checkpoint those records name,
-    with every reference explainer on every chunk of the test split: at this package's version, or at the
-    version before (stale: not served for the current one, which a run then computes)."""
+    """One bundle per (config, seed) of the store's records and of every staged unit, for the zero-shot checkpoint
+    those name, with every explainer of the 1.0 plan on every chunk of the test split. The other bundles are 0.5.0's
+    seed 0 (a 1.0 unit of seed 0 joins them): their entries are of the versions before 1.0 and never served for the
+    current one."""
     from gecobench.evaluation.data import load_split
-    from gecobench.evaluation.runner import (
-        ExplainerSpec,
-        checkpoint_key,
-        reference_chunk_rows,
-    )
+    from gecobench.evaluation.runner import ExplainerSpec, checkpoint_key, reference_chunk_rows
     from gecobench.explainers.base import get_explainer
 
-    # the committed bundles are the 0.5.0 grid's (+ Partition SHAP): its explainers by name, at their defaults of
-    # then (0.5.0's LIME drew 100 samples; the 1.0 plan's `lime:n_samples=50` comes with the 1.0 bundles)
     plan = ReferencePlan()
-    plan = dataclasses.replace(plan, explainers=tuple(ExplainerSpec.parse(e).name for e in plan.explainers))
+    current_keys = {e: checkpoint_key(ExplainerSpec.parse(e), get_explainer(ExplainerSpec.parse(e).name,
+                                                                             **ExplainerSpec.parse(e).params))
+                    for e in plan.explainers}
     records = LocalStore(REFERENCE_DIR / "store").read_all("explainer_score").documents
     references = {(r["dataset"]["config"], r["model"]["seed"]): r["model"]["zero_shot_reference_sha256"]
                   for r in records if r["model"]["zero_shot_reference_sha256"]}
+    assert len(set(references.values())) == len(references)  # one zero-shot checkpoint per (config, seed)
     bundles = {(b.document["dataset"]["config"], b.document["attribution_protocol"]["seed"]): b
                for b in _committed_bundles()}
-    # the 1.0 units staged so far publish their bundles beside: each holds the 1.0 plan's explainers (the unit
-    # marker's keys) for the zero-shot checkpoint of the unit's columns; the others are the committed store's
     staged = {}
     for path in (REFERENCE_DIR / "staging").glob("seed-*/units/*.json"):
         marker = json.loads(path.read_text(encoding="utf-8"))
-        staged[(marker["config"], marker["seed"])] = marker
-    assert set(staged) <= set(bundles), "every staged 1.0 unit publishes its zero-shot bundle"
-    for cell, marker in staged.items():
-        assert set(marker["explainer_keys"]) <= set(bundles[cell].explainer_keys()), cell
-        # a (config, seed) the committed store has too: its bundle holds both versions' entries, each naming the
-        # zero-shot checkpoint it was computed on
-        assert set(bundles[cell].explainer_keys()) == set(marker["explainer_keys"]) or cell in references, cell
-        assert {bundles[cell].zero_shot_checkpoint(key) for key in marker["explainer_keys"]} == {
-            marker["columns"]["ZS"]["checkpoint_sha256"]}, cell
-    assert set(references) <= set(bundles)
-    assert {cell for cell in bundles if cell not in staged} <= set(references)
-    bundles = {cell: bundle for cell, bundle in bundles.items() if cell in references}
-    current_keys = {e: checkpoint_key(ExplainerSpec.parse(e), get_explainer(ExplainerSpec.parse(e).name))
-                    for e in plan.explainers}
+        staged[(marker["config"], marker["seed"])] = marker["columns"]["ZS"]["checkpoint_sha256"]
+    assert not set(staged) & set(references), "a promoted (config, seed) is no longer staged"
+    published = {**references, **staged}
+    assert set(published) <= set(bundles), "every promoted or staged unit publishes its zero-shot bundle"
     for (config, seed), bundle in bundles.items():
-        # the committed store's entries: the bundle's keys less those of a staged 1.0 unit of the same cell
-        own = set(bundle.explainer_keys()) - set(staged.get((config, seed), {}).get("explainer_keys", ()))
-        entries = {e: _bundle_entry(bundle, e, own) for e in plan.explainers}
-        keys = sorted(key for key, _, _ in entries.values())
         settings = plan.evaluation_settings(seed)
         split = load_split(config, "test")
-        assert bundle.document["reference"]["checkpoint_sha256"] == references[(config, seed)]
         assert bundle.document["attribution_protocol"] == settings.attribution_protocol()
         assert bundle.document["dataset"]["fingerprint"] == split.fingerprint
-        assert sorted(own) == keys
         chunk_rows = reference_chunk_rows(split, settings)
-        for key in keys:
-            chunks = bundle.document["explainers"][key]
-            assert sorted(map(int, chunks)) == list(range(len(chunk_rows)))
-        # every chunk validates against the data (rows, one finite score per word)
-        for chunk_id, rows in enumerate(chunk_rows):
-            assert bundle.chunk_scores(keys[0], chunk_id, rows, [split.rows[i].words for i in rows]) is not None
-        # a stale entry is never what a run at this package's version reads (unless a 1.0 unit added its own)
-        for text, (_, _, is_current) in entries.items():
-            if not is_current and (config, seed) not in staged:
-                rows = chunk_rows[0]
-                assert bundle.chunk_scores(current_keys[text], 0, rows, [split.rows[i].words for i in rows]) is None
+        if (config, seed) in published:
+            for text, key in current_keys.items():
+                assert key in bundle.explainer_keys(), (config, seed, text)
+                assert bundle.zero_shot_checkpoint(key) == published[(config, seed)], (config, seed, text)
+                assert sorted(map(int, bundle.document["explainers"][key])) == list(range(len(chunk_rows)))
+            # every chunk validates against the data (rows, one finite score per word)
+            for chunk_id, rows in enumerate(chunk_rows):
+                words = [split.rows[i].words for i in rows]
+                assert bundle.chunk_scores(current_keys["saliency"], chunk_id, rows, words) is not None
+        else:  # 0.5.0's seed 0: what a run at this version reads is never there
+            assert seed == 0, (config, seed)
+            rows = chunk_rows[0]
+            for text, key in current_keys.items():
+                assert bundle.chunk_scores(key, 0, rows, [split.rows[i].words for i in rows]) is None, text
 
 
 def test_committed_zero_shot_attributions_are_what_this_code_computes(tmp_path: Path) -> None:
