@@ -1386,7 +1386,7 @@ def export_zero_shot_attributions(plan: ReferencePlan, unit: EvaluationUnit, che
         path = _export_zero_shot_unit(zs, unit, checkpoint_dir, list(keys.values()), plan.attributions_dir)
     else:
         # The unit's bundle is published already with other explainer versions (a (config, seed) of an earlier
-        # major version: 0.5.0's seed 0, whose records still need it). One unit, one file: the plan's versions join
+        # major version: 0.5.0's seed 0, kept with the 0.5.0 definitions it checks). One unit, one file: the plan's versions join
         # it, each entry naming the zero-shot checkpoint it was computed on (``explainer_provenance``), the earlier
         # entries stay. An entry of the same key with other scores is refused (merge_bundles).
         with tempfile.TemporaryDirectory(prefix="gecobench-zs-") as tmp:
