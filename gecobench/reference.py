@@ -1161,9 +1161,9 @@ def promote_seed(plan: ReferencePlan, seed: int, replace: bool = False) -> dict[
     Refused (ValueError naming the missing units) unless every config of the plan is staged for the seed. Every
     staged record is validated on the way; one already in the store under its id is left as it is. With
     ``replace``, the store's other records of this seed (an earlier reference's, e.g. the per-model filtered
-    seed-0 records of 0.6) and every record of an earlier major version of the package, whatever its seed (a
-    major version changes every score: its records would stand beside the new ones as other rows, and they stay
-    readable at their release tag), are removed with their side files, so the store holds the new protocol's
+    seed-0 records of 0.6) and every record of another major version of the package than the staged records',
+    whatever its seed (a major version changes every score: its records would stand beside the new ones as other
+    rows, and they stay readable at their release tag), are removed with their side files, so the store holds the new protocol's
     records only. Afterwards the seed's staging folder is removed and ``promoted-seed-<k>.json`` lists what moved."""
     import shutil
 

@@ -135,11 +135,11 @@ class BuiltinExplainer(Explainer):
         if self._fixed_tokens_per_forward is not None:
             yield
             return
-        self.tokens_per_forward = DEFAULT_TOKENS_PER_FORWARD * token_budget_scale(model)
+        outer, self.tokens_per_forward = self.tokens_per_forward, DEFAULT_TOKENS_PER_FORWARD * token_budget_scale(model)
         try:
             yield
         finally:
-            self.tokens_per_forward = DEFAULT_TOKENS_PER_FORWARD
+            self.tokens_per_forward = outer
 
     def set_seed(self, seed: int) -> None:
         """The run seed; random explainers derive one stream per sentence from it (see ``sentence_seed``)."""
