@@ -1163,8 +1163,9 @@ def promote_seed(plan: ReferencePlan, seed: int, replace: bool = False) -> dict[
     ``replace``, the store's other records of this seed (an earlier reference's, e.g. the per-model filtered
     seed-0 records of 0.6) and every record of another major version of the package than the staged records',
     whatever its seed (a major version changes every score: its records would stand beside the new ones as other
-    rows, and they stay readable at their release tag), are removed with their side files, so the store holds the new protocol's
-    records only. Afterwards the seed's staging folder is removed and ``promoted-seed-<k>.json`` lists what moved."""
+    rows, and they stay readable at their release tag), are removed with their side files, so the store holds the
+    new protocol's records only. Afterwards the seed's staging folder is removed and ``promoted-seed-<k>.json``
+    lists what moved."""
     import shutil
 
     from gecobench.evaluation.sentence_scores import side_file_path
@@ -1386,9 +1387,9 @@ def export_zero_shot_attributions(plan: ReferencePlan, unit: EvaluationUnit, che
         path = _export_zero_shot_unit(zs, unit, checkpoint_dir, list(keys.values()), plan.attributions_dir)
     else:
         # The unit's bundle is published already with other explainer versions (a (config, seed) of an earlier
-        # major version: 0.5.0's seed 0, kept with the 0.5.0 definitions it checks). One unit, one file: the plan's versions join
-        # it, each entry naming the zero-shot checkpoint it was computed on (``explainer_provenance``), the earlier
-        # entries stay. An entry of the same key with other scores is refused (merge_bundles).
+        # major version: 0.5.0's seed 0, kept with the 0.5.0 definitions it checks). One unit, one file: the plan's
+        # versions join it, each entry naming the zero-shot checkpoint it was computed on (``explainer_provenance``),
+        # the earlier entries stay. An entry of the same key with other scores is refused (merge_bundles).
         with tempfile.TemporaryDirectory(prefix="gecobench-zs-") as tmp:
             added = _export_zero_shot_unit(zs, unit, checkpoint_dir, list(keys.values()), Path(tmp))
             path = merge_bundles([published.path, added], plan.attributions_dir)
