@@ -49,6 +49,8 @@ def test_the_space_ranking_of_the_committed_reference_shows_no_signed_zero(tmp_p
     import shutil
     from pathlib import Path
 
+    from gecobench.evaluation.sentence_scores import side_file_path
+    from gecobench.store import LocalStore
     from leaderboard_space import sources
     from leaderboard_space.app import build_app, event_functions
 
@@ -58,17 +60,16 @@ def test_the_space_ranking_of_the_committed_reference_shows_no_signed_zero(tmp_p
     cell = [r for r in records if (r["dataset"]["config"], r["model"]["regime"], r["model"]["seed"],
                                    r["protocol"]["filter"]) == ("binary_all", "OLA", seed, "paper")]
     assert len(cell) == 11
-    store = tmp_path / "reference" / "explainer_score"
-    store.mkdir(parents=True)
+    store = LocalStore(tmp_path / "reference")
     for record in cell:
         if record["explainer"]["name"] == "pattern_variant":
             # 0.5.0's Pattern Variant gap on this cell, interval included
             record["metrics"]["mass_accuracy_gap"].update(value=-2.7e-17, ci_low=-0.0123, ci_high=0.0116)
-        (store / f"{record['record_id']}.json").write_text(json.dumps(record))
-        side = reference / "sentence_scores" / f"{record['record_id']}.json.gz"
+        store.append(record)
+        side = side_file_path(reference, record["record_id"])
         if side.is_file():
-            (tmp_path / "reference" / "sentence_scores").mkdir(exist_ok=True)
-            shutil.copy2(side, tmp_path / "reference" / "sentence_scores" / side.name)
+            side_file_path(store.root, record["record_id"]).parent.mkdir(exist_ok=True)
+            shutil.copy2(side, side_file_path(store.root, record["record_id"]))
     base = cell[0]["model"]["base_model"]
     demo = build_app(str(tmp_path / "empty"), str(tmp_path / "requests"), reference_location=str(tmp_path / "reference"))
     table, *_ = event_functions(demo)["ranking_view"]("binary_all", base, "OLA", str(seed), None, sources.REFERENCE,

@@ -438,14 +438,12 @@ def test_committed_zero_shot_attributions_cover_the_committed_grid() -> None:
     those name, with every explainer of the 1.0 plan on every chunk of the test split. The other bundles are 0.5.0's
     seed 0 (a 1.0 unit of seed 0 joins them): their entries are of the versions before 1.0 and never served for the
     current one."""
+    from gecobench.evaluation.checkpoints import spec_checkpoint_key
     from gecobench.evaluation.data import load_split
-    from gecobench.evaluation.runner import ExplainerSpec, checkpoint_key, reference_chunk_rows
-    from gecobench.explainers.base import get_explainer
+    from gecobench.evaluation.runner import reference_chunk_rows
 
     plan = ReferencePlan()
-    current_keys = {e: checkpoint_key(ExplainerSpec.parse(e), get_explainer(ExplainerSpec.parse(e).name,
-                                                                             **ExplainerSpec.parse(e).params))
-                    for e in plan.explainers}
+    current_keys = {e: spec_checkpoint_key(e) for e in plan.explainers}
     records = LocalStore(REFERENCE_DIR / "store").read_all("explainer_score").documents
     references = {(r["dataset"]["config"], r["model"]["seed"]): r["model"]["zero_shot_reference_sha256"]
                   for r in records if r["model"]["zero_shot_reference_sha256"]}
