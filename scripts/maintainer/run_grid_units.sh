@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Run (config, seed) units of the 1.0 reference grid one after another, committing each as it finishes
+# (reference/README.md, "Running the 1.0 grid"). Runs in a git worktree of its own so that the session's other
+# work on main never mixes with the grid's commits: merge the branch into main when a unit lands.
+#
+#   scripts/maintainer/run_grid_units.sh 4:binary_subject 4:nonbinary_all     # seed:config, in this order
+#
+# Start it in the background at the lowest priority, in its own autogroup, so tests and benches keep their share:
+#   setsid nice -n 19 bash -c 'echo 19 > /proc/self/autogroup; exec scripts/maintainer/run_grid_units.sh 4:binary_subject' \
+#       > ../grid-run.log 2>&1 &
+#
+# Environment: GRID_WORKTREE (default ../grid, branch `grid`, made from HEAD if missing), GRID_PYTHON (default
+# .venv/bin/python of this checkout). Checkpoints live in this checkout's runs/ (the worktree links to it).
+set -euo pipefail
+
+main_checkout="$(cd "$(dirname "$0")/../.." && pwd)"
+worktree="${GRID_WORKTREE:-$main_checkout/../grid}"
+python="${GRID_PYTHON:-$main_checkout/.venv/bin/python}"
+
+if [ "$#" -eq 0 ]; then
+    echo "usage: $0 SEED:CONFIG [SEED:CONFIG ...]" >&2
+    exit 2
+fi
+if [ ! -d "$worktree" ]; then
+    git -C "$main_checkout" worktree add -B grid "$worktree" HEAD
+fi
+mkdir -p "$main_checkout/runs"
+[ -e "$worktree/runs" ] || ln -s "$main_checkout/runs" "$worktree/runs"
+cd "$worktree"
+export PYTHONPATH="$worktree" HF_HUB_OFFLINE=1
+
+stamp() { date -u +%H:%M:%S; }
+for unit in "$@"; do
+    seed="${unit%%:*}"
+    config="${unit#*:}"
+    echo "== $(stamp) unit $config/seed$seed: zoo"
+    "$python" -m gecobench reference --stage zoo --seeds "$seed" --configs "$config" --threads 2 --quiet
+    echo "== $(stamp) unit $config/seed$seed: evaluate"
+    OMP_NUM_THREADS=1 "$python" -m accelerate.commands.launch --multi_gpu --num_processes 2 -m gecobench reference \
+        --stage evaluate --seeds "$seed" --configs "$config" --threads 1 --quiet
+    echo "== $(stamp) unit $config/seed$seed: filters, derive"
+    "$python" -m gecobench reference --stage filters --quiet
+    "$python" -m gecobench reference --stage derive --quiet
+    git add reference/staging reference/filters reference/zero_shot_attributions reference/timings.json \
+        reference/zoo_summary.json
+    git commit -q -m "reference: evaluate/$config/seed$seed" || echo "nothing to commit for $config/seed$seed"
+    echo "== $(stamp) unit $config/seed$seed: committed"
+done
+echo "== $(stamp) all units done"
