@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -109,8 +110,18 @@ def distinguishing_fields(rows: Sequence[Mapping[str, str]]) -> list[str]:
             if len({rows[i].get(path) for i in members}) > 1:
                 for i in members:
                     unset = "default" if path.startswith("explainer.params.") else "—"
-                    shown[i].append(f"{path.removeprefix('protocol.')}={rows[i].get(path, unset)}")
+                    value = _short_digest(rows[i].get(path, unset))
+                    shown[i].append(f"{path.removeprefix('protocol.')}={value}")
     return ["; ".join(parts) for parts in shown]
+
+
+_DIGEST = re.compile(r"[0-9a-f]{40,64}")
+
+
+def _short_digest(value: str) -> str:
+    """A sha1/sha256 hex digest cut to its first 12 digits, as git shows commits: the full 64 digits of a data or
+    subset fingerprint would fill the ``differs by`` column and tell the rows apart no better."""
+    return f"{value[:12]}…" if _DIGEST.fullmatch(value) else value
 
 
 # Two-sided 97.5 % quantiles of Student's t for 1..30 degrees of freedom (no scipy needed in the Space).

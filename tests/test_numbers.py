@@ -230,6 +230,10 @@ def test_distinguishing_fields_compare_each_field_among_its_peers() -> None:
     # …but a protocol difference is, across the whole view
     c = identity_fields(_record(explainer__name="saliency", protocol__filter="none"))
     assert distinguishing_fields([a, c]) == ["filter=all_gender_variants_correct", "filter=none"]
+    # a digest (a data or subset fingerprint) is shown by its first 12 digits, as git shows commits
+    d = identity_fields(_record(explainer__name="saliency", protocol__filter_subset_sha256="ab" * 32))
+    e = identity_fields(_record(explainer__name="saliency", protocol__filter_subset_sha256="cd" * 32))
+    assert distinguishing_fields([d, e]) == [f"filter_subset_sha256={'ab' * 6}…", f"filter_subset_sha256={'cd' * 6}…"]
 
 
 def test_vs_best_marks_ties_from_the_recorded_paired_comparison() -> None:
