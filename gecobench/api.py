@@ -188,8 +188,8 @@ def load_results(store_path: str | os.PathLike[str]) -> Results:
     :meth:`Results.save` wrote them), validated on read (invalid files are skipped and listed in
     ``Results.warnings``), with their per-sentence side files where present."""
     from gecobench.evaluation.sentence_scores import (
+        find_side_file,
         read_sentence_scores,
-        side_file_path,
     )
     from gecobench.store import LocalStore
 
@@ -200,8 +200,8 @@ def load_results(store_path: str | os.PathLike[str]) -> Results:
     records = sorted(report.documents, key=lambda r: r["record_id"])
     sentences, warnings = {}, list(report.warnings)
     for record in records:
-        path = side_file_path(root, record["record_id"])
-        if path.is_file():
+        path = find_side_file(root, record["record_id"])
+        if path is not None:
             try:
                 sentences[record["record_id"]] = read_sentence_scores(path)
             except ValueError as err:

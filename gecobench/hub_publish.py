@@ -166,17 +166,20 @@ def write_store_dataset(out: Path, title: str, description: str, source: Path | 
     """A store dataset folder (``explainer_score/*.json`` …, the ``sentence_scores/`` side files the Space's
     drill-down fetches, or empty) with a card."""
     from gecobench.evaluation.sentence_scores import SIDE_FOLDER, SIDE_SUFFIX
+    from gecobench.store import PARTS_FILE, LocalStore
 
     out.mkdir(parents=True, exist_ok=True)
     n = 0
     if source is not None and source.is_dir():
-        for path in sorted(source.rglob("*.json")):
-            if not path.name.startswith("."):
-                _link_or_copy(path, out / path.relative_to(source))
-                n += 1
-        for path in sorted((source / SIDE_FOLDER).glob(f"*{SIDE_SUFFIX}")):
-            if not path.name.startswith("."):
-                _link_or_copy(path, out / SIDE_FOLDER / path.name)
+        # a store made of parts (the reference's promoted seeds) is published as one flat store
+        for folder in LocalStore(source).folders():
+            for path in sorted(folder.rglob("*.json")):
+                if not path.name.startswith(".") and not (path.parent == folder and path.name == PARTS_FILE):
+                    _link_or_copy(path, out / path.relative_to(folder))
+                    n += 1
+            for path in sorted((folder / SIDE_FOLDER).glob(f"*{SIDE_SUFFIX}")):
+                if not path.name.startswith("."):
+                    _link_or_copy(path, out / SIDE_FOLDER / path.name)
     meta = {"pretty_name": title, "license": "bsd-3-clause", "tags": ["gecobench", "leaderboard"]}
     body = f"# {title}\n\n{description}\n\n{n} document(s) at publication. Written by GECOBench Hub; append-only.\n"
     (out / "README.md").write_text(join_front_matter(meta, body), encoding="utf-8")

@@ -350,10 +350,7 @@ def render_pivot(rows: list[dict[str, Any]]) -> str:
                 if cell is None:
                     row.append("")
                 else:
-                    ours = "—" if cell["ours_median"] is None else f"{cell['ours_median']:.2f}"
-                    low, high = cell.get("ours_median_seed_interval") or (None, None)
-                    if cell["ours_median"] is not None and low is not None and high is not None:
-                        ours += f" [{low:.2f}, {high:.2f}]"
+                    ours = median_cell(cell["ours_median"], cell.get("ours_median_seed_interval"))
                     row.append(f"{ours} ({cell['paper_median']:.2f})")
             lines.append(f"| {explainer} | " + " | ".join(row) + " |")
         lines.append("")
@@ -371,17 +368,23 @@ def render_markdown(rows: list[dict[str, Any]], findings: list[Finding], pivot: 
         lines = ["| config | regime | explainer | paper median | this package (median) | difference |",
                  "|---|---|---|---|---|---|"]
         lines += [f"| {r['config']} | {r['regime']} | {r['explainer']} | {r['paper_median']:.2f} | "
-                  f"{fmt(r['ours_median'])}{_seed_interval(r)} | {fmt(r['difference'], signed=True)} |"
+                  f"{median_cell(r['ours_median'], r.get('ours_median_seed_interval'))} | "
+                  f"{fmt(r['difference'], signed=True)} |"
                   for r in rows]
         lines.append("")
     lines.append(render_findings(findings))
     return "\n".join(lines)
 
 
-def _seed_interval(row: Mapping[str, Any]) -> str:
-    """`` [low, high]`` across seeds for a row of several seeds; empty for one."""
-    low, high = row.get("ours_median_seed_interval") or (None, None)
-    return "" if row.get("ours_median") is None or low is None or high is None else f" [{low:.2f}, {high:.2f}]"
+def median_cell(value: float | None, seed_interval: Any = None) -> str:
+    """One table cell of this package's median MA: ``0.53``, or ``0.53 [0.41, 0.66]`` with the 95 % t-interval
+    across seeds when the value is a mean over several seeds; ``—`` when there is none. Every table of the
+    comparison (with and without a published figure) writes its cells with it."""
+    if value is None:
+        return "—"
+    low, high = seed_interval or (None, None)
+    shown = format_number(value, 2)
+    return shown if low is None or high is None else f"{shown} [{format_number(low, 2)}, {format_number(high, 2)}]"
 
 
 def render_findings(findings: list[Finding]) -> str:
@@ -409,14 +412,18 @@ def render_ours_only(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
         present = {regime for c, regime, _ in index if c == config}
         regimes = [r for r in OURS_ONLY_REGIMES if r in present] + sorted(present - set(OURS_ONLY_REGIMES))
         explainers = sorted({e for c, _, e in index if c == config})
-        lines += [f"**{config}** — median MA, this package (no published figure)", "",
+        seeds = max((int(r.get("n_seeds") or 1) for (c, _, _), r in index.items() if c == config), default=1)
+        title = ("median MA, this package" if seeds == 1 else
+                 f"median MA, this package: mean over {seeds} seeds [95 % t-interval across seeds]")
+        lines += [f"**{config}** — {title} (no published figure)", "",
                   "| explainer | " + " | ".join(regimes) + " |", "|---|" + "---|" * len(regimes)]
         for explainer in explainers:
             cells = []
             for regime in regimes:
                 record = index.get((config, regime, explainer))
                 value = _value(record, MA, "median") if record else None
-                cells.append("—" if value is None else f"{value:.2f}")
+                interval = ((record.get("metrics") or {}).get(MA) or {}).get("median_seed_interval") if record else None
+                cells.append(median_cell(value, interval))
             lines.append(f"| {explainer} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)

@@ -32,9 +32,10 @@ weights are needed only where they are made, and what the later stages need is c
    same :func:`~gecobench.evaluation.chunks.filtered_chunk` and :func:`~gecobench.evaluation.records.build_records`
    a run with both filters uses; bootstrap intervals recomputed):
    no weights, no model run, any machine;
-5. **promote** — a seed whose every unit has both filters' records moves into ``reference/store``
+5. **promote** — a seed whose every unit has both filters' records becomes part of ``reference/store``
    (:func:`promote_seed`, after :func:`_check_staged_seed`: every marked record present, explainers × regimes
-   per filter, every paper record on the config's current subset and all on one sentence set).
+   per filter, every paper record on the config's current subset and all on one sentence set): the store names
+   the seed's staged folder in its ``parts.json``, where the records stay (no copy: see :func:`promote_seed`).
 
 **Why store columns, not per-sentence metric values.** Every number in a record is a function of per-row values:
 MA, the per-label groups, the property metrics SP, CVR, relevance rank accuracy, AUPRC, MRC, SNC and LD are means
@@ -88,7 +89,8 @@ log = logging.getLogger("gecobench.reference")
 
 REFERENCE_DIR = REPO_ROOT / "reference"
 REFERENCE_STORE = REFERENCE_DIR / "store"
-#: finished (config, seed) units wait here until their seed is complete (:func:`promote_seed`)
+#: finished (config, seed) units are committed here; a complete seed's folder becomes part of the store
+#: (:func:`promote_seed`)
 STAGING_FOLDER = "staging"
 #: inside the staging folder: each checkpoint's test predictions, and each staged unit's evaluation columns
 PREDICTIONS_FOLDER = "predictions"
@@ -1156,18 +1158,19 @@ def _write_json(path: Path, document: dict[str, Any]) -> None:
 
 
 def promote_seed(plan: ReferencePlan, seed: int, replace: bool = False) -> dict[str, Any]:
-    """Move a complete seed's staged records (and their per-sentence side files) into ``plan.store``.
+    """Make a complete seed's staged records part of ``plan.store``: the seed's staged store becomes one of the
+    store's parts (:meth:`gecobench.store.LocalStore.add_part`), where its records and per-sentence side files
+    stay. Nothing is copied: a promotion that copied a seed's 132 records per unit doubled what the repository's
+    history carries (≈ 140 MiB for seed 2), more than one submission may add. Since 1.0.0.dev1; seed 2, promoted
+    before, was copied into the store's own folder and stays there.
 
     Refused (ValueError naming the missing units) unless every config of the plan is staged for the seed. Every
-    staged record is validated on the way; one already in the store under its id is left as it is. With
-    ``replace``, the store's other records of this seed (an earlier reference's, e.g. the per-model filtered
-    seed-0 records of 0.6) and every record of another major version of the package than the staged records',
-    whatever its seed (a major version changes every score: its records would stand beside the new ones as other
-    rows, and they stay readable at their release tag), are removed with their side files, so the store holds the
-    new protocol's records only. Afterwards the seed's staging folder is removed and ``promoted-seed-<k>.json``
-    lists what moved."""
-    import shutil
-
+    staged record is validated first (:func:`_check_staged_seed`). With ``replace``, the records in the store's
+    own folder of this seed (an earlier reference's) and every record of another major version of the package than
+    the staged records', whatever its seed (a major version changes every score: its records would stand beside
+    the new ones as other rows, and they stay readable at their release tag), are removed with their side files, so
+    the store holds the new protocol's records only. Afterwards ``promoted-seed-<k>.json`` lists what was
+    promoted; the seed's staging folder stays (it is now part of the store)."""
     from gecobench.evaluation.sentence_scores import side_file_path
     from gecobench.store import LocalStore
 
@@ -1196,36 +1199,23 @@ def promote_seed(plan: ReferencePlan, seed: int, replace: bool = False) -> dict[
         keep = {r["record_id"] for r in staged.documents}
         majors = {_major_version(r) for r in staged.documents}
         for record in target.read_all("explainer_score").documents:
-            other_major = _major_version(record) not in majors
-            if (record["model"].get("seed") == seed or other_major) and record["record_id"] not in keep:
-                path = target.path_for("explainer_score", record["record_id"])
+            path = target.path_for("explainer_score", record["record_id"])
+            if not path.is_file() or record["record_id"] in keep:  # not in the own folder: a part's, kept
+                continue
+            if record["model"].get("seed") == seed or _major_version(record) not in majors:
                 path.unlink()
                 removed.append(record["record_id"])
                 side_file_path(plan.store, record["record_id"]).unlink(missing_ok=True)
-    moved, kept = [], []
-    for document in staged.documents:
-        if target.exists(document["record_type"], document["record_id"]):
-            kept.append(document["record_id"])
-        else:
-            target.append(document)
-            moved.append(document["record_id"])
-    # the per-sentence side files (every file of the staged store that is not a record)
-    for path in sorted(staged_root.rglob("*")):
-        relative = path.relative_to(staged_root)
-        if path.is_file() and relative.parts[0] != "explainer_score":
-            destination = Path(plan.store) / relative
-            if not destination.exists():
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(path, destination)
+    parts_file = target.add_part(staged_root)
     markers = {u.config: json.loads(plan.unit_marker(u).read_text(encoding="utf-8")) for u in units
                if plan.unit_marker(u).is_file()}
     summary = {"seed": seed, "configs": [u.config for u in units], "records": len(staged.documents),
-               "moved": len(moved), "already_in_store": len(kept), "removed_older": len(removed),
+               "part": os.path.relpath(staged_root, Path(plan.store)).replace(os.sep, "/"),
+               "removed_older": len(removed),
                "filter_subset_sha256": {c: m.get("filter_subset_sha256") for c, m in markers.items()},
                "record_ids": sorted(r["record_id"] for r in staged.documents)}
     _write_json(plan.promotion_marker(seed), summary)
-    shutil.rmtree(plan.seed_staging(seed))
-    log.info("seed %d promoted: %d records into %s", seed, len(staged.documents), plan.store)
+    log.info("seed %d promoted: %d records, %s now names %s", seed, len(staged.documents), parts_file, staged_root)
     return summary
 
 

@@ -6,7 +6,11 @@
 * :class:`HubStore` — a Hugging Face dataset repository (``huggingface_hub``), same layout, one commit per
   document; an existing path is never overwritten.
 
-Layout: ``<root>/<record_type>/<record_id>.json``. Writing refuses, and reading skips with a warning (so a UI
+Layout: ``<root>/<record_type>/<record_id>.json``. A local store may also be made of **parts**: other store folders
+beside it, named in ``<root>/parts.json``, whose documents it reads as its own (:meth:`LocalStore.add_part`). The
+reference store uses them so that promoting a seed names the folder its units were committed to instead of copying
+every record (a copy doubles what the repository's history carries; ``reference/README.md``). Parts are read, never
+written: a document is always written under ``<root>``. Writing refuses, and reading skips with a warning (so a UI
 can show them and go on), every document that is not a valid record: schema, non-finite numbers, values
 outside their metric's range, an id that is not the hash of the record's identity, a second document with an
 id already read (a duplicate), a file over the size cap, nesting beyond the depth limit, bytes that are not
@@ -37,6 +41,10 @@ from gecobench.records import (
 )
 
 DEFAULT_RESULTS_DIR = "results"
+#: the file at a local store's root that names its parts (:meth:`LocalStore.add_part`)
+PARTS_FILE = "parts.json"
+PARTS_FORMAT = "gecobench-store-parts/1"
+MAX_PARTS_BYTES = 64 * 1024
 RESULTS_ENV = "GECOBENCH_RESULTS"
 RESULTS_REPO_ENV = "GECOBENCH_RESULTS_REPO"
 
@@ -133,7 +141,93 @@ class LocalStore:
         return self.root / document_type / f"{document_id}.json"
 
     def exists(self, document_type: str, document_id: str) -> bool:
-        return self.path_for(document_type, document_id).exists()
+        """Whether the store holds this document, under its root or in one of its parts."""
+        self.path_for(document_type, document_id)  # the name rules, before any folder is looked at
+        return self._locate(document_type, document_id) is not None
+
+    def _locate(self, document_type: str, document_id: str) -> Path | None:
+        for folder in self.folders():
+            path = folder / document_type / f"{document_id}.json"
+            if path.exists():
+                return path
+        return None
+
+    # -- parts ----------------------------------------------------------------------------------------------
+    def parts(self) -> tuple[list[Path], list[str]]:
+        """The folders of this store's parts (``<root>/parts.json``), and a warning for each entry that is not
+        used. A part must be a relative path to an existing folder inside the folder that holds the root (a
+        sibling store, or one further down beside it), neither the root nor inside it; parts of parts are not
+        followed. A missing, unreadable or malformed parts file gives no parts (and, unless missing, a warning):
+        like every document, it never makes reading raise."""
+        path = self.root / PARTS_FILE
+        if not path.is_file():
+            return [], []
+        try:
+            if path.stat().st_size > MAX_PARTS_BYTES:
+                raise ValueError(f"more than {MAX_PARTS_BYTES} bytes")
+            document = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(document, dict) or document.get("format") != PARTS_FORMAT:
+                raise ValueError(f"not a {PARTS_FORMAT} document")
+            entries = document.get("parts")
+            if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+                raise ValueError("'parts' must be a list of relative paths")
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as err:
+            return [], [f"skipped the parts of {self.root}: {path.name}: {err}"]
+        root = self.root.resolve()
+        folders, warnings = [], []
+        for entry in entries:
+            candidate = (self.root / entry).resolve()
+            problem = None
+            if not entry or entry.startswith("/") or "\\" in entry:
+                problem = "not a relative POSIX path"
+            elif candidate == root or root in candidate.parents or not candidate.is_relative_to(root.parent):
+                problem = f"outside {root.parent} or inside the store itself"
+            elif not candidate.is_dir():
+                problem = "no such folder"
+            if problem:
+                warnings.append(f"skipped part {entry!r} of {self.root}: {problem}")
+            elif candidate not in folders:
+                folders.append(candidate)
+        return folders, warnings
+
+    def folders(self) -> list[Path]:
+        """The root, then every usable part (:meth:`parts`): where the store's documents and side files are."""
+        return [self.root, *self.parts()[0]]
+
+    def add_part(self, folder: str | os.PathLike[str]) -> Path:
+        """Name ``folder`` (a store folder beside this one, see :meth:`parts`) in ``parts.json``; return the
+        parts file. Adding a part already named changes nothing. Refused (ValueError) for a folder a reader would
+        skip, and while a document of the part has the id of one this store already holds (it would be read
+        twice)."""
+        target = Path(folder).resolve()
+        root = self.root.resolve()
+        entry = os.path.relpath(target, root).replace(os.sep, "/")
+        if target == root or root in target.parents or not target.is_relative_to(root.parent):
+            raise ValueError(f"{folder}: a part must be a folder inside {root.parent}, not the store {root} or "
+                             "inside it")
+        if not target.is_dir():
+            raise ValueError(f"{folder}: no such folder")
+        current, warnings = self.parts()
+        if warnings and (self.root / PARTS_FILE).is_file() and not current:
+            raise ValueError(f"{self.root / PARTS_FILE} does not read ({warnings[0]}): fix it before adding a part")
+        if target in current:
+            return self.root / PARTS_FILE
+        mine = {Path(p).relative_to(f).as_posix() for f in self.folders() for p in _json_documents(f, None)}
+        clash = sorted(Path(p).relative_to(target).as_posix() for p in _json_documents(target, None)
+                       if Path(p).relative_to(target).as_posix() in mine)
+        if clash:
+            raise ValueError(f"{folder}: {len(clash)} document(s) already in {self.root} ({clash[0]}, …)")
+        document = {"format": PARTS_FORMAT,
+                    "parts": [os.path.relpath(p, root).replace(os.sep, "/") for p in current] + [entry]}
+        self.root.mkdir(parents=True, exist_ok=True)
+        path = self.root / PARTS_FILE
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{PARTS_FILE}.", suffix=".tmp", dir=self.root)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(document, indent=2) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)  # the parts file is the one file a store replaces: readers see old or new
+        return path
 
     def _parse(self, text: str | bytes) -> dict[str, Any]:
         if len(text) > self.max_bytes:
@@ -164,6 +258,10 @@ class LocalStore:
         payload = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8")
         if len(payload) > self.max_bytes:
             raise ValueError(f"{path.name}: {len(payload)} bytes is more than a document may hold ({self.max_bytes})")
+        elsewhere = self._locate(document[self.type_field], document[self.id_field])
+        if elsewhere is not None and elsewhere != path:
+            raise DocumentExistsError(f"{elsewhere} (a part of {self.root}) already holds this document; the store "
+                                      "is append-only")
         atomic_create(path, payload)
         return str(path)
 
@@ -173,16 +271,13 @@ class LocalStore:
         Documents live in ``<document_type>/`` folders (:meth:`path_for`): a JSON file at the root is a companion
         of the store's card (the reference dataset's ``zoo_summary.json``), not a document, as for
         :meth:`HubStore.read_all`, whose ``*/*.json`` pattern leaves it out too."""
-        base = self.root / document_type if document_type else self.root
         found: list[str] = []
-        for folder, _, names in os.walk(base):  # a missing base yields nothing
-            if document_type is None and folder == os.fspath(base):  # os.walk yields the top as given
-                continue
-            found.extend(os.path.join(folder, n) for n in names if n.endswith(".json") and not n.startswith("."))
-        return sorted(found)  # strings, not Paths: sorting 10,000 takes milliseconds
+        for folder in self.folders():  # the root's first, then each part's (so a duplicate names the root's)
+            found.extend(_json_documents(folder, document_type))
+        return found
 
     def read(self, document_type: str, document_id: str) -> dict[str, Any]:
-        path = self.path_for(document_type, document_id)
+        path = self._locate(document_type, document_id) or self.path_for(document_type, document_id)
         return self._parse(path.read_text(encoding="utf-8"))
 
     def read_file(self, path: str | Path) -> tuple[dict[str, Any] | None, str | None]:
@@ -216,6 +311,7 @@ class LocalStore:
         naming the first file: it would otherwise be counted twice.
         """
         report = ReadReport()
+        report.warnings.extend(self.parts()[1])
         first_seen: dict[tuple[Any, Any], str] = {}
         with bulk_reading():
             for path in self.document_files(document_type):
@@ -227,6 +323,18 @@ class LocalStore:
                 if warning is not None:
                     report.warnings.append(warning)
         return report
+
+
+def _json_documents(store_root: Path, document_type: str | None) -> list[str]:
+    """Paths (strings, sorted) of the JSON documents under one store folder: ``<type>/*.json`` below it (JSON files
+    at its top, the parts file and a card's companions, are not documents), hidden temporary files excluded."""
+    base = store_root / document_type if document_type else store_root
+    found: list[str] = []
+    for folder, _, names in os.walk(base):  # a missing base yields nothing
+        if document_type is None and folder == os.fspath(base):  # os.walk yields the top as given
+            continue
+        found.extend(os.path.join(folder, n) for n in names if n.endswith(".json") and not n.startswith("."))
+    return sorted(found)  # strings, not Paths: sorting 10,000 takes milliseconds
 
 
 def duplicate_warning(

@@ -18,8 +18,8 @@ from typing import Any
 from gecobench.evaluation.sentence_scores import (
     SIDE_FOLDER,
     SIDE_SUFFIX,
+    find_side_file,
     read_sentence_scores,
-    side_file_path,
 )
 from gecobench.gender import GENDER_GROUPS
 from gecobench.heatmap import attribution_shares, heatmap_html, share_colours  # noqa: F401 (the drill-down's too)
@@ -45,8 +45,7 @@ class SideFiles:
 
     def _path(self, record_id: str) -> Path | None:
         if self.root is not None:
-            path = side_file_path(self.root, record_id)
-            return path if path.is_file() else None
+            return find_side_file(self.root, record_id)
         try:  # on a Space reading a Hub store: fetch only the side files a visitor looks at
             from huggingface_hub import hf_hub_download
 

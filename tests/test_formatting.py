@@ -45,17 +45,16 @@ def test_the_space_ranking_of_the_committed_reference_shows_no_signed_zero(tmp_p
     """A gap that is 0 up to float rounding (0.5.0's Pattern Variant scored both genders alike: -2.7e-17) must be
     written 0.000 in the ranking, as the CLI does. The committed reference's OLA records of one cell, with Pattern
     Variant's MA gap set to such a value (1.0's Pattern Variant, fitted on the explained split, has a gap of its own)."""
-    import json
     import shutil
     from pathlib import Path
 
-    from gecobench.evaluation.sentence_scores import side_file_path
+    from gecobench.evaluation.sentence_scores import find_side_file, side_file_path
     from gecobench.store import LocalStore
     from leaderboard_space import sources
     from leaderboard_space.app import build_app, event_functions
 
     reference = Path(sources.default_reference_location())
-    records = [json.loads(f.read_text()) for f in (reference / "explainer_score").glob("*.json")]
+    records = LocalStore(reference).read_all("explainer_score").documents  # its parts' records too
     seed = min(r["model"]["seed"] for r in records)
     cell = [r for r in records if (r["dataset"]["config"], r["model"]["regime"], r["model"]["seed"],
                                    r["protocol"]["filter"]) == ("binary_all", "OLA", seed, "paper")]
@@ -66,8 +65,8 @@ def test_the_space_ranking_of_the_committed_reference_shows_no_signed_zero(tmp_p
             # 0.5.0's Pattern Variant gap on this cell, interval included
             record["metrics"]["mass_accuracy_gap"].update(value=-2.7e-17, ci_low=-0.0123, ci_high=0.0116)
         store.append(record)
-        side = side_file_path(reference, record["record_id"])
-        if side.is_file():
+        side = find_side_file(reference, record["record_id"])
+        if side is not None:
             side_file_path(store.root, record["record_id"]).parent.mkdir(exist_ok=True)
             shutil.copy2(side, side_file_path(store.root, record["record_id"]))
     base = cell[0]["model"]["base_model"]

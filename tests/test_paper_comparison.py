@@ -211,6 +211,24 @@ def test_several_seeds_give_seed_means_intervals_and_per_seed_verdicts(monkeypat
     assert "mean over" not in single and "holds in" not in single
 
 
+def test_tables_without_a_published_figure_show_the_seed_mean_and_its_interval_as_the_side_by_side_does() -> None:
+    """With several seeds a non-binary cell is the mean over seeds with its 95 % t-interval across seeds, written
+    by the same cell formatter as the side-by-side's."""
+    from gecobench.paper_comparison import mean_index, median_cell, render_ours_only
+    from gecobench.pooling import across_seeds
+
+    records = [_record("nonbinary_all", "OLA", "lime", 0.60 + 0.02 * seed, seed=seed, record_id=f"l{seed}")
+               for seed in (0, 1, 2)] + [_record("nonbinary_all", "ZS", "lime", 0.31, seed=0, record_id="z0")]
+    indices = {seed: index_records(records, seed=seed) for seed in (0, 1, 2)}
+    table = render_ours_only(mean_index(indices), load_paper_medians())
+    mean, low, high, _ = across_seeds([0.60, 0.62, 0.64])
+    assert table.splitlines()[0] == ("**nonbinary_all** — median MA, this package: mean over 3 seeds "
+                                     "[95 % t-interval across seeds] (no published figure)")
+    assert f"| lime | {mean:.2f} [{low:.2f}, {high:.2f}] | 0.31 |" in table  # ZS: one seed, no interval
+    assert median_cell(None) == "—" and median_cell(-0.001) == "0.00"
+    assert median_cell(0.5, (None, None)) == "0.50" and median_cell(0.5, (0.4, 0.61)) == "0.50 [0.40, 0.61]"
+
+
 def test_an_explainer_the_paper_did_not_run_is_reported_beside_the_findings_not_judged_among_them() -> None:
     """Partition SHAP (not in the paper) above Integrated Gradients everywhere leaves finding 2 as the paper's
     methods decide it, and is named in its evidence; it enters no mean of findings 3 and 4 either."""

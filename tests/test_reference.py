@@ -155,7 +155,10 @@ def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -
     staged_ids = set(marker["record_ids"]) | set(marker["paper_record_ids"])
     assert run_evaluations(plan, progress=False) == [], "a staged unit is not run again"
     promote_seed(plan, 0)
-    assert unit_state(plan, EvaluationUnit("binary_all", 0)) == "promoted" and not plan.seed_staging(0).exists()
+    assert unit_state(plan, EvaluationUnit("binary_all", 0)) == "promoted"
+    # promoted in place: the store reads the seed's staged folder as one of its parts
+    assert {r["record_id"] for r in LocalStore(plan.store).read_all().documents} == staged_ids
+    assert LocalStore(plan.store).folders() == [plan.store, plan.staged_store(0).resolve()]
     timings = json.loads(plan.timings.read_text())
     assert set(timings["stages_cpu_seconds"]) == {"zoo", "predictions", "filters", "evaluate", "derive"}
     assert "filters/binary_all" in timings["units"]  # the shared subset: one forward pass of a tiny model, timed
@@ -450,11 +453,16 @@ def test_committed_zero_shot_attributions_cover_the_committed_grid() -> None:
     assert len(set(references.values())) == len(references)  # one zero-shot checkpoint per (config, seed)
     bundles = {(b.document["dataset"]["config"], b.document["attribution_protocol"]["seed"]): b
                for b in _committed_bundles()}
+    promoted = {int(path.stem.rsplit("-", 1)[1]) for path in (REFERENCE_DIR / "staging").glob("promoted-seed-*.json")}
     staged = {}
     for path in (REFERENCE_DIR / "staging").glob("seed-*/units/*.json"):
         marker = json.loads(path.read_text(encoding="utf-8"))
-        staged[(marker["config"], marker["seed"])] = marker["columns"]["ZS"]["checkpoint_sha256"]
-    assert not set(staged) & set(references), "a promoted (config, seed) is no longer staged"
+        key, zero_shot = (marker["config"], marker["seed"]), marker["columns"]["ZS"]["checkpoint_sha256"]
+        if marker["seed"] in promoted:  # promoted in place: its records are the store's, on the same checkpoint
+            assert references.get(key) == zero_shot, key
+        else:
+            assert key not in references, f"{key}: staged, and in the store without being promoted"
+            staged[key] = zero_shot
     published = {**references, **staged}
     assert set(published) <= set(bundles), "every promoted or staged unit publishes its zero-shot bundle"
     for (config, seed), bundle in bundles.items():
@@ -531,6 +539,33 @@ def test_reproducing_page_shows_what_the_committed_store_gives() -> None:
     assert expected.strip() in page
 
 
+def test_reproducing_page_shows_the_reference_zoo_of_the_committed_summary() -> None:
+    """The zoo's accuracy table on docs/reproducing.md is reference/zoo_summary.json's, as generated."""
+    from gecobench.models.zoo import REFERENCE_TABLE_END, REFERENCE_TABLE_START, reference_zoo_table
+
+    rows = json.loads((REFERENCE_DIR / "zoo_summary.json").read_text(encoding="utf-8"))
+    page = (REFERENCE_DIR.parent / "docs" / "reproducing.md").read_text(encoding="utf-8")
+    assert f"{REFERENCE_TABLE_START}\n{reference_zoo_table(rows)}{REFERENCE_TABLE_END}" in page
+
+
+def test_reference_zoo_table_reports_mean_lowest_seed_misses_and_restarts() -> None:
+    from gecobench.models.zoo import reference_zoo_table
+
+    def row(regime: str, config: str, seed: int, accuracy: float, init_seed: int | None = None) -> dict:
+        return {"regime": regime, "config": config, "seed": seed, "init_seed": seed if init_seed is None else init_seed,
+                "test_accuracy": accuracy, "base_model": "mini"}
+
+    rows = [row("C", "binary_all", 0, 0.90), row("C", "binary_all", 1, 0.70),
+            row("OLA", "binary_all", 0, 0.95), row("OLA", "binary_all", 1, 0.97, init_seed=1001),
+            row("C", "nonbinary_subject", 0, 0.85)]
+    table = reference_zoo_table(rows)
+    assert "| C | 80.0 [70.0] (1 < 80 %) | 85.0 [85.0] (n=1) |" in table
+    assert "| OLA | 96.0 [95.0] (1 restarted) | not run |" in table
+    assert "over seeds 0, 1" in table and "5 checkpoints" in table
+    with pytest.raises(ValueError, match="zoo_summary"):
+        reference_zoo_table([])
+
+
 # -- staging and promotion -------------------------------------------------------------------------------------
 
 def _stage(plan: ReferencePlan, unit: EvaluationUnit, explainers: tuple[str, ...]) -> list[str]:
@@ -588,10 +623,13 @@ def test_finished_units_wait_in_staging_until_their_seed_is_complete(tmp_path: P
     assert "seed 0 is complete" in "\n".join(plan_report(plan))
     summary = promote_seed(plan, 0, replace=True)
     # the seed's earlier record and the other major version's go; a record of this major version's other seed stays
-    assert summary["moved"] == 3 and summary["removed_older"] == 2
+    assert summary["removed_older"] == 2 and summary["records"] == 3
     assert {r["record_id"] for r in LocalStore(plan.store).read_all().documents} == {*first, *second,
                                                                                       this_major["record_id"]}
-    assert not plan.seed_staging(0).exists() and plan.promotion_marker(0).is_file()
+    # nothing was copied: the store's own folder keeps only its own record, the seed's stay where they were staged
+    assert [p.stem for p in (plan.store / "explainer_score").glob("*.json")] == [this_major["record_id"]]
+    assert summary["part"] == "../staging/seed-0/store" and plan.promotion_marker(0).is_file()
+    assert sorted(p.stem for p in (plan.staged_store(0) / "explainer_score").glob("*.json")) == sorted([*first, *second])
     assert {unit_state(plan, EvaluationUnit(c, 0)) for c in plan.configs} == {"promoted"}
     assert promote_seed(plan, 0)["records"] == 3  # promoting again changes nothing
     # seed 1 is untouched: nothing staged, nothing promoted

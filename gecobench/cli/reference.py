@@ -3,7 +3,7 @@
 Stages: zoo (train, and write each checkpoint's test predictions), evaluate ((config, seed) units, unfiltered,
 with the columns every record is scored from), filters (the paper's shared subset per config, from every seed's
 committed prediction files: no weights), derive (the paper-filter records of every evaluated unit, from its
-columns: no weights), promote (a complete seed into the store). Resumable and shardable:
+columns: no weights), promote (a complete seed becomes part of the store, in place). Resumable and shardable:
 
   gecobench reference --plan                      # what is done, staged, missing, and what to commit
   gecobench reference                             # every stage that can run here (make reference)
@@ -11,15 +11,16 @@ columns: no weights), promote (a complete seed into the store). Resumable and sh
   gecobench reference --stage evaluate --seeds 1 --configs binary_all    # one unit (needs its weights here)
   gecobench reference --stage filters             # the shared subsets (needs every seed's prediction files)
   gecobench reference --stage derive              # paper-filter records of every evaluated unit
-  gecobench reference --stage promote --seeds 0   # seed 0 complete: staged records into the store
+  gecobench reference --stage promote --seeds 0   # seed 0 complete: its staged folder becomes part of the store
   gecobench reference --record-schedules          # prediction files of before 1.0: their checkpoints' schedule
   accelerate launch --multi_gpu --num_processes 2 -m gecobench reference --stage evaluate   # 2 CPU processes
 
 Checkpoints go to runs/reference/ (not committed). Committed: the prediction files in
 reference/staging/predictions/, each evaluated unit in reference/staging/seed-<k>/ (records, columns, marker:
 commit it as it finishes, a new machine resumes from the repository without the weights), the subsets in
-reference/filters/, the promoted records in reference/store/, the zoo summary in reference/zoo_summary.json and
-the wall time of every unit in reference/timings.json. The Space and the store's readers ignore the staging folder.
+reference/filters/, the promoted seeds named in reference/store/parts.json, the zoo summary in
+reference/zoo_summary.json and the wall time of every unit in reference/timings.json. The Space and the store's
+readers ignore a seed's staging folder until the seed is promoted.
 """
 
 from __future__ import annotations
@@ -157,7 +158,7 @@ def _run(plan: ReferencePlan, args: argparse.Namespace) -> int:
             if args.stage in ("derive", "all"):
                 derived = derive_units(plan)
                 print(f"derive: paper-filter records of {len(derived)} unit(s) staged in {plan.staging_dir}")
-    # a seed is promoted whole: a plan narrowed by --configs would move part of it into the store
+    # a seed is promoted whole: a plan narrowed by --configs would put part of it into the store
     narrowed = _narrowed(plan)
     if args.stage in ("promote", "all") and narrowed:
         print(f"promote: not with --configs {' '.join(plan.configs)}: a seed enters the store with all "
@@ -170,7 +171,8 @@ def _run(plan: ReferencePlan, args: argparse.Namespace) -> int:
                     print(f"seed {seed}: not complete, not promoted")
                 continue
             summary = promote_seed(plan, seed, replace=args.replace)
-            print(f"seed {seed}: {summary['records']} records in {plan.store}")
+            where = f" (part {summary['part']})" if summary.get("part") else ""
+            print(f"seed {seed}: {summary['records']} records in {plan.store}{where}")
     if args.stage in ("evaluate", "derive", "promote", "all"):
         print("\n".join(line for line in plan_report(plan, args.shard) if line.startswith(("units:", "to commit"))
                          or (line.startswith("seed ") and not narrowed)))

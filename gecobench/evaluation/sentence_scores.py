@@ -65,6 +65,19 @@ def side_file_path(root: str | os.PathLike[str], record_id: str) -> Path:
     return Path(root) / SIDE_FOLDER / f"{record_id}{SIDE_SUFFIX}"
 
 
+def find_side_file(root: str | os.PathLike[str], record_id: str) -> Path | None:
+    """The side file of ``record_id`` in a local store: under its root, else in one of its parts
+    (:meth:`gecobench.store.LocalStore.parts`); None when there is none."""
+    from gecobench.store import LocalStore
+
+    side_file_path(root, record_id)  # the id rules, before any folder is looked at
+    for folder in LocalStore(root).folders():
+        path = side_file_path(folder, record_id)
+        if path.is_file():
+            return path
+    return None
+
+
 def _payload(document: dict[str, Any]) -> bytes:
     # mtime=0: the same scores give the same bytes, so a re-run does not look like a change
     return gzip.compress(json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8"), mtime=0)
@@ -115,5 +128,5 @@ def read_sentence_scores(path: str | os.PathLike[str]) -> dict[str, Any]:
     return document
 
 
-__all__ = ["SIDE_FOLDER", "SIDE_SUFFIX", "read_sentence_scores", "sentence_scores_document", "side_file_path",
+__all__ = ["SIDE_FOLDER", "SIDE_SUFFIX", "find_side_file", "read_sentence_scores", "sentence_scores_document", "side_file_path",
            "write_sentence_scores"]

@@ -12,6 +12,11 @@ from gecobench.domain import MODEL_INFO_FILE
 
 TABLE_START = "<!-- zoo-table:start -->"
 TABLE_END = "<!-- zoo-table:end -->"
+#: the markers of the reference zoo's table in docs/reproducing.md (:func:`reference_zoo_table`)
+REFERENCE_TABLE_START = "<!-- reference-zoo-table:start -->"
+REFERENCE_TABLE_END = "<!-- reference-zoo-table:end -->"
+#: the paper's bar for every trained model
+PAPER_ACCURACY = 0.80
 
 
 def collect_infos(root: str | Path) -> list[dict[str, Any]]:
@@ -83,14 +88,51 @@ def _describe_schedule(schedule: dict[str, Any]) -> str:
     return f"{schedule.get('epochs', '?')} epochs, {amount}, batch {schedule.get('batch_size', '?')}{head}"
 
 
-def write_table_into(doc: str | Path, table: str) -> None:
-    """Replace the text between the zoo-table markers of ``doc`` (appending the markers if absent)."""
+def reference_zoo_table(rows: Sequence[dict[str, Any]]) -> str:
+    """The reference zoo's test accuracy (``reference/zoo_summary.json``'s rows, one per checkpoint) as a Markdown
+    table, regime × config: the mean over seeds and, in brackets, the lowest seed, both in %; then how many seeds
+    stay under the paper's 80 % and how many were restarted (a checkpoint whose initialisation seed is not its seed:
+    the zoo restarts a run that stays under 70 % validation accuracy, docs/models.md)."""
+    if not rows:
+        raise ValueError("no zoo rows: reference/zoo_summary.json is empty")
+    configs = [c for c in ("binary_all", "binary_subject", "nonbinary_all", "nonbinary_subject")
+               if any(r["config"] == c for r in rows)]
+    configs += sorted({r["config"] for r in rows} - set(configs))
+    regimes = [g for g in ("OLA", "ZS", "C", "CE", "CEf", "CEfAf") if any(r["regime"] == g for r in rows)]
+    seeds = sorted({int(r["seed"]) for r in rows})
+    lines = ["| regime | " + " | ".join(configs) + " |", "|---|" + "---|" * len(configs)]
+    for regime in regimes:
+        cells = []
+        for config in configs:
+            runs = [r for r in rows if r["regime"] == regime and r["config"] == config]
+            if not runs:
+                cells.append("not run")
+                continue
+            accuracies = [float(r["test_accuracy"]) for r in runs]
+            cell = f"{100 * statistics.fmean(accuracies):.1f} [{100 * min(accuracies):.1f}]"
+            if len(runs) != len(seeds):
+                cell += f" (n={len(runs)})"
+            below = sum(a < PAPER_ACCURACY for a in accuracies)
+            restarted = sum(int(r.get("init_seed", r["seed"])) != int(r["seed"]) for r in runs)
+            notes = ([f"{below} < 80 %"] if below and regime != "ZS" else []) + (
+                [f"{restarted} restarted"] if restarted else [])
+            cells.append(cell + (f" ({', '.join(notes)})" if notes else ""))
+        lines.append(f"| {regime} | " + " | ".join(cells) + " |")
+    lines += ["", f"Test accuracy (%) over seeds {', '.join(map(str, seeds))}: mean [lowest seed]; "
+              f"{len(rows)} checkpoints. Base: "
+              f"{'; '.join(sorted({str(r['base_model']) for r in rows if r.get('base_model')}))}."]
+    return "\n".join(lines) + "\n"
+
+
+def write_table_into(doc: str | Path, table: str, start: str = TABLE_START, end: str = TABLE_END) -> None:
+    """Replace the text between the markers ``start`` and ``end`` of ``doc`` (appending the markers if absent);
+    by default the zoo-table markers of docs/models.md."""
     path = Path(doc)
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
-    block = f"{TABLE_START}\n{table}{TABLE_END}"
-    if TABLE_START in text and TABLE_END in text:
-        head, rest = text.split(TABLE_START, 1)
-        _, tail = rest.split(TABLE_END, 1)
+    block = f"{start}\n{table}{end}"
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        _, tail = rest.split(end, 1)
         text = head + block + tail
     else:
         text = text.rstrip("\n") + ("\n\n" if text else "") + block + "\n"

@@ -11,6 +11,10 @@
 #
 # Environment: GRID_WORKTREE (default ../grid, branch `grid`, made from HEAD if missing), GRID_PYTHON (default
 # .venv/bin/python of this checkout). Checkpoints live in this checkout's runs/ (the worktree links to it).
+# GRID_BUDGET_BASE (the last commit that landed): before each unit, stop unless the commits since it on main and
+# on the grid branch leave room for one more unit (≈ 21 MiB by scripts/maintainer/submission_size.py's count) under
+# GRID_BUDGET_MIB (default 200 of the 256 MiB a submission may carry). Bring finished units onto main with
+# `git cherry-pick` (a merge commit may count each unit twice).
 set -euo pipefail
 
 main_checkout="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -30,9 +34,17 @@ cd "$worktree"
 export PYTHONPATH="$worktree" HF_HUB_OFFLINE=1
 
 stamp() { date -u +%H:%M:%S; }
+budget_mib="${GRID_BUDGET_MIB:-200}"
+unit_mib=25  # a unit's diff, rounded up (20-28 MiB in the 1.0 grid)
 for unit in "$@"; do
     seed="${unit%%:*}"
     config="${unit#*:}"
+    if [ -n "${GRID_BUDGET_BASE:-}" ] && ! "$python" "$main_checkout/scripts/maintainer/submission_size.py" \
+            --repo "$main_checkout" --base "$GRID_BUDGET_BASE" main grid --largest 0 \
+            --budget-mib "$((budget_mib - unit_mib))"; then
+        echo "== $(stamp) stopping before $config/seed$seed: one more unit would pass ${budget_mib} MiB since $GRID_BUDGET_BASE"
+        exit 3
+    fi
     echo "== $(stamp) unit $config/seed$seed: zoo"
     "$python" -m gecobench reference --stage zoo --seeds "$seed" --configs "$config" --threads 2 --quiet
     echo "== $(stamp) unit $config/seed$seed: evaluate"
