@@ -276,7 +276,7 @@ def mean_index(indices: Mapping[int, Mapping[tuple[str, str, str], Mapping[str, 
     """One synthetic record per (config, regime, explainer): MA (mean and median) and RMA averaged over the seeds
     that have the cell, with the across-seed interval (:func:`gecobench.pooling.across_seeds`) and ``n_seeds``:
     what the findings and the side-by-side are judged on when a store holds several seeds."""
-    from gecobench.pooling import across_seeds
+    from gecobench.pooling import across_seeds, metric_bounds
 
     keys = sorted({key for index in indices.values() for key in index})
     pooled: dict[tuple[str, str, str], dict[str, Any]] = {}
@@ -286,7 +286,8 @@ def mean_index(indices: Mapping[int, Mapping[tuple[str, str, str], Mapping[str, 
         for metric, fields in ((MA, ("value", "median")), (RMA, ("value",))):
             block: dict[str, Any] = {}
             for field in fields:
-                mean, low, high, n = across_seeds(_value(r, metric, field) for r in records)
+                mean, low, high, n = across_seeds((_value(r, metric, field) for r in records),
+                                                  bounds=metric_bounds(metric))
                 block[field] = mean
                 block[f"{field}_seed_interval"] = (low, high)
                 block["n_seeds"] = n

@@ -7,7 +7,8 @@ the command-line table (:mod:`gecobench.evaluation.leaderboard`) and the Space (
   everything except the *seeds*: the checkpoint's training seed and content hash, the run seed, and the zero-shot
   reference checkpoint (itself one seed of the ZS model) — see :data:`SEED_FIELDS`;
 * a pooled row shows the mean over its seeds, ``n`` seeds, and an interval *across seeds*
-  (:func:`across_seeds`); a row of one seed keeps its record's own bootstrap interval;
+  (:func:`across_seeds`), cut to the metric's range (:func:`metric_bounds`); a row of one seed keeps its record's
+  own bootstrap interval;
 * rows of one explainer on one model (regime × base × config) that still differ (explainer parameters, sentences
   scored, filter, compared explainers, training schedule…) stay separate, each labelled with the parameters that
   tell them apart (:func:`distinguishing_fields`).
@@ -24,7 +25,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from gecobench.records import explainer_score_identity
+from gecobench.records import explainer_score_identity, metric_ranges
 
 # (section, field) of a record that a pool may vary over: the seeds and what is determined by them.
 SEED_FIELDS: tuple[tuple[str, str], ...] = (
@@ -130,12 +131,22 @@ _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 
          2.045, 2.042)
 
 
-def across_seeds(values: Iterable[float | None], own_interval: tuple[float | None, float | None] = (None, None)
+def across_seeds(values: Iterable[float | None], own_interval: tuple[float | None, float | None] = (None, None),
+                 bounds: tuple[float | None, float | None] | None = None
                  ) -> tuple[float | None, float | None, float | None, int]:
     """``(mean, low, high, n)`` of one metric over the seeds of a pool (undefined values left out).
 
     With one defined seed the interval is that record's own (``own_interval``, its bootstrap over sentences);
-    with ``n >= 2`` it is the 95 % Student-t interval of the mean across seeds, ``mean ± t · sd / sqrt(n)``.
+    with ``n >= 2`` it is the 95 % Student-t interval of the mean across seeds, ``mean ± t · sd / sqrt(n)``, cut to
+    ``bounds`` (the metric's range, :func:`metric_bounds`) where it passes them. The mean of a bounded metric lies
+    in its range, so the cut interval covers it whenever the plain one does; the plain one passes the range easily
+    with few seeds (t = 12.7 with two: MA ``[-1.15, 2.43]``), which says nothing a reader can use.
+
+    >>> across_seeds([0.2, 0.9], bounds=(0.0, 1.0))[1:]
+    (0.0, 1.0, 2)
+    >>> mean, low, high, n = across_seeds([0.50, 0.52, 0.54], bounds=(0.0, 1.0))
+    >>> (round(mean, 2), round(low, 3), round(high, 3), n)
+    (0.52, 0.47, 0.57, 3)
     """
     finite = [float(v) for v in values if v is not None and math.isfinite(float(v))]
     n = len(finite)
@@ -146,7 +157,38 @@ def across_seeds(values: Iterable[float | None], own_interval: tuple[float | Non
         return mean, own_interval[0], own_interval[1], 1
     sd = math.sqrt(math.fsum((v - mean) ** 2 for v in finite) / (n - 1))
     half = across_seeds_t(n) * sd / math.sqrt(n)
-    return mean, mean - half, mean + half, n
+    low, high = mean - half, mean + half
+    lowest, highest = bounds or (None, None)
+    if lowest is not None:
+        low = max(low, lowest)
+    if highest is not None:
+        high = min(high, highest)
+    return mean, low, high, n
+
+
+def metric_bounds(metric: str, part: str = "value") -> tuple[float | None, float | None] | None:
+    """The range a pooled value of ``metric`` lies in: the metric's declared range
+    (:func:`gecobench.records.metric_ranges`) for a ``"value"`` (or a gender ``"groups"`` value), the range of a
+    difference of two such values for a ``"gaps"`` or ``"difference"`` (an MA gap: −1 … 1); None for a metric that
+    declares no numeric range. A range with an open end bounds a value on its other side only, and a difference
+    not at all."""
+    low, high = _ranges().get(metric, (None, None))
+    if part in ("gaps", "difference"):
+        if low is None or high is None:
+            return None
+        low, high = low - high, high - low
+    elif part not in ("value", "groups"):
+        raise ValueError(f"unknown part {part!r}: value, groups, gaps or difference")
+    return None if low is None and high is None else (low, high)
+
+
+_RANGES: dict[str, tuple[float | None, float | None]] = {}
+
+
+def _ranges() -> dict[str, tuple[float | None, float | None]]:
+    if not _RANGES:  # read once: the registry's metadata does not change while a process runs
+        _RANGES.update(metric_ranges())
+    return _RANGES
 
 
 def across_seeds_t(n: int) -> float:
@@ -196,7 +238,7 @@ def pooled_metric(pool: Sequence[Mapping[str, Any]], name: str) -> tuple[float |
     """:func:`across_seeds` of ``metrics[name]`` over a pool (``(mean, low, high, n seeds defined)``)."""
     blocks = [(record.get("metrics") or {}).get(name) or {} for record in pool]
     own = (blocks[0].get("ci_low"), blocks[0].get("ci_high")) if len(blocks) == 1 else (None, None)
-    return across_seeds((b.get("value") for b in blocks), own)
+    return across_seeds((b.get("value") for b in blocks), own, metric_bounds(name))
 
 
 def pooled_comparison(pool: Sequence[Mapping[str, Any]], other_label: str) -> tuple[float | None, float | None, float | None, int]:
@@ -207,4 +249,4 @@ def pooled_comparison(pool: Sequence[Mapping[str, Any]], other_label: str) -> tu
     if not blocks:
         return None, None, None, 0
     own = (blocks[0].get("ci_low"), blocks[0].get("ci_high")) if len(blocks) == 1 else (None, None)
-    return across_seeds((b.get("value") for b in blocks), own)
+    return across_seeds((b.get("value") for b in blocks), own, metric_bounds("mass_accuracy", "difference"))

@@ -28,7 +28,7 @@ from gecobench.gender import (
     gender_sentences_text,
     gender_value,
 )
-from gecobench.pooling import across_seeds, pool_records
+from gecobench.pooling import across_seeds, metric_bounds, pool_records
 from leaderboard_space.tables import METRIC_LABELS
 
 LARGEST = "Largest |gap|"
@@ -78,12 +78,13 @@ def _metrics_of(record: Mapping[str, Any]) -> list[str]:
     return [k for k in METRIC_LABELS if k in held] + sorted(set(held) - set(METRIC_LABELS))
 
 
-def _pooled(blocks: Sequence[Mapping[str, Any] | None]) -> tuple[float, float, float]:
+def _pooled(blocks: Sequence[Mapping[str, Any] | None], bounds: tuple[float | None, float | None] | None
+            ) -> tuple[float, float, float]:
     """A value of a pool's records: the record's own value and interval with one seed, else the mean over the seeds
-    and the 95 % t-interval across them (:func:`gecobench.pooling.across_seeds`)."""
+    and the 95 % t-interval across them cut to ``bounds`` (:func:`gecobench.pooling.across_seeds`)."""
     blocks = [b or {} for b in blocks]
     own = (blocks[0].get("ci_low"), blocks[0].get("ci_high")) if len(blocks) == 1 else (None, None)
-    value, low, high, _ = across_seeds([b.get("value") for b in blocks], own)
+    value, low, high, _ = across_seeds([b.get("value") for b in blocks], own, bounds)
     as_float = lambda v: float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else np.nan
     return as_float(value), as_float(low), as_float(high)
 
@@ -98,7 +99,7 @@ def gender_gaps(records: Sequence[Mapping[str, Any]], record_link: Any = None) -
     if not records:
         return pd.DataFrame(columns=full)
     pools = pool_records(records)
-    ma = [_pooled([(r.get("metrics") or {}).get("mass_accuracy") for r in pool])[0] for pool in pools]
+    ma = [_pooled([(r.get("metrics") or {}).get("mass_accuracy") for r in pool], None)[0] for pool in pools]
     ordered = [pools[i] for i in sorted(range(len(pools)), key=lambda i: (-np.nan_to_num(ma[i], nan=-np.inf),
                                                                           pools[i][0]["explainer"]["name"]))]
     rows = []
@@ -114,12 +115,14 @@ def gender_gaps(records: Sequence[Mapping[str, Any]], record_link: Any = None) -
                 "Sentences": gender_sentences_text(entry), "Seeds": len(pool),
             }
             for group in GENDER_GROUPS:
-                value, low, high = _pooled([gender_value(r, metric, "groups", group) for r in pool])
+                value, low, high = _pooled([gender_value(r, metric, "groups", group) for r in pool],
+                                           metric_bounds(metric, "groups"))
                 row.update({group: value, f"{group} lo": low, f"{group} hi": high})
             largest, largest_pair = np.nan, ""
             for minuend, subtrahend in GAP_PAIRS:
                 label = GAP_LABELS[gap_key(minuend, subtrahend)]
-                value, low, high = _pooled([gender_value(r, metric, "gaps", gap_key(minuend, subtrahend)) for r in pool])
+                value, low, high = _pooled([gender_value(r, metric, "gaps", gap_key(minuend, subtrahend))
+                                            for r in pool], metric_bounds(metric, "gaps"))
                 row.update({label: value, f"{label} lo": low, f"{label} hi": high})
                 if np.isfinite(value) and not abs(value) <= largest:  # NaN-safe: the first finite gap wins
                     largest, largest_pair = abs(value), gap_label(minuend, subtrahend)

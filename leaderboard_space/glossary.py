@@ -87,7 +87,7 @@ COLUMNS: dict[str, str] = {
     "Parameters": "The explainer's parameters as recorded.",
     "Seed": "The model's training seed.",
     "Seeds": "How many seeds of an otherwise identical protocol the row averages (mean; interval = 95% "
-             "t-interval across seeds when there are several).",
+             "t-interval across seeds, cut to the metric's range, when there are several).",
     "Records": "How many records the row stands for.",
     "Sentences scored": "Sentence variants the metrics were computed on, after the correctness filter.",
     "Sentences": "Source sentences the metric was computed on (properties and faithfulness may use the first N).",

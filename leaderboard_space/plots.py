@@ -18,6 +18,7 @@ from gecobench.formatting import format_interval
 from gecobench.pooling import pool_records
 from leaderboard_space.ranking import (
     ALL_SEEDS,
+    MA_BOUNDS,
     REGIME_ORDER,
     _label,
     _ordered,
@@ -113,8 +114,8 @@ def ma_by_regime_plot(records: Sequence[Mapping[str, Any]], config: str, base_mo
     for position, regime in enumerate(_ordered({r["model"]["regime"] for r in chosen}, REGIME_ORDER)):
         cells = [sorted(pool_records(by_cell.get((regime, e), [])), key=newest) for e in explainers]
         # one seed: the record's value and interval; several (mean over seeds): mean and across-seed interval
-        numbers = np.array([_pool_column(pools[-1], lambda r, end: _value(r, "mass_accuracy", end)) if pools
-                            else (np.nan, np.nan, np.nan) for pools in cells], dtype=float).reshape(-1, 3)
+        numbers = np.array([_pool_column(pools[-1], lambda r, end: _value(r, "mass_accuracy", end), MA_BOUNDS)
+                            if pools else (np.nan, np.nan, np.nan) for pools in cells], dtype=float).reshape(-1, 3)
         values, lows, highs = numbers[:, 0], numbers[:, 1], numbers[:, 2]
         # colour and a fill pattern per regime, and the regime's name on its bars: not colour alone
         figure.add_bar(x=explainers, y=values.tolist(), name=regime, error_y=_error(values, lows, highs),
@@ -133,14 +134,14 @@ def ma_by_group_plot(records: Sequence[Mapping[str, Any]], title_choice: str) ->
         return message_figure("No explainer records for this choice.")
     # one bar per explainer: the records of several seeds pooled (mean, across-seed interval), as on the Ranking
     pools = pool_records(records)
-    means = [_pool_column(pool, lambda r, end: _value(r, "mass_accuracy", end))[0] for pool in pools]
+    means = [_pool_column(pool, lambda r, end: _value(r, "mass_accuracy", end), MA_BOUNDS)[0] for pool in pools]
     order = sorted(range(len(pools)), key=lambda i: -np.nan_to_num(means[i], nan=-1))
     pools = [pools[i] for i in order]
     explainers = [_label(pool[0]) for pool in pools]
     figure = go.Figure()
     for group in ("female", "male", "non-binary"):
         read = GROUP_COLUMNS[group].record_value
-        numbers = np.array([_pool_column(pool, read) for pool in pools], dtype=float)
+        numbers = np.array([_pool_column(pool, read, MA_BOUNDS) for pool in pools], dtype=float)
         if not np.isfinite(numbers[:, 0]).any():
             continue
         values, lows, highs = numbers[:, 0], numbers[:, 1], numbers[:, 2]

@@ -25,6 +25,7 @@ from gecobench.formatting import format_number, is_finite_number
 from gecobench.gender import GAP_KEYS, gender_value
 from gecobench.pooling import (
     across_seeds,
+    metric_bounds,
     pool_records,
     pooled_comparison,
     record_comparison_label,
@@ -206,6 +207,8 @@ def _dataset_text(dataset: Mapping[str, Any]) -> str:
     return f"{dataset.get('name', 'geco')}/{dataset.get('config')}/{dataset.get('split')} ({fingerprint})"
 
 
+#: the range a pooled Mass Accuracy interval is cut to (:func:`gecobench.pooling.metric_bounds`)
+MA_BOUNDS = metric_bounds("mass_accuracy")
 #: the Ranking's seed choice that pools every seed of a cell (shown first when a cell has several seeds)
 ALL_SEEDS = "mean over seeds"
 #: how a row's interval was computed (the ``Interval`` column)
@@ -213,18 +216,21 @@ BOOTSTRAP_INTERVAL, ACROSS_SEEDS_INTERVAL = "95% bootstrap over sentences (1 see
 KIND_EXPLAINER, KIND_BASELINE, KIND_FLAGGED = "explainer", "baseline", "flagged"
 
 
-def _pooled(values: Sequence[float | None], own: tuple[Any, Any]) -> tuple[float, float, float]:
+def _pooled(values: Sequence[float | None], own: tuple[Any, Any], bounds: tuple[float | None, float | None] | None
+            ) -> tuple[float, float, float]:
     """Mean and interval over a pool's seeds (:func:`gecobench.pooling.across_seeds`: the record's own interval
-    with one seed, the 95 % t-interval across seeds with several), NaN where undefined."""
-    value, low, high, _ = across_seeds(values, own)
+    with one seed, the 95 % t-interval across seeds with several, cut to ``bounds``), NaN where undefined."""
+    value, low, high, _ = across_seeds(values, own, bounds)
     as_float = lambda v: float(v) if is_finite_number(v) else np.nan
     return as_float(value), as_float(low), as_float(high)
 
 
-def _pool_column(pool: Sequence[Mapping[str, Any]], read: Callable[[Mapping[str, Any], str], Any]
-                 ) -> tuple[float, float, float]:
+def _pool_column(pool: Sequence[Mapping[str, Any]], read: Callable[[Mapping[str, Any], str], Any],
+                 bounds: tuple[float | None, float | None] | None) -> tuple[float, float, float]:
+    """One value of a pool's records (``read(record, "value" | "ci_low" | "ci_high")``), pooled over its seeds
+    within ``bounds`` (:func:`gecobench.pooling.metric_bounds` of what ``read`` reads)."""
     own = (read(pool[0], "ci_low"), read(pool[0], "ci_high")) if len(pool) == 1 else (None, None)
-    return _pooled([read(record, "value") for record in pool], own)
+    return _pooled([read(record, "value") for record in pool], own, bounds)
 
 
 def _signed_gap_part(record: Mapping[str, Any], end: str) -> float:
@@ -269,7 +275,7 @@ def model_ranking(records: Sequence[Mapping[str, Any]], record_link: Callable[[M
     if not records:
         return pd.DataFrame(columns=columns)
     pools = pool_records(records)
-    ma = [_pool_column(pool, lambda r, end: _value(r, "mass_accuracy", end)) for pool in pools]
+    ma = [_pool_column(pool, lambda r, end: _value(r, "mass_accuracy", end), MA_BOUNDS) for pool in pools]
     baseline = [bool(pool[0]["explainer"].get("is_baseline")) for pool in pools]
     flagged = [not baseline[i] and any(ranked_apart(r) for r in pool) for i, pool in enumerate(pools)]
     # ranked apart, as the baselines: entries flagged as looked up from the data (gecobench.flags.ranked_apart)
@@ -287,7 +293,7 @@ def model_ranking(records: Sequence[Mapping[str, Any]], record_link: Callable[[M
             separated = _pools_separated(pool, pools[following], ma[i], ma[following])
         if not is_baseline[i]:
             rank += 1
-        gap = _pool_column(pool, _signed_gap_part)
+        gap = _pool_column(pool, _signed_gap_part, metric_bounds("mass_accuracy_gap"))
         row = {
             "Rank": None if is_baseline[i] else rank, "Explainer": _label(first),
             "MA": ma[i][0], "MA lo": ma[i][1], "MA hi": ma[i][2], "Seeds": len(pool),
@@ -297,14 +303,14 @@ def model_ranking(records: Sequence[Mapping[str, Any]], record_link: Callable[[M
         gaps = [gap[0]]
         for key, label in NONBINARY_GAPS.items():  # from by_gender, or the older mass_accuracy_gap_* blocks
             values = _pool_column(pool, lambda r, end, key=key: (gender_value(r, "mass_accuracy", "gaps", key)
-                                                                 or {}).get(end))
+                                                                 or {}).get(end), metric_bounds("mass_accuracy", "gaps"))
             row.update({label: values[0], f"{label} lo": values[1], f"{label} hi": values[2]})
             gaps.append(values[0])
         finite = [abs(g) for g in gaps if np.isfinite(g)]
         row[LARGEST_GAP] = max(finite) if finite else np.nan
         for key in RANK_COLUMNS_METRICS:  # every number with its interval (the record's, or across seeds)
             label = METRIC_LABELS[key]
-            values = _pool_column(pool, lambda r, end, key=key: _value(r, key, end))
+            values = _pool_column(pool, lambda r, end, key=key: _value(r, key, end), metric_bounds(key))
             row.update({label: values[0], f"{label} lo": values[1], f"{label} hi": values[2]})
         model = first["model"]
         model_card, dataset_card = cards(first) if cards else ("", "")
@@ -421,7 +427,8 @@ def pivot_by_regime(records: Sequence[Mapping[str, Any]], config: str | None, ba
         doubled = []
         for regime in regimes:
             pools = sorted(pool_records(cells.get((name, regime), [])), key=newest)
-            value, low, high = (_pool_column(pools[-1], lambda r, end: _value(r, "mass_accuracy", end)) if pools
+            value, low, high = (_pool_column(pools[-1], lambda r, end: _value(r, "mass_accuracy", end), MA_BOUNDS)
+                                if pools
                                 else (np.nan, np.nan, np.nan))
             row.update({regime: value, f"{regime} lo": low, f"{regime} hi": high})
             if len(pools) > 1:

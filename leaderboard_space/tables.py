@@ -34,6 +34,7 @@ from gecobench.pooling import (
     across_seeds_t,
     distinguishing_fields,
     identity_fields,
+    metric_bounds,
     pooling_key,
     record_comparison_label,
     tie_verdict,
@@ -76,7 +77,8 @@ ACROSS_MODELS_TEXT = (
     "**One row per explainer and model** (config × regime × base model) for the models the filters keep — never "
     "averaged across models, regimes or configs. Records that differ only in their seeds are pooled into one row: "
     "*Seeds* says how many; with several, the value is the mean over the seeds and the interval the 95 % "
-    "t-interval across seeds; with one, the record's own 95 % bootstrap interval over sentences. Rows of one "
+    "t-interval across seeds (cut to the metric's range); with one, the record's own 95 % bootstrap interval over "
+    "sentences. Rows of one "
     "explainer and model that differ otherwise stay apart, and *Differs by* names the difference. *vs best* "
     "compares with the best **real explainer** of the model (baselines are never the best). For one model at a "
     "time, ranked, use the Ranking tab.")
@@ -315,7 +317,8 @@ def explainer_summary(data: RecordsFrame | Iterable[Mapping[str, Any]], filters:
 
 def _aggregate(pools: Any, key: str, label: str) -> pd.DataFrame:
     """Per pool: mean over seeds; interval = the record's own with one seed, else the 95 % t-interval across
-    seeds (:func:`gecobench.pooling.across_seeds`, vectorised here); NaN where nothing is defined."""
+    seeds cut to the metric's range (:func:`gecobench.pooling.across_seeds`, vectorised here); NaN where nothing is
+    defined."""
     n = pools.ngroups
     if key not in pools.obj.columns:
         return pd.DataFrame({label: np.full(n, np.nan), f"{label} lo": np.full(n, np.nan),
@@ -331,8 +334,15 @@ def _aggregate(pools: Any, key: str, label: str) -> pd.DataFrame:
     single = (size == 1) & (count == 1)
     own_lo = pools[f"{key}__lo"].first().to_numpy(dtype=float)
     own_hi = pools[f"{key}__hi"].first().to_numpy(dtype=float)
-    low = np.where(single, own_lo, np.where(count >= 2, mean - half, np.nan))
-    high = np.where(single, own_hi, np.where(count >= 2, mean + half, np.nan))
+    lowest, highest = (metric_bounds("mass_accuracy", "groups") if key.startswith("group:")
+                       else metric_bounds(key)) or (None, None)
+    pooled_low, pooled_high = mean - half, mean + half
+    if lowest is not None:
+        pooled_low = np.maximum(pooled_low, lowest)
+    if highest is not None:
+        pooled_high = np.minimum(pooled_high, highest)
+    low = np.where(single, own_lo, np.where(count >= 2, pooled_low, np.nan))
+    high = np.where(single, own_hi, np.where(count >= 2, pooled_high, np.nan))
     return pd.DataFrame({label: mean, f"{label} lo": low, f"{label} hi": high})
 
 
@@ -360,7 +370,8 @@ def _vs_best(summary: pd.DataFrame, labels: list[str], comparisons: list[list[di
             if not differences:
                 continue
             own = (differences[0].get("ci_low"), differences[0].get("ci_high")) if len(differences) == 1 else (None, None)
-            _, low, high, _ = across_seeds([d.get("value") for d in differences], own)
+            _, low, high, _ = across_seeds([d.get("value") for d in differences], own,
+                                           metric_bounds("mass_accuracy", "difference"))
             marks[index] = {"higher": "lower", "tie": "tie", "lower": "higher"}.get(tie_verdict(low, high) or "", "–")
     return marks
 

@@ -81,10 +81,10 @@ model all classifies correctly) and the unfiltered records apart: one at a time,
 
 The **All models** tab has one row per explainer and model (regime × base model × config). Records are averaged
 only over seeds of an otherwise identical protocol: *Seeds* says how many; with several, the value is the mean
-over seeds and the interval the 95 % t-interval across seeds. Rows that differ in anything else (explainer
-parameters, sentences scored, filter, compared explainers…) stay separate, and *Differs by* names the
-difference. *vs best* says whether the paired bootstrap interval of MA(best) − MA(row), on the same sentences,
-includes 0 (*tie*) or not.
+over seeds and the interval the 95 % t-interval across seeds (cut to the metric's range). Rows that differ in
+anything else (explainer parameters, sentences scored, filter, compared explainers…) stay separate, and
+*Differs by* names the difference. *vs best* says whether the paired bootstrap interval of MA(best) − MA(row), on
+the same sentences, includes 0 (*tie*) or not.
 
 Baselines — *Uniform Random* and *Pattern Variant* — do not look at the model and are marked **[baseline]**;
 Uniform Random's MA is the chance level drawn on the plots. Results submitted with pre-computed attributions

@@ -222,6 +222,33 @@ def test_only_seeds_are_pooled_and_every_other_difference_is_shown() -> None:
     assert "max_sentence_groups=8" in by_seeds["1CE"][-1]
 
 
+def test_an_interval_across_two_seeds_is_cut_to_the_metric_s_range_everywhere_it_is_shown() -> None:
+    """With two seeds the t-interval (t = 12.7) passes [0, 1] for MA; the Space's summary and ranking, the CLI and
+    the comparison with the paper all show the interval cut to the metric's range, the mean unchanged."""
+    from gecobench.paper_comparison import index_records, mean_index
+    from gecobench.pooling import metric_bounds
+    from leaderboard_space import ranking
+
+    seeds = [_ma(_record(model__seed=s, protocol__seed=s), v, v - 0.05, v + 0.05) for s, v in enumerate((0.2, 0.9))]
+    plain = across_seeds([0.2, 0.9])
+    assert plain[1] < 0 and plain[2] > 1  # the plain interval says nothing
+    assert across_seeds([0.2, 0.9], bounds=metric_bounds("mass_accuracy")) == pytest.approx((0.55, 0.0, 1.0, 2))
+    assert across_seeds([0.50, 0.52, 0.54], bounds=(0.0, 1.0)) == across_seeds([0.50, 0.52, 0.54])  # inside: as is
+    summary = tables.explainer_summary(seeds)
+    assert (summary["MA"].iloc[0], summary["MA lo"].iloc[0], summary["MA hi"].iloc[0]) == pytest.approx((0.55, 0.0, 1.0))
+    table = ranking.model_ranking(seeds)
+    assert (table["MA lo"].iloc[0], table["MA hi"].iloc[0]) == pytest.approx((0.0, 1.0))
+    row = explainer_rows(seeds)[0]
+    assert "[0.000,1.000]" in " ".join(row).replace(" ", "")
+    indices = {s: index_records(seeds, seed=s) for s in (0, 1)}
+    cell = next(iter(mean_index(indices).values()))["metrics"]["mass_accuracy"]
+    assert cell["value_seed_interval"] == pytest.approx((0.0, 1.0))
+    # a gap is a difference of two MAs: its range is -1 … 1; a metric without a numeric range is not cut
+    assert metric_bounds("mass_accuracy", "gaps") == (-1.0, 1.0) and metric_bounds("no_such_metric") is None
+    with pytest.raises(ValueError, match="unknown part"):
+        metric_bounds("mass_accuracy", "median")
+
+
 def test_distinguishing_fields_compare_each_field_among_its_peers() -> None:
     a = identity_fields(_record())
     b = identity_fields(_record(explainer__name="saliency", explainer__params={"abs": True}))

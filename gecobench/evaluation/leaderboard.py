@@ -30,6 +30,7 @@ from gecobench.pooling import (
     across_seeds,
     distinguishing_fields,
     identity_fields,
+    metric_bounds,
     pool_records,
     pooled_comparison,
     pooled_metric,
@@ -177,7 +178,7 @@ def _pooled_gender(pool: Sequence[Mapping[str, Any]], metric: str, part: str, ke
     across seeds (:func:`gecobench.pooling.across_seeds`); ``—`` where no record defines it."""
     blocks = [gender_value(record, metric, part, key) or {} for record in pool]
     own = (blocks[0].get("ci_low"), blocks[0].get("ci_high")) if len(blocks) == 1 else (None, None)
-    value, low, high, _ = across_seeds((b.get("value") for b in blocks), own)
+    value, low, high, _ = across_seeds((b.get("value") for b in blocks), own, metric_bounds(metric, part))
     if value is None:
         return "—"
     return f"{format_number(value, digits, signed)} {_interval(low, high, digits, signed)}"
