@@ -1161,8 +1161,9 @@ def promote_seed(plan: ReferencePlan, seed: int, replace: bool = False) -> dict[
     """Make a complete seed's staged records part of ``plan.store``: the seed's staged store becomes one of the
     store's parts (:meth:`gecobench.store.LocalStore.add_part`), where its records and per-sentence side files
     stay. Nothing is copied: a promotion that copied a seed's 132 records per unit doubled what the repository's
-    history carries (≈ 140 MiB for seed 2), more than one submission may add. Since 1.0.0.dev1; seed 2, promoted
-    before, was copied into the store's own folder and stays there.
+    history carries (≈ 171 MiB of diffs for seed 2, ``scripts/maintainer/submission_size.py``), most of what one
+    submission may carry. Seed 2, promoted by copying before this rule (2026-12-05), stays in the store's own
+    folder.
 
     Refused (ValueError naming the missing units) unless every config of the plan is staged for the seed. Every
     staged record is validated first (:func:`_check_staged_seed`). With ``replace``, the records in the store's

@@ -208,7 +208,7 @@ class LocalStore:
         if not target.is_dir():
             raise ValueError(f"{folder}: no such folder")
         current, warnings = self.parts()
-        if warnings and (self.root / PARTS_FILE).is_file() and not current:
+        if warnings:  # rewriting the file would drop what a reader skips now: it is the maintainer's to mend
             raise ValueError(f"{self.root / PARTS_FILE} does not read ({warnings[0]}): fix it before adding a part")
         if target in current:
             return self.root / PARTS_FILE
@@ -268,8 +268,9 @@ class LocalStore:
     def document_files(self, document_type: str | None = None) -> list[str]:
         """Paths (as strings, sorted) of every stored document, hidden temporary files excluded.
 
-        Documents live in ``<document_type>/`` folders (:meth:`path_for`): a JSON file at the root is a companion
-        of the store's card (the reference dataset's ``zoo_summary.json``), not a document, as for
+        Documents live in ``<document_type>/`` folders (:meth:`path_for`) of the root and of each part
+        (:meth:`parts`), the root's listed first: a JSON file at a folder's top is a companion of the store's card
+        (the reference dataset's ``zoo_summary.json``) or the parts file, not a document, as for
         :meth:`HubStore.read_all`, whose ``*/*.json`` pattern leaves it out too."""
         found: list[str] = []
         for folder in self.folders():  # the root's first, then each part's (so a duplicate names the root's)

@@ -102,6 +102,11 @@ def test_an_unsafe_or_missing_part_is_skipped_with_a_warning(parted, tmp_path: P
     assert {r["record_id"] for r in report.documents} == {r["record_id"] for r in own}
     assert len(report.warnings) == 1 and problem in report.warnings[0] and repr(entry) in report.warnings[0]
     assert main.folders() == [main.root]
+    # adding a part would rewrite the file without the entry a reader skips: refused, the file kept as it is
+    before = (main.root / PARTS_FILE).read_text()
+    with pytest.raises(ValueError, match="fix it before adding a part"):
+        main.add_part(part.root)
+    assert (main.root / PARTS_FILE).read_text() == before
 
 
 @pytest.mark.parametrize("content", ["{not json", json.dumps(["../x"]), json.dumps({"parts": ["../x"]}),

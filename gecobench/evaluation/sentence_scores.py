@@ -128,5 +128,6 @@ def read_sentence_scores(path: str | os.PathLike[str]) -> dict[str, Any]:
     return document
 
 
-__all__ = ["SIDE_FOLDER", "SIDE_SUFFIX", "find_side_file", "read_sentence_scores", "sentence_scores_document", "side_file_path",
+__all__ = ["SIDE_FOLDER", "SIDE_SUFFIX", "find_side_file", "read_sentence_scores", "sentence_scores_document",
+           "side_file_path",
            "write_sentence_scores"]
