@@ -32,6 +32,8 @@ BASELINES = ("uniform_random", "pattern_variant")
 PRETRAINED_REGIMES = ("C", "CE", "CEf", "CEfAf")
 MA = "mass_accuracy"
 RMA = "relative_mass_accuracy"
+#: the ranges of the findings' statistics: a share of pairs or cells, a difference of two Mass Accuracies
+SHARE_RANGE, DIFFERENCE_RANGE = (0.0, 1.0), (-1.0, 1.0)
 
 
 def default_figures_path() -> Path:
@@ -122,6 +124,9 @@ class Finding:
     #: interval across seeds (:func:`check_findings_across_seeds`); None where the records needed are missing
     statistic: float | None = None
     statistic_name: str = ""
+    #: the range the statistic lies in (a share: 0 … 1; a difference of two MAs: −1 … 1), to which its interval
+    #: across seeds is cut (:func:`gecobench.pooling.across_seeds`)
+    statistic_bounds: tuple[float, float] | None = None
 
 
 def _ma(index: Mapping[tuple[str, str, str], Mapping[str, Any]], config: str, regime: str, explainer: str) -> float | None:
@@ -169,7 +174,7 @@ def check_findings(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
         "more than half of the (regime, method) pairs have MA(D_S) < MA(D_A)",
         (len(lower) > len(pairs) / 2) if pairs else None,
         f"{len(lower)} of {len(pairs)} pairs lower on D_S; {len(below)} of {len(pairs)} below 0.25 on D_S",
-        len(lower) / len(pairs) if pairs else None, "share of pairs lower on D_S (holds above 0.5)"))
+        len(lower) / len(pairs) if pairs else None, "share of pairs lower on D_S (holds above 0.5)", SHARE_RANGE))
 
     # 2. Integrated Gradients first for the pretrained models
     firsts, cells = [], 0
@@ -197,7 +202,7 @@ def check_findings(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
         "C/CE/CEf/CEfAf",
         (ig_first > cells / 2) if cells else None,
         f"IG first in {ig_first} of {cells}: " + "; ".join(firsts) + "".join(f"; {b}" for b in beyond),
-        ig_first / cells if cells else None, "share of cells with IG first (holds above 0.5)"))
+        ig_first / cells if cells else None, "share of cells with IG first (holds above 0.5)", SHARE_RANGE))
 
     # 3. OLA higher overall; Input×Gradient near Pattern Variant
     def mean_ma(regime: str) -> float | None:
@@ -217,7 +222,7 @@ def check_findings(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
         "mean MA: " + ", ".join(f"{r} {v:.2f}" for r, v in sorted(means.items(), key=lambda kv: -kv[1]))
         + "; OLA PV − IxG: " + ", ".join(f"{c} {format_number(pv - ixg, 2, signed=True)}" for c, pv, ixg in ixg_gap),
         max(pv - ixg for _, pv, ixg in ixg_gap) if ixg_gap else None,
-        "largest Pattern Variant − Input×Gradient on OLA (≤ 0.10 for the second half)"))
+        "largest Pattern Variant − Input×Gradient on OLA (≤ 0.10 for the second half)", DIFFERENCE_RANGE))
 
     # 4. Trained or fine-tuned embeddings above C and CEfAf on D_A, with positive RMA
     da = {r: statistics.fmean(v) for r in PRETRAINED_REGIMES
@@ -234,7 +239,7 @@ def check_findings(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
         "mean MA on D_A: " + ", ".join(f"{r} {v:.2f}" for r, v in da.items())
         + f"; RMA > 0 in {len(positive)} of {len(rmas)} (CE/CEf × method)",
         min(da["CE"], da["CEf"]) - max(da["C"], da["CEfAf"]) if len(da) == 4 else None,
-        "min(CE, CEf) − max(C, CEfAf) mean MA on D_A (> 0 for the first half)"))
+        "min(CE, CEf) − max(C, CEfAf) mean MA on D_A (> 0 for the first half)", DIFFERENCE_RANGE))
 
     # 5. Nobody reaches Pattern Variant; Uniform Random at the share of ground-truth words
     gaps, uniform = [], []
@@ -260,7 +265,7 @@ def check_findings(index: Mapping[tuple[str, str, str], Mapping[str, Any]],
         f"{len(near_share)} of {len(uniform)} (share: "
         + ", ".join(f"{c} {s:.3f}" for c, s in sorted(ground_truth_share.items()) if c in configs) + ")",
         max(best - pv for _, _, pv, best, _ in gaps) if gaps else None,
-        "largest best method − Pattern Variant over the cells (< 0 for the first half)"))
+        "largest best method − Pattern Variant over the cells (< 0 for the first half)", DIFFERENCE_RANGE))
     return findings
 
 
@@ -313,14 +318,14 @@ def check_findings_across_seeds(indices: Mapping[int, Mapping[tuple[str, str, st
         answers = [found[position] for found in per_seed.values()]
         held = sum(1 for f in answers if f.holds)
         judged = sum(1 for f in answers if f.holds is not None)
-        mean, low, high, n = across_seeds(f.statistic for f in answers)
+        mean, low, high, n = across_seeds((f.statistic for f in answers), bounds=finding.statistic_bounds)
         spread = ("" if mean is None else
                   f"; {finding.statistic_name}: {format_number(mean, 2)} (95 % t-interval across {n} seeds "
                   f"{format_number(low, 2)} to {format_number(high, 2)})")
         findings.append(Finding(finding.number, finding.claim, finding.criterion + ", on the means over seeds",
                                 finding.holds,
                                 f"seed means: {finding.evidence}; holds in {held} of {judged} seeds on its own"
-                                + spread, mean, finding.statistic_name))
+                                + spread, mean, finding.statistic_name, finding.statistic_bounds))
     return findings
 
 

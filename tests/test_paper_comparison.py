@@ -199,6 +199,11 @@ def test_several_seeds_give_seed_means_intervals_and_per_seed_verdicts(monkeypat
     per_seed = [check_findings(indices[s], SHARE)[3].statistic for s in seeds]
     assert findings[3].statistic == pytest.approx(across_seeds(per_seed)[0])
     assert "95 % t-interval across 5 seeds" in findings[3].evidence
+    # a statistic's interval stays in its range: a share of cells in [0, 1], a difference of MAs in [-1, 1]
+    two = {seed: indices[seed] for seed in (3, 4)}
+    for finding in check_findings_across_seeds(two, SHARE):
+        low, high = (float(x) for x in finding.evidence.rsplit("seeds ", 1)[1].rstrip(")").split(" to "))
+        assert finding.statistic_bounds[0] <= low <= high <= finding.statistic_bounds[1], (finding.number, low, high)
     import gecobench.paper_comparison as comparison
 
     monkeypatch.setattr(comparison, "ground_truth_share", lambda config: SHARE[config])  # no split to read
