@@ -319,9 +319,13 @@ def check_findings_across_seeds(indices: Mapping[int, Mapping[tuple[str, str, st
         held = sum(1 for f in answers if f.holds)
         judged = sum(1 for f in answers if f.holds is not None)
         mean, low, high, n = across_seeds((f.statistic for f in answers), bounds=finding.statistic_bounds)
-        spread = ("" if mean is None else
-                  f"; {finding.statistic_name}: {format_number(mean, 2)} (95 % t-interval across {n} seeds "
-                  f"{format_number(low, 2)} to {format_number(high, 2)})")
+        if mean is None:
+            spread = ""
+        elif low is None or high is None:  # one seed defines it (the others lack a config): no interval
+            spread = f"; {finding.statistic_name}: {format_number(mean, 2)} (1 seed)"
+        else:
+            spread = (f"; {finding.statistic_name}: {format_number(mean, 2)} (95 % t-interval across {n} seeds "
+                      f"{format_number(low, 2)} to {format_number(high, 2)})")
         findings.append(Finding(finding.number, finding.claim, finding.criterion + ", on the means over seeds",
                                 finding.holds,
                                 f"seed means: {finding.evidence}; holds in {held} of {judged} seeds on its own"
