@@ -199,8 +199,9 @@ def load_results(store_path: str | os.PathLike[str]) -> Results:
     report = LocalStore(root).read_all("explainer_score")
     records = sorted(report.documents, key=lambda r: r["record_id"])
     sentences, warnings = {}, list(report.warnings)
+    folders = LocalStore(root).folders()  # the parts file read once, not once per record
     for record in records:
-        path = find_side_file(root, record["record_id"])
+        path = find_side_file(root, record["record_id"], folders)
         if path is not None:
             try:
                 sentences[record["record_id"]] = read_sentence_scores(path)

@@ -312,10 +312,12 @@ class LocalStore:
         naming the first file: it would otherwise be counted twice.
         """
         report = ReadReport()
-        report.warnings.extend(self.parts()[1])
+        parts, part_warnings = self.parts()  # the parts file read once: its folders and its warnings
+        report.warnings.extend(part_warnings)
+        paths = [p for folder in (self.root, *parts) for p in _json_documents(folder, document_type)]
         first_seen: dict[tuple[Any, Any], str] = {}
         with bulk_reading():
-            for path in self.document_files(document_type):
+            for path in paths:
                 document, warning = self.read_file(path)
                 if document is not None:
                     warning = duplicate_warning(document, path, first_seen, self.type_field, self.id_field)

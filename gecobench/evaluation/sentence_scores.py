@@ -65,13 +65,15 @@ def side_file_path(root: str | os.PathLike[str], record_id: str) -> Path:
     return Path(root) / SIDE_FOLDER / f"{record_id}{SIDE_SUFFIX}"
 
 
-def find_side_file(root: str | os.PathLike[str], record_id: str) -> Path | None:
+def find_side_file(root: str | os.PathLike[str], record_id: str,
+                   folders: Sequence[Path] | None = None) -> Path | None:
     """The side file of ``record_id`` in a local store: under its root, else in one of its parts
-    (:meth:`gecobench.store.LocalStore.parts`); None when there is none."""
+    (:meth:`gecobench.store.LocalStore.parts`); None when there is none. ``folders``: the store's
+    :meth:`~gecobench.store.LocalStore.folders`, read once by a caller that looks up many records."""
     from gecobench.store import LocalStore
 
     side_file_path(root, record_id)  # the id rules, before any folder is looked at
-    for folder in LocalStore(root).folders():
+    for folder in LocalStore(root).folders() if folders is None else folders:
         path = side_file_path(folder, record_id)
         if path.is_file():
             return path
