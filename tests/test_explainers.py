@@ -16,7 +16,7 @@ from tolerances import (
 )
 from torch import nn
 
-from gecobench.explainers import base
+from gecobench.explainers import base, engine
 from gecobench.explainers.base import (
     Explainer,
     TokenAttributions,
@@ -772,12 +772,53 @@ def test_engine_rejects_bad_inputs_naming_the_row(tokenizer):
 
 def test_plan_batches_sorts_by_length_respects_budget_and_covers_everything():
     lengths = [5, 30, 7, 12, 6, 30, 9]
-    batches = plan_batches(lengths, None, tokens_per_batch=40)
-    flat = [i for batch in batches for i in batch]
-    assert sorted(flat) == list(range(len(lengths)))
-    assert [lengths[i] for i in flat] == sorted(lengths)
-    assert all(len(b) == 1 or len(b) * max(lengths[i] for i in b) <= 40 for b in batches)
+    for padded in (True, False):
+        batches = plan_batches(lengths, None, tokens_per_batch=40, padded=padded)
+        flat = [i for batch in batches for i in batch]
+        assert sorted(flat) == list(range(len(lengths)))
+        assert [lengths[i] for i in flat] == sorted(lengths)
+        assert all(len(b) == 1 or len(b) * max(lengths[i] for i in b) <= 40 for b in batches)
     assert [len(b) for b in plan_batches(lengths, 3, 40)] == [3, 3, 1]
+    assert plan_batches([], None, 40) == plan_batches([], None, 40, padded=False) == []
+
+
+def padded_positions(lengths, batches):
+    return sum(len(b) * max(lengths[i] for i in b) for b in batches)
+
+
+def test_padded_batches_trade_padding_against_a_cost_per_batch():
+    # 32 sentences of the reference MiniLM's test split (token lengths): filling each batch while the budget
+    # allows put 30 sentences of 19-34 tokens into one batch padded to 34
+    lengths = [19, 19, 19, 20, 20, 20, 20, 20, 21, 21, 21, 22, 22, 22, 23, 24, 24, 25, 26, 26, 28, 28, 28, 29, 29,
+               29, 30, 30, 30, 34, 34, 36]
+    filled = plan_batches(lengths, None, 1024, padded=False)
+    planned = plan_batches(lengths, None, 1024)
+    assert [len(b) for b in filled] == [30, 2]
+    cost = lambda batches: padded_positions(lengths, batches) + engine.BATCH_COST_TOKENS * len(batches)
+    assert cost(planned) < cost(filled)
+    assert padded_positions(lengths, planned) < padded_positions(lengths, filled)
+    # the cost per batch follows the budget: a budget cut per model input (IG's steps) cuts the cost with it,
+    # so a sentence that expands into many inputs is not padded to save a call that costs little
+    assert padded_positions(lengths, plan_batches(lengths, None, 64)) <= padded_positions(lengths, filled)
+    # one sentence per batch where the budget holds nothing more
+    assert plan_batches([50, 60], None, 40) == [[0], [1]]
+
+
+def test_the_engine_pads_batches_only_for_explainers_that_run_them_padded(monkeypatch, model64, tokenizer):
+    seen = []
+    original = engine.plan_batches
+
+    def spy(lengths, batch_size, tokens_per_batch, padded=True):
+        seen.append(padded)
+        return original(lengths, batch_size, tokens_per_batch, padded)
+
+    monkeypatch.setattr(engine, "plan_batches", spy)
+    for spec in (("saliency", {}), ("lime", {"n_samples": 8}), ("lime", {"n_samples": 8, "perturbations_per_eval": 4}),
+                 ("integrated_gradients", {}), ("integrated_gradients", {"n_steps": 4})):
+        attribute(get_explainer(spec[0], **spec[1]), model64, tokenizer, WORDS, TARGETS)
+    # Saliency and fixed-step IG run the padded batch; LIME and adaptive IG pack their own rows by length,
+    # LIME with Captum's rows per pass does not
+    assert seen == [True, False, True, False, True]
 
 
 def test_rows_are_packed_into_passes_by_length():
@@ -843,7 +884,6 @@ def test_the_token_budget_follows_the_model_size_and_a_given_budget_stays(model6
     given to the constructor is never scaled; the scaled budget holds during the call only."""
     from torch import nn
 
-    from gecobench.explainers import engine
     from gecobench.explainers.builtin import DEFAULT_TOKENS_PER_FORWARD
     from gecobench.explainers.inputs import BUDGET_REFERENCE_LINEAR_MACS, MAX_BUDGET_SCALE, token_budget_scale
 
@@ -856,9 +896,9 @@ def test_the_token_budget_follows_the_model_size_and_a_given_budget_stays(model6
     seen = []
     original = engine.plan_batches
 
-    def spy(lengths, batch_size, tokens_per_batch):
+    def spy(lengths, batch_size, tokens_per_batch, padded=True):
         seen.append(tokens_per_batch)
-        return original(lengths, batch_size, tokens_per_batch)
+        return original(lengths, batch_size, tokens_per_batch, padded)
 
     monkeypatch.setattr(engine, "plan_batches", spy)
     scaled, fixed = make("saliency"), make("saliency", tokens_per_forward=DEFAULT_TOKENS_PER_FORWARD)

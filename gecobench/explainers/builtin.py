@@ -159,6 +159,10 @@ class BuiltinExplainer(Explainer):
         """Model inputs one sentence expands to (IG steps, samples…); the engine sizes sentence batches by it."""
         return 1
 
+    #: whether the explainer packs its own model inputs into passes by length (``pack_by_length``), so the
+    #: padding of the sentence batch the engine hands it costs nothing (see ``engine.plan_batches``)
+    packs_rows_by_length: ClassVar[bool] = False
+
 
 # --------------------------------------------------------------------------------------------- gradient methods
 
@@ -541,6 +545,10 @@ class IntegratedGradientsExplainer(GradientExplainer):
         return schedule + [self._params["max_steps"]]
 
     @property
+    def packs_rows_by_length(self) -> bool:  # type: ignore[override]
+        return self.locally_adaptive or self.nested  # the fixed-step path runs the padded batch
+
+    @property
     def rows_per_sentence(self) -> int:
         # Adaptive: the first round decides the batch; later rounds only re-run the few unconverged sentences.
         first = self.step_schedule()[0]
@@ -893,6 +901,10 @@ class PerturbationExplainer(BuiltinExplainer):
         if not self.adaptive:
             return [self._params["n_samples"]]
         return sample_schedule(self._params["min_samples"], self._params["max_samples"])
+
+    @property
+    def packs_rows_by_length(self) -> bool:  # type: ignore[override]
+        return self.perturbations_per_eval is None  # else Captum's fixed count of rows per pass
 
     def outputs_without_words(
         self, model: Any, tokenizer: Any, batch: EncodedBatch, keep_words: Sequence[tuple[int, np.ndarray]]

@@ -1,8 +1,8 @@
 """The batched attribution engine: one validated score per word for every sentence, fast.
 
-:func:`attribute` sorts the sentences by token length, cuts the sorted list into batches that hold about
-``tokens_per_batch`` token positions (so padding is small and one forward pass fits the CPU cache), calls the
-explainer once per batch and puts the results back in the caller's order. Every explainer output is checked by
+:func:`attribute` sorts the sentences by token length, cuts the sorted list into batches of at most
+``tokens_per_batch`` token positions (one forward pass fits the CPU cache) where padding plus a per-batch cost is
+least (:func:`plan_batches`), calls the explainer once per batch and puts the results back in the caller's order. Every explainer output is checked by
 :func:`validate_word_scores` (one finite score per word), token-level outputs are folded to words with the
 shared rule. Batched scores equal those of the same explainer run one sentence at a time (``batch_size=1``):
 padded positions are masked out, references of padded positions equal the input, and random explainers draw one
@@ -21,11 +21,17 @@ import numpy as np
 import torch
 
 from gecobench.explainers.base import Explainer, TokenAttributions
-from gecobench.explainers.inputs import DEFAULT_MAX_LENGTH
+from gecobench.explainers.inputs import CALL_COST_TOKENS, DEFAULT_MAX_LENGTH, pack_by_length
 from gecobench.words import fold_token_scores_to_words, tokenize_words
 
 #: token positions per batch when neither the caller nor the explainer says otherwise
 DEFAULT_TOKENS_PER_BATCH = 1024
+#: The fixed cost of one explainer call on a batch of :data:`DEFAULT_TOKENS_PER_BATCH`, in the token positions the
+#: same time computes: a gradient method's call is a forward and a backward pass plus encoding and folding, about
+#: two forward calls' fixed cost (``CALL_COST_TOKENS`` each). On 32 test sentences of the reference MiniLM the
+#: greedy fill this replaced padded 1,092 positions for 799 tokens (batches of 30 and 2 sentences); with this
+#: cost: 866 in batches of 14, 15 and 3 (BENCHMARKS.md, "Against ferret").
+BATCH_COST_TOKENS = 2 * CALL_COST_TOKENS
 
 
 class AttributionError(ValueError):
@@ -98,12 +104,21 @@ def token_lengths(tokenizer: Any, words: Sequence[Sequence[str]], max_length: in
     return [len(ids) for ids in encoding["input_ids"]]
 
 
-def plan_batches(lengths: Sequence[int], batch_size: int | None, tokens_per_batch: int) -> list[list[int]]:
+def plan_batches(lengths: Sequence[int], batch_size: int | None, tokens_per_batch: int,
+                 padded: bool = True) -> list[list[int]]:
     """Group sentence indices into batches of similar length.
 
     Sentences are sorted by length (stable, so ties keep their order). With ``batch_size`` the sorted list is cut
-    into runs of that many sentences; otherwise a batch grows while ``n_sentences * longest`` stays within
-    ``tokens_per_batch`` (at least one sentence per batch).
+    into runs of that many sentences. Otherwise each batch holds at most ``tokens_per_batch`` positions
+    (``sentences * longest``; a lone longer sentence gets a batch of its own), and:
+
+    * ``padded`` (the explainer runs the padded batch through the model: the gradient methods): the runs minimise
+      the padded positions plus a fixed cost per batch, :data:`BATCH_COST_TOKENS` at the default budget and in
+      proportion to the budget (a budget divided among a sentence's many inputs, or multiplied for a small model
+      by :func:`~gecobench.explainers.inputs.token_budget_scale`, counts positions of another size). The rule is
+      :func:`~gecobench.explainers.inputs.pack_by_length`'s, by which the perturbation methods pack their rows.
+    * not ``padded`` (the explainer packs its own model inputs by length, so the batch's padding costs nothing):
+      each batch is filled while the budget allows, the fewest batches.
     """
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be >= 1 or None, got {batch_size}")
@@ -112,6 +127,11 @@ def plan_batches(lengths: Sequence[int], batch_size: int | None, tokens_per_batc
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     if batch_size is not None:
         return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+    if padded:
+        if not order:
+            return []
+        batch_cost = BATCH_COST_TOKENS * tokens_per_batch / DEFAULT_TOKENS_PER_BATCH
+        return [[int(i) for i in batch] for batch in pack_by_length(lengths, tokens_per_batch, batch_cost)]
     batches: list[list[int]] = []
     current: list[int] = []
     for index in order:
@@ -168,7 +188,8 @@ def _attribute_detailed(explainer: Explainer, model: Any, tokenizer: Any, words:
         # Methods that expand a sentence into many model inputs (IG steps, samples) get fewer sentences per
         # batch, so their long internal batches stay length-homogeneous instead of padded.
         expansion = max(1, int(getattr(explainer, "rows_per_sentence", 1)))
-        batches = plan_batches(token_lengths(tokenizer, words, max_length), batch_size, max(1, budget // expansion))
+        batches = plan_batches(token_lengths(tokenizer, words, max_length), batch_size, max(1, budget // expansion),
+                               padded=not getattr(explainer, "packs_rows_by_length", False))
 
     # Random explainers that follow the built-ins' convention derive per-sentence streams from the run seed;
     # the global generators are seeded too so third-party explainers are at least reproducible.

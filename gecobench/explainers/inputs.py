@@ -371,7 +371,7 @@ def token_budget_scale(model: Any) -> int:
 CALL_COST_TOKENS = 40
 
 
-def pack_by_length(lengths: Sequence[int], tokens_per_forward: int, call_cost_tokens: int = CALL_COST_TOKENS) -> list[np.ndarray]:
+def pack_by_length(lengths: Sequence[int], tokens_per_forward: int, call_cost_tokens: float = CALL_COST_TOKENS) -> list[np.ndarray]:
     """Split rows into forward passes that waste the least: fewest padded positions plus per-call cost.
 
     Rows are sorted by length; a pass is a run of consecutive sorted rows, padded to its longest, holding at

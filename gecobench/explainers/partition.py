@@ -593,6 +593,10 @@ class PartitionShapExplainer(BuiltinExplainer):
         return out
 
     @property
+    def packs_rows_by_length(self) -> bool:  # type: ignore[override]
+        return self.perturbations_per_eval is None  # else Captum's fixed count of rows per pass
+
+    @property
     def rows_per_sentence(self) -> int:
         # As for LIME: the coalitions of all sentences in a batch are packed by length together.
         return 1
