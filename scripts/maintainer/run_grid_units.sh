@@ -14,7 +14,9 @@
 # GRID_BUDGET_BASE (the last commit that landed): before each unit, stop unless the commits since it on main and
 # on the grid branch leave room for one more unit (≈ 21 MiB by scripts/maintainer/submission_size.py's count) under
 # GRID_BUDGET_MIB (default 200 of the 256 MiB a submission may carry). Bring finished units onto main with
-# `git cherry-pick` (a merge commit may count each unit twice).
+# `git cherry-pick` (a merge commit may count each unit twice): each unit is two commits, its zoo's prediction
+# files (`reference: zoo/CONFIG/seedK`, committed before the evaluation so that its records name a clean commit)
+# and its evaluation (`reference: evaluate/CONFIG/seedK`).
 set -euo pipefail
 
 main_checkout="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -47,6 +49,10 @@ for unit in "$@"; do
     fi
     echo "== $(stamp) unit $config/seed$seed: zoo"
     "$python" -m gecobench reference --stage zoo --seeds "$seed" --configs "$config" --threads 2 --quiet
+    # The zoo rewrites the unit's prediction files (a retrained checkpoint's hashes, the commit that trained it):
+    # commit them first, so the evaluation runs on a clean tree and its records name a commit, not "+dirty".
+    git add reference/staging/predictions reference/zoo_summary.json reference/timings.json
+    git commit -q -m "reference: zoo/$config/seed$seed" || echo "zoo/$config/seed$seed: nothing new to commit"
     echo "== $(stamp) unit $config/seed$seed: evaluate"
     OMP_NUM_THREADS=1 "$python" -m accelerate.commands.launch --multi_gpu --num_processes 2 -m gecobench reference \
         --stage evaluate --seeds "$seed" --configs "$config" --threads 1 --quiet
