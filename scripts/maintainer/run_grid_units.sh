@@ -36,6 +36,16 @@ cd "$worktree"
 export PYTHONPATH="$worktree" HF_HUB_OFFLINE=1
 
 stamp() { date -u +%H:%M:%S; }
+# torch's launcher starts each worker in a session of its own, and a new session is a new autogroup at the default
+# weight: without this the two workers would get a third of the cores each beside one foreground job, whatever
+# their nice. Give every process under PID (and PID) the driver's autogroup nice.
+lower_autogroups() {
+    local pid
+    { [ -w "/proc/$1/autogroup" ] && echo 19 > "/proc/$1/autogroup"; } 2>/dev/null || true
+    for pid in $(pgrep -P "$1" || true); do
+        lower_autogroups "$pid"
+    done
+}
 budget_mib="${GRID_BUDGET_MIB:-200}"
 unit_mib=25  # a unit's diff, rounded up (20-28 MiB in the 1.0 grid)
 for unit in "$@"; do
@@ -55,7 +65,13 @@ for unit in "$@"; do
     git commit -q -m "reference: zoo/$config/seed$seed" || echo "zoo/$config/seed$seed: nothing new to commit"
     echo "== $(stamp) unit $config/seed$seed: evaluate"
     OMP_NUM_THREADS=1 "$python" -m accelerate.commands.launch --multi_gpu --num_processes 2 -m gecobench reference \
-        --stage evaluate --seeds "$seed" --configs "$config" --threads 1 --quiet
+        --stage evaluate --seeds "$seed" --configs "$config" --threads 1 --quiet &
+    evaluation=$!
+    while kill -0 "$evaluation" 2>/dev/null; do
+        lower_autogroups "$evaluation"
+        sleep 5
+    done
+    wait "$evaluation"
     echo "== $(stamp) unit $config/seed$seed: filters, derive"
     "$python" -m gecobench reference --stage filters --quiet
     "$python" -m gecobench reference --stage derive --quiet
