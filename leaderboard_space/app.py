@@ -442,20 +442,20 @@ class SpaceViews:
             shown = ranking.ranking_display(pivot)
             notes = [f"MA [95% CI] of every explainer (rows) per model regime (columns) — {config} · {base_model} · "
                      f"seed {seed}; {pivot.attrs.get('order', '')}."]
-            files = table_files(analysis_table(pivot), f"{prefix}-pivot-{config}-{base_model}-seed{seed}")
+            files = table_files(analysis_table(pivot), f"{prefix}-pivot-{config}-{base_model}-{ranking.seed_file_part(seed)}")
             styled = shown.style.format(format_interval, subset=list(shown.select_dtypes("floating").columns))
         elif view == GAPS_VIEW:
             shown, best = gaps_view_table(cell, state.record_link)
             notes = [gaps.gaps_legend(), "**Bold green**: the best gap of each metric (its smallest largest |gap|, "
                      "non-baseline explainers only)."]
             files = table_files(analysis_table(gaps.gender_gaps(cell, state.record_link)),
-                                f"{prefix}-gaps-{config}-{base_model}-{regime}-seed{seed}")
+                                f"{prefix}-gaps-{config}-{base_model}-{regime}-{ranking.seed_file_part(seed)}")
             styled = shown.style.apply(lambda _: _best_gap_styles(shown, best), axis=None).format(
                 format_interval, subset=list(shown.select_dtypes("floating").columns))
         else:
             shown = ranking.chosen_columns(ranking.ranking_display(numbers), column_groups)
             best = ranking.best_per_column(numbers)
-            files = table_files(analysis_table(numbers), f"{prefix}-ranking-{config}-{base_model}-{regime}-seed{seed}")
+            files = table_files(analysis_table(numbers), f"{prefix}-ranking-{config}-{base_model}-{regime}-{ranking.seed_file_part(seed)}")
             styled = shown.style.apply(lambda _: _best_styles(shown, best), axis=None).format(
                 format_interval, subset=list(shown.select_dtypes("floating").columns))
             identical = identical_pairs_note(numbers)
@@ -499,8 +499,8 @@ class SpaceViews:
         by_group = plots.ma_by_group_plot(
             cell, f"{config} · {base_model} · {regime} · seed {seed} (the Ranking tab's choice)")
         prefix = f"{state.name}-{chosen}"
-        files = figure_files({f"{prefix}-ma-by-regime-{config}-{base_model}-seed{seed}": by_regime,
-                              f"{prefix}-ma-by-group-{config}-{base_model}-{regime}-seed{seed}": by_group})
+        files = figure_files({f"{prefix}-ma-by-regime-{config}-{base_model}-{ranking.seed_file_part(seed)}": by_regime,
+                              f"{prefix}-ma-by-group-{config}-{base_model}-{regime}-{ranking.seed_file_part(seed)}": by_group})
         return by_regime, by_group, files
 
     def drill_sentences(self, config, base_model, regime, seed, search, source, filter_value, current=None):

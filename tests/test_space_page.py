@@ -244,7 +244,10 @@ def test_the_column_chooser_hides_column_groups_and_the_downloads_keep_every_col
     # the downloads are the full analysis table whatever is shown: every group's values and the record id
     from leaderboard_space.downloads import column_name
 
-    csv = pd.read_csv(next(f for f in files if str(f).endswith(".csv")))
+    csv_path = next(f for f in files if str(f).endswith(".csv"))
+    # the seed choice as a file name says it (the reference has several seeds: it opens on their mean)
+    assert cell[3] == ranking.ALL_SEEDS and Path(csv_path).name.endswith(f"-{cell[2]}-all-seeds.csv"), csv_path
+    csv = pd.read_csv(csv_path)
     wanted = {"record_id", *[column_name(c) for cols in grouped.values() for c in cols
                              if not c.endswith("95% CI") and c != "Record"]}
     assert wanted <= set(csv.columns), wanted - set(csv.columns)
