@@ -431,7 +431,7 @@ class SpaceViews:
         if not records:
             return (pd.DataFrame(columns=["Explainer"]), "No explainer records in the store yet (see the status above).",
                     None, plots.message_figure("No explainer records yet."))
-        choice = f"{config} · {base_model} · {regime} · seed {seed}"
+        choice = f"{config} · {base_model} · {regime} · {ranking.seed_text(seed)}"
         cell = ranking.cell_records(records, config, base_model, regime, seed)
         numbers = ranking.model_ranking(cell, state.record_link, state.cards)
         # the source and the filter are part of every file name: downloads of two sources never overwrite each other
@@ -441,7 +441,7 @@ class SpaceViews:
             pivot = ranking.pivot_by_regime(records, config, base_model, seed, rank_by=regime)
             shown = ranking.ranking_display(pivot)
             notes = [f"MA [95% CI] of every explainer (rows) per model regime (columns) — {config} · {base_model} · "
-                     f"seed {seed}; {pivot.attrs.get('order', '')}."]
+                     f"{ranking.seed_text(seed)}; {pivot.attrs.get('order', '')}."]
             files = table_files(analysis_table(pivot), f"{prefix}-pivot-{config}-{base_model}-{ranking.seed_file_part(seed)}")
             styled = shown.style.format(format_interval, subset=list(shown.select_dtypes("floating").columns))
         elif view == GAPS_VIEW:
@@ -497,7 +497,7 @@ class SpaceViews:
         cell = ranking.cell_records(records, config, base_model, regime, seed)
         by_regime = plots.ma_by_regime_plot(records, config, base_model, seed)
         by_group = plots.ma_by_group_plot(
-            cell, f"{config} · {base_model} · {regime} · seed {seed} (the Ranking tab's choice)")
+            cell, f"{config} · {base_model} · {regime} · {ranking.seed_text(seed)} (the Ranking tab's choice)")
         prefix = f"{state.name}-{chosen}"
         files = figure_files({f"{prefix}-ma-by-regime-{config}-{base_model}-{ranking.seed_file_part(seed)}": by_regime,
                               f"{prefix}-ma-by-group-{config}-{base_model}-{regime}-{ranking.seed_file_part(seed)}": by_group})

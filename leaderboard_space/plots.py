@@ -17,7 +17,6 @@ from gecobench.columns import GROUP_COLUMNS
 from gecobench.formatting import format_interval
 from gecobench.pooling import pool_records
 from leaderboard_space.ranking import (
-    ALL_SEEDS,
     MA_BOUNDS,
     REGIME_ORDER,
     _label,
@@ -26,6 +25,7 @@ from leaderboard_space.ranking import (
     _value,
     chance_level,
     seed_matches,
+    seed_text,
 )
 from leaderboard_space.tables import METRIC_LABELS, PROPERTY_KEYS, property_scores
 
@@ -124,8 +124,8 @@ def ma_by_regime_plot(records: Sequence[Mapping[str, Any]], config: str, base_mo
                        text=[regime] * len(explainers), textposition="inside", insidetextanchor="start",
                        textangle=-90, hovertemplate="%{x} · " + regime + ": MA %{y:.3f}<extra></extra>")
     _chance_line(figure, chosen)
-    seed_text = f" · {seed}" if seed == ALL_SEEDS else (f" · seed {seed}" if seed else "")
-    return _layout(figure, f"MA by model regime — {config} · {base_model}{seed_text} (the Ranking tab's choice)")
+    chosen_seed = f" · {seed_text(seed)}" if seed else ""
+    return _layout(figure, f"MA by model regime — {config} · {base_model}{chosen_seed} (the Ranking tab's choice)")
 
 
 def ma_by_group_plot(records: Sequence[Mapping[str, Any]], title_choice: str) -> go.Figure:

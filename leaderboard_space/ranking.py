@@ -213,6 +213,11 @@ MA_BOUNDS = metric_bounds("mass_accuracy")
 ALL_SEEDS = "mean over seeds"
 
 
+def seed_text(seed: str) -> str:
+    """The seed choice as a title says it: ``seed 2``, or ``mean over seeds`` for :data:`ALL_SEEDS`."""
+    return ALL_SEEDS if seed == ALL_SEEDS else f"seed {seed}"
+
+
 def seed_file_part(seed: str) -> str:
     """The seed choice as a download's file name says it: ``seed2``, or ``all-seeds`` for :data:`ALL_SEEDS`."""
     return "all-seeds" if seed == ALL_SEEDS else f"seed{seed}"

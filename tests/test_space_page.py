@@ -224,7 +224,9 @@ def test_the_column_chooser_hides_column_groups_and_the_downloads_keep_every_col
     assert cell[0] == "nonbinary_subject"
 
     def shown(groups):
-        table, _, files, _ = reference_app["ranking_view"](*cell, VIEWS[0], sources.REFERENCE, chosen, groups)
+        table, _, files, radar = reference_app["ranking_view"](*cell, VIEWS[0], sources.REFERENCE, chosen, groups)
+        # the radar's title names the seed choice as the page does ("mean over seeds", not "seed mean over seeds")
+        assert f"{cell[2]} · {ranking.ALL_SEEDS}" in radar.layout.title.text, radar.layout.title.text
         return list(getattr(table, "data", table).columns), files
 
     every, _ = shown(None)
