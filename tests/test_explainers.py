@@ -804,21 +804,26 @@ def test_padded_batches_trade_padding_against_a_cost_per_batch():
     assert plan_batches([50, 60], None, 40) == [[0], [1]]
 
 
-def test_the_engine_pads_batches_only_for_explainers_that_run_them_padded(monkeypatch, model64, tokenizer):
-    seen = []
-    original = engine.plan_batches
+def spy_on_batch_plans(monkeypatch) -> list[dict]:
+    """The engine's calls of ``plan_batches`` from now on (their budget and ``padded``), plans unchanged."""
+    calls, original = [], engine.plan_batches
 
     def spy(lengths, batch_size, tokens_per_batch, padded=True):
-        seen.append(padded)
+        calls.append({"tokens_per_batch": tokens_per_batch, "padded": padded})
         return original(lengths, batch_size, tokens_per_batch, padded)
 
     monkeypatch.setattr(engine, "plan_batches", spy)
+    return calls
+
+
+def test_the_engine_pads_batches_only_for_explainers_that_run_them_padded(monkeypatch, model64, tokenizer):
+    calls = spy_on_batch_plans(monkeypatch)
     for spec in (("saliency", {}), ("lime", {"n_samples": 8}), ("lime", {"n_samples": 8, "perturbations_per_eval": 4}),
                  ("integrated_gradients", {}), ("integrated_gradients", {"n_steps": 4})):
         attribute(get_explainer(spec[0], **spec[1]), model64, tokenizer, WORDS, TARGETS)
     # Saliency and fixed-step IG run the padded batch; LIME and adaptive IG pack their own rows by length,
     # LIME with Captum's rows per pass does not
-    assert seen == [True, False, True, False, True]
+    assert [call["padded"] for call in calls] == [True, False, True, False, True]
 
 
 def test_rows_are_packed_into_passes_by_length():
@@ -893,17 +898,11 @@ def test_the_token_budget_follows_the_model_size_and_a_given_budget_stays(model6
     assert token_budget_scale(nn.Linear(64, 2)) == MAX_BUDGET_SCALE
     assert token_budget_scale(nn.Embedding(10, 4)) == token_budget_scale(object()) == 1
 
-    seen = []
-    original = engine.plan_batches
-
-    def spy(lengths, batch_size, tokens_per_batch, padded=True):
-        seen.append(tokens_per_batch)
-        return original(lengths, batch_size, tokens_per_batch, padded)
-
-    monkeypatch.setattr(engine, "plan_batches", spy)
+    calls = spy_on_batch_plans(monkeypatch)
     scaled, fixed = make("saliency"), make("saliency", tokens_per_forward=DEFAULT_TOKENS_PER_FORWARD)
     by_default = attribute(scaled, model64, tokenizer, WORDS, TARGETS)
     given = attribute(fixed, model64, tokenizer, WORDS, TARGETS)
-    assert seen == [DEFAULT_TOKENS_PER_FORWARD * token_budget_scale(model64), DEFAULT_TOKENS_PER_FORWARD]
+    assert [call["tokens_per_batch"] for call in calls] == [DEFAULT_TOKENS_PER_FORWARD * token_budget_scale(model64),
+                                                            DEFAULT_TOKENS_PER_FORWARD]
     assert scaled.tokens_per_forward == fixed.tokens_per_forward == DEFAULT_TOKENS_PER_FORWARD  # restored
     assert max_relative_error(by_default, given) < REORDERED_TOLERANCE
