@@ -221,6 +221,8 @@ def seed_text(seed: str) -> str:
 def seed_file_part(seed: str) -> str:
     """The seed choice as a download's file name says it: ``seed2``, or ``all-seeds`` for :data:`ALL_SEEDS`."""
     return "all-seeds" if seed == ALL_SEEDS else f"seed{seed}"
+
+
 #: how a row's interval was computed (the ``Interval`` column)
 BOOTSTRAP_INTERVAL, ACROSS_SEEDS_INTERVAL = "95% bootstrap over sentences (1 seed)", "95% t-interval across {n} seeds"
 KIND_EXPLAINER, KIND_BASELINE, KIND_FLAGGED = "explainer", "baseline", "flagged"

@@ -2,9 +2,9 @@
 
 :func:`attribute` sorts the sentences by token length, cuts the sorted list into batches of at most
 ``tokens_per_batch`` token positions (one forward pass fits the CPU cache) where padding plus a per-batch cost is
-least (:func:`plan_batches`), calls the explainer once per batch and puts the results back in the caller's order. Every explainer output is checked by
-:func:`validate_word_scores` (one finite score per word), token-level outputs are folded to words with the
-shared rule. Batched scores equal those of the same explainer run one sentence at a time (``batch_size=1``):
+least (:func:`plan_batches`), calls the explainer once per batch and puts the results back in the caller's order.
+Every explainer output is checked by :func:`validate_word_scores` (one finite score per word), token-level outputs
+are folded to words with the shared rule. Batched scores equal those of the same explainer run one sentence at a time (``batch_size=1``):
 padded positions are masked out, references of padded positions equal the input, and random explainers draw one
 stream per sentence.
 """
