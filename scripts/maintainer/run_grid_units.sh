@@ -14,9 +14,9 @@
 # GRID_BUDGET_BASE (the last commit that landed): before each unit, stop unless the commits since it on main and
 # on the grid branch leave room for one more unit (≈ 21 MiB by scripts/maintainer/submission_size.py's count) under
 # GRID_BUDGET_MIB (default 200 of the 256 MiB a submission may carry). Bring finished units onto main with
-# `git cherry-pick` (a merge commit may count each unit twice): each unit is two commits, its zoo's prediction
-# files (`reference: zoo/CONFIG/seedK`, committed before the evaluation so that its records name a clean commit)
-# and its evaluation (`reference: evaluate/CONFIG/seedK`).
+# `git cherry-pick` (a merge commit may count each unit twice): each unit is three commits, one per stage
+# (`reference: zoo/CONFIG/seedK` with the filters, `…: evaluate/…`, `…: derive/…`), so that each stage runs on a
+# clean tree and its records name their commit.
 set -euo pipefail
 
 main_checkout="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -46,6 +46,13 @@ lower_autogroups() {
         lower_autogroups "$pid"
     done
 }
+# Every stage rewrites tracked files (a retrained checkpoint's prediction file and the filters naming it, the
+# timings): commit after each (`commit_stage STAGE PATH...`, the unit's $config and $seed), so the next stage runs on
+# a clean tree and its records name a commit, not "+dirty" (git_commit counts modified tracked files).
+commit_stage() {
+    git add "${@:2}"
+    git commit -q -m "reference: $1/$config/seed$seed" || echo "$1/$config/seed$seed: nothing new to commit"
+}
 budget_mib="${GRID_BUDGET_MIB:-200}"
 unit_mib=25  # a unit's diff, rounded up (20-28 MiB in the 1.0 grid)
 for unit in "$@"; do
@@ -57,12 +64,10 @@ for unit in "$@"; do
         echo "== $(stamp) stopping before $config/seed$seed: one more unit would pass ${budget_mib} MiB since $GRID_BUDGET_BASE"
         exit 3
     fi
-    echo "== $(stamp) unit $config/seed$seed: zoo"
+    echo "== $(stamp) unit $config/seed$seed: zoo, filters"
     "$python" -m gecobench reference --stage zoo --seeds "$seed" --configs "$config" --threads 2 --quiet
-    # The zoo rewrites the unit's prediction files (a retrained checkpoint's hashes, the commit that trained it):
-    # commit them first, so the evaluation runs on a clean tree and its records name a commit, not "+dirty".
-    git add reference/staging/predictions reference/zoo_summary.json reference/timings.json
-    git commit -q -m "reference: zoo/$config/seed$seed" || echo "zoo/$config/seed$seed: nothing new to commit"
+    "$python" -m gecobench reference --stage filters --quiet
+    commit_stage zoo reference/staging/predictions reference/filters reference/zoo_summary.json reference/timings.json
     echo "== $(stamp) unit $config/seed$seed: evaluate"
     OMP_NUM_THREADS=1 "$python" -m accelerate.commands.launch --multi_gpu --num_processes 2 -m gecobench reference \
         --stage evaluate --seeds "$seed" --configs "$config" --threads 1 --quiet &
@@ -72,12 +77,11 @@ for unit in "$@"; do
         sleep 5
     done
     wait "$evaluation"
-    echo "== $(stamp) unit $config/seed$seed: filters, derive"
-    "$python" -m gecobench reference --stage filters --quiet
-    "$python" -m gecobench reference --stage derive --quiet
-    git add reference/staging reference/filters reference/zero_shot_attributions reference/timings.json \
+    commit_stage evaluate reference/staging reference/zero_shot_attributions reference/timings.json \
         reference/zoo_summary.json
-    git commit -q -m "reference: evaluate/$config/seed$seed" || echo "nothing to commit for $config/seed$seed"
+    echo "== $(stamp) unit $config/seed$seed: derive"
+    "$python" -m gecobench reference --stage derive --quiet
+    commit_stage derive reference/staging reference/filters reference/timings.json reference/zoo_summary.json
     echo "== $(stamp) unit $config/seed$seed: committed"
 done
 echo "== $(stamp) all units done"
