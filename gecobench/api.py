@@ -196,10 +196,11 @@ def load_results(store_path: str | os.PathLike[str]) -> Results:
     root = Path(store_path)
     if not root.is_dir():
         raise FileNotFoundError(f"results store {root} not found (a folder holding explainer_score/)")
-    report = LocalStore(root).read_all("explainer_score")
+    store = LocalStore(root)
+    report = store.read_all("explainer_score")
     records = sorted(report.documents, key=lambda r: r["record_id"])
     sentences, warnings = {}, list(report.warnings)
-    folders = LocalStore(root).folders()  # the parts file read once, not once per record
+    folders = store.folders()  # the parts file read once, not once per record
     for record in records:
         path = find_side_file(root, record["record_id"], folders)
         if path is not None:

@@ -24,7 +24,7 @@ import gc
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -265,15 +265,16 @@ class LocalStore:
         atomic_create(path, payload)
         return str(path)
 
-    def document_files(self, document_type: str | None = None) -> list[str]:
+    def document_files(self, document_type: str | None = None, folders: Sequence[Path] | None = None) -> list[str]:
         """Paths (as strings, sorted) of every stored document, hidden temporary files excluded.
 
         Documents live in ``<document_type>/`` folders (:meth:`path_for`) of the root and of each part
         (:meth:`parts`), the root's listed first: a JSON file at a folder's top is a companion of the store's card
         (the reference dataset's ``zoo_summary.json``) or the parts file, not a document, as for
-        :meth:`HubStore.read_all`, whose ``*/*.json`` pattern leaves it out too."""
+        :meth:`HubStore.read_all`, whose ``*/*.json`` pattern leaves it out too. ``folders``: :meth:`folders`, read
+        once by a caller that needs the parts file's warnings too."""
         found: list[str] = []
-        for folder in self.folders():  # the root's first, then each part's (so a duplicate names the root's)
+        for folder in self.folders() if folders is None else folders:  # the root's first (a duplicate names it)
             found.extend(_json_documents(folder, document_type))
         return found
 
@@ -314,7 +315,7 @@ class LocalStore:
         report = ReadReport()
         parts, part_warnings = self.parts()  # the parts file read once: its folders and its warnings
         report.warnings.extend(part_warnings)
-        paths = [p for folder in (self.root, *parts) for p in _json_documents(folder, document_type)]
+        paths = self.document_files(document_type, [self.root, *parts])
         first_seen: dict[tuple[Any, Any], str] = {}
         with bulk_reading():
             for path in paths:

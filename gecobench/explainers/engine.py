@@ -4,9 +4,9 @@
 ``tokens_per_batch`` token positions (one forward pass fits the CPU cache) where padding plus a per-batch cost is
 least (:func:`plan_batches`), calls the explainer once per batch and puts the results back in the caller's order.
 Every explainer output is checked by :func:`validate_word_scores` (one finite score per word), token-level outputs
-are folded to words with the shared rule. Batched scores equal those of the same explainer run one sentence at a time (``batch_size=1``):
-padded positions are masked out, references of padded positions equal the input, and random explainers draw one
-stream per sentence.
+are folded to words with the shared rule. Batched scores equal those of the same explainer run one sentence at a
+time (``batch_size=1``): padded positions are masked out, references of padded positions equal the input, and
+random explainers draw one stream per sentence.
 """
 
 from __future__ import annotations
@@ -128,8 +128,6 @@ def plan_batches(lengths: Sequence[int], batch_size: int | None, tokens_per_batc
     if batch_size is not None:
         return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
     if padded:
-        if not order:
-            return []
         batch_cost = BATCH_COST_TOKENS * tokens_per_batch / DEFAULT_TOKENS_PER_BATCH
         return [[int(i) for i in batch] for batch in pack_by_length(lengths, tokens_per_batch, batch_cost)]
     batches: list[list[int]] = []

@@ -41,12 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out_dir = REPO_ROOT / "docs" / "images" if args.docs else args.out_dir.resolve()
     with tempfile.TemporaryDirectory() as tmp:
-        results = args.results
-        if results is None:
+        if args.results is None:
             results = str(Path(tmp) / "results")
             fill_sample_store(results)
-        if args.results is not None:
-            results = str(Path(results).resolve())
+        else:
+            results = str(Path(args.results).resolve())  # before the change of folder below
         os.chdir(REPO_ROOT)  # the page names the reference as given: a path relative to the checkout
         with running_space(results, str(Path(tmp) / "requests"), reference=args.reference) as url:
             for path in screenshot_tabs(url, out_dir, tuple(args.tabs)):
