@@ -64,13 +64,14 @@ evaluates. Wall times per unit go to ``reference/timings.json``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -380,11 +381,14 @@ class Timings:
             self.entries = json.loads(self.path.read_text(encoding="utf-8")).get("units", {})
 
     def record(self, key: str, seconds: float, **facts: Any) -> None:
-        # Shards run as separate processes on one file: take in what the others wrote since we read it.
-        if self.path.is_file():
-            self.entries = {**json.loads(self.path.read_text(encoding="utf-8")).get("units", {}), **self.entries}
-        self.entries[key] = {"seconds": round(seconds, 1), **facts}
-        self.save()
+        # Shards and zoo workers run as separate processes on one file: under the folder's lock, take in what the
+        # others wrote since we read it, then write.
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with _folder_lock(self.path.parent):
+            if self.path.is_file():
+                self.entries = {**json.loads(self.path.read_text(encoding="utf-8")).get("units", {}), **self.entries}
+            self.entries[key] = {"seconds": round(seconds, 1), **facts}
+            self.save()
 
     def save(self) -> None:
         from gecobench.provenance import base_provenance
@@ -407,39 +411,103 @@ class Timings:
 
 def run_zoo(plan: ReferencePlan, shard: tuple[int, int] | None = None, threads: int = 1,
             progress: bool = True, train: Callable[..., Path] | None = None,
-            predictions: bool = True) -> list[ZooUnit]:
+            predictions: bool = True, workers: int = 1) -> list[ZooUnit]:
     """Train every missing or outdated checkpoint of this shard; return the units trained now. With
     ``predictions``, every current checkpoint's test predictions are written (:func:`write_predictions`) where the
-    committed file is missing or names another checkpoint."""
+    committed file is missing or names another checkpoint.
+
+    ``workers`` > 1 trains that many checkpoints at once, each in a process of its own with ``threads`` torch
+    threads (``train``, if given, must then be picklable). On two cores two one-thread workers use the cores better
+    than one two-thread process: OLA's small matrices and each checkpoint's loading, saving and predictions leave a
+    second thread idle, which the other worker's training fills (BENCHMARKS.md, "Model zoo training"). They start longest first, by
+    the time the same (config, regime) took for other seeds (:func:`expected_zoo_seconds`). A worker's failure
+    stops the checkpoints not yet started; those already running finish (they are kept), then the error is raised."""
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    units = zoo_units_of_shard(plan, shard)
+    if workers == 1:
+        return [unit for i, unit in enumerate(units, start=1)
+                if _zoo_checkpoint(plan, unit, f"[{i}/{len(units)}]", threads, progress, train, predictions)]
+    import concurrent.futures
+    import multiprocessing
+
+    expected = expected_zoo_seconds(plan)
+    ordered = sorted(units, key=lambda u: -expected.get((u.config, u.regime), 0.0))  # stable: plan order on ties
+    # spawn, not fork: the parent may hold torch's thread pools, which a forked child inherits broken
+    context = multiprocessing.get_context("spawn")
+    trained, failure = [], None
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        log_level = logging.getLogger().getEffectiveLevel()
+        futures = {pool.submit(_zoo_worker, plan, unit, f"[{i}/{len(ordered)}]", threads, train, predictions,
+                               log_level): unit for i, unit in enumerate(ordered, start=1)}
+        for future in concurrent.futures.as_completed(futures):
+            try:
+                if future.result():
+                    trained.append(futures[future])
+            except concurrent.futures.CancelledError:
+                pass
+            except Exception as err:  # noqa: BLE001 - the first failure is raised once the running ones finish
+                if failure is None:
+                    failure = err
+                    for other in futures:
+                        other.cancel()
+    if failure is not None:
+        raise failure
+    return [unit for unit in units if unit in trained]
+
+
+def expected_zoo_seconds(plan: ReferencePlan) -> dict[tuple[str, str], float]:
+    """(config, regime) → the mean CPU seconds its checkpoint took to train for the seeds in the timings file (wall
+    seconds where a unit has no CPU time): what :func:`run_zoo`'s workers order their checkpoints by."""
+    if not Path(plan.timings).is_file():
+        return {}
+    seconds: dict[tuple[str, str], list[float]] = {}
+    for key, entry in Timings(plan.timings).entries.items():
+        parts = key.split("/")
+        if len(parts) == 4 and parts[0] == "zoo" and isinstance(entry, dict):
+            value = entry.get("cpu_seconds", entry.get("seconds"))
+            if isinstance(value, (int, float)):
+                seconds.setdefault((parts[1], parts[2]), []).append(float(value))
+    return {cell: sum(values) / len(values) for cell, values in seconds.items()}
+
+
+def _zoo_worker(plan: ReferencePlan, unit: ZooUnit, position: str, threads: int,
+                train: Callable[..., Path] | None, predictions: bool, log_level: int) -> bool:
+    """One checkpoint in a worker process of :func:`run_zoo` (no progress bars: several would share one terminal)."""
+    if not logging.getLogger().handlers:  # a spawned process starts without the command's logging set-up
+        logging.basicConfig(level=log_level, format="%(levelname)s %(name)s: %(message)s")
+    return _zoo_checkpoint(plan, unit, position, threads, False, train, predictions)
+
+
+def _zoo_checkpoint(plan: ReferencePlan, unit: ZooUnit, position: str, threads: int, progress: bool,
+                    train: Callable[..., Path] | None, predictions: bool) -> bool:
+    """Train ``unit``'s checkpoint unless it is current (then only write its predictions where they are not);
+    whether it was trained."""
     if train is None:
         from gecobench.models.training import train_regime as train
-    timings = Timings(plan.timings)
-    trained = []
-    units = zoo_units_of_shard(plan, shard)
-    for i, unit in enumerate(units, start=1):
-        folder = plan.checkpoint(unit)
-        if checkpoint_is_current(plan, unit):
-            log.info("[%d/%d] %s: done already", i, len(units), unit.key)
-            if predictions and predictions_state(plan, unit) != "current":
-                _with_threads(threads, functools.partial(write_predictions, plan, unit))
-            continue
-        if folder.exists():
-            # Made with another schedule: keep it beside, never silently reuse or delete it.
-            stale = folder.with_name(folder.name + f".stale-{int(time.time())}")
-            folder.rename(stale)
-            log.warning("%s was made with another schedule; moved to %s", folder, stale)
-        preset, overrides = plan.schedule_for(unit.regime, unit.config)
-        log.info("[%d/%d] %s: training (%s %s)", i, len(units), unit.key, preset, overrides)
-        start, cpu_start = time.perf_counter(), time.process_time()
-        target = None if (unit.regime, unit.config) in BELOW_ACCURACY_TARGET else RESTART_BELOW
-        _with_threads(threads, functools.partial(train, unit.regime, unit.config, unit.seed, folder, schedule=preset,
-                                                 show_progress=progress, max_restarts=ZOO_MAX_RESTARTS,
-                                                 restart_below=target, **overrides))
-        timings.record(unit.key, time.perf_counter() - start, cpu_seconds=round(time.process_time() - cpu_start, 1))
-        trained.append(unit)
-        if predictions:
+    folder = plan.checkpoint(unit)
+    if checkpoint_is_current(plan, unit):
+        log.info("%s %s: done already", position, unit.key)
+        if predictions and predictions_state(plan, unit) != "current":
             _with_threads(threads, functools.partial(write_predictions, plan, unit))
-    return trained
+        return False
+    if folder.exists():
+        # Made with another schedule: keep it beside, never silently reuse or delete it.
+        stale = folder.with_name(folder.name + f".stale-{int(time.time())}")
+        folder.rename(stale)
+        log.warning("%s was made with another schedule; moved to %s", folder, stale)
+    preset, overrides = plan.schedule_for(unit.regime, unit.config)
+    log.info("%s %s: training (%s %s)", position, unit.key, preset, overrides)
+    start, cpu_start = time.perf_counter(), time.process_time()
+    target = None if (unit.regime, unit.config) in BELOW_ACCURACY_TARGET else RESTART_BELOW
+    _with_threads(threads, functools.partial(train, unit.regime, unit.config, unit.seed, folder, schedule=preset,
+                                             show_progress=progress, max_restarts=ZOO_MAX_RESTARTS,
+                                             restart_below=target, **overrides))
+    Timings(plan.timings).record(unit.key, time.perf_counter() - start,
+                                 cpu_seconds=round(time.process_time() - cpu_start, 1))
+    if predictions:
+        _with_threads(threads, functools.partial(write_predictions, plan, unit))
+    return True
 
 
 def write_predictions(plan: ReferencePlan, unit: ZooUnit, data_dir: str | None = None) -> Path:
@@ -701,6 +769,23 @@ def record_schedules(plan: ReferencePlan, units: Iterable[ZooUnit] | None = None
                  path)
         changed.append(path)
     return changed
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """An exclusive lock on ``folder`` for as long as the block runs (``flock`` on the directory itself, so no lock
+    file is left beside the results; where ``fcntl`` is missing, no lock)."""
+    try:
+        import fcntl
+    except ImportError:  # not on POSIX: one process per file is the rule there
+        yield
+        return
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # closing releases the lock
 
 
 def _with_threads(threads: int, work: Callable[[], Any]) -> Any:

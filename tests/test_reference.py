@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,7 @@ from gecobench.reference import (
     checkpoint_is_current,
     coverage,
     derive_units,
+    expected_zoo_seconds,
     extend_zero_shot_attributions,
     parse_shard,
     promote_seed,
@@ -134,6 +137,73 @@ def test_zoo_resumes_and_retrains_only_cells_whose_schedule_changed(tmp_path: Pa
     assert set(timings["units"]) == {"zoo/binary_all/ZS/seed0", "zoo/binary_all/C/seed0"}
 
 
+def _train_beside_another(regime, config, seed, folder, schedule, show_progress=True, max_restarts=0,
+                          restart_below=None, **overrides):
+    """A picklable stand-in for train_regime in a zoo worker: notes which checkpoints had started when it started,
+    waits (up to a minute) until a second one has started, then writes the info file; CE fails on request."""
+    from gecobench.models.training import INFO_FILE, make_schedule
+
+    started = Path(folder).parents[4] / "started"  # the test's tmp_path (folder: runs/zoo/CONFIG/REGIME/seedK)
+    started.mkdir(exist_ok=True)
+    seen_before = sorted(p.name for p in started.iterdir())
+    (started / regime).write_text(str(os.getpid()))
+    deadline = time.monotonic() + 60
+    while len(list(started.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if regime == "CE" and (started.parent / "fail-CE").exists():
+        raise RuntimeError("CE: training diverged")
+    Path(folder).mkdir(parents=True)
+    info = {"regime": regime, "geco_config": config, "seed": seed, "test_accuracy": 0.9, "base_model": "tiny",
+            "schedule": dataclasses.asdict(make_schedule(schedule, **overrides)), "training_time_s": 1.0,
+            "started_after": seen_before, "saw_another": len(list(started.iterdir())) >= 2}
+    (Path(folder) / INFO_FILE).write_text(json.dumps(info))
+    return Path(folder)
+
+
+def _zoo_plan(tmp_path: Path) -> ReferencePlan:
+    return ReferencePlan(seeds=(0,), configs=("binary_all",), regimes=("ZS", "C", "CE"),
+                         checkpoint_root=tmp_path / "runs", store=tmp_path / "store",
+                         zoo_summary=tmp_path / "zoo.json", timings=tmp_path / "t.json")
+
+
+def test_zoo_workers_train_checkpoints_side_by_side_longest_first(tmp_path: Path) -> None:
+    from gecobench.models.training import INFO_FILE
+
+    plan = _zoo_plan(tmp_path)
+    # other seeds' times: CE longest, then C, ZS shortest, so ZS is the one left for a worker that finishes
+    (tmp_path / "t.json").write_text(json.dumps({"units": {
+        "zoo/binary_all/CE/seed1": {"seconds": 90.0, "cpu_seconds": 100.0},
+        "zoo/binary_all/C/seed1": {"seconds": 60.0, "cpu_seconds": 50.0},
+        "zoo/binary_all/ZS/seed1": {"seconds": 5.0}}}))
+    assert expected_zoo_seconds(plan) == {("binary_all", "CE"): 100.0, ("binary_all", "C"): 50.0,
+                                          ("binary_all", "ZS"): 5.0}
+    trained = run_zoo(plan, train=_train_beside_another, predictions=False, workers=2, threads=1)
+    assert [u.regime for u in trained] == ["ZS", "C", "CE"], "the plan's order, whatever order they finished in"
+    infos = {r: json.loads((plan.checkpoint(ZooUnit("binary_all", r, 0)) / INFO_FILE).read_text())
+             for r in ("ZS", "C", "CE")}
+    assert infos["CE"]["saw_another"] and infos["C"]["saw_another"], "the two longest trained at the same time"
+    assert set(infos["ZS"]["started_after"]) == {"C", "CE"}, "the shortest waited for a free worker"
+    timings = json.loads((tmp_path / "t.json").read_text())["units"]
+    assert {f"zoo/binary_all/{r}/seed0" for r in ("ZS", "C", "CE")} <= set(timings), "no worker's time was lost"
+    assert "zoo/binary_all/CE/seed1" in timings, "nor the other seeds' times"
+    assert run_zoo(plan, train=_train_beside_another, predictions=False, workers=2) == [], "current ones are kept"
+
+
+def test_a_failing_zoo_worker_raises_after_the_running_one_finishes(tmp_path: Path) -> None:
+    from gecobench.models.training import INFO_FILE
+
+    plan = _zoo_plan(tmp_path)
+    (tmp_path / "t.json").write_text(json.dumps({"units": {
+        "zoo/binary_all/CE/seed1": {"seconds": 100.0}, "zoo/binary_all/C/seed1": {"seconds": 50.0}}}))
+    (tmp_path / "fail-CE").write_text("")
+    with pytest.raises(RuntimeError, match="CE: training diverged"):
+        run_zoo(plan, train=_train_beside_another, predictions=False, workers=2, threads=1)
+    assert (plan.checkpoint(ZooUnit("binary_all", "C", 0)) / INFO_FILE).is_file(), "the one beside it is kept"
+    assert not plan.checkpoint(ZooUnit("binary_all", "CE", 0)).exists()
+    with pytest.raises(ValueError, match="workers must be >= 1"):
+        run_zoo(plan, workers=0)
+
+
 def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -> None:
     """Real training (tiny schedule) and real evaluation of a reduced plan, then the Hub export of its store."""
     import datasets
@@ -142,7 +212,8 @@ def test_tiny_reference_end_to_end_then_export(tmp_path: Path, geco_dir: Path) -
                          max_groups=2, bootstrap=20, checkpoint_root=tmp_path / "runs", store=tmp_path / "store",
                          zoo_summary=tmp_path / "zoo.json", timings=tmp_path / "t.json",
                          schedules={"ZS": ("tiny", {}), "OLA": ("tiny", {})})
-    run_zoo(plan, progress=False)
+    # the grid's way: two workers of one thread, each training in a process of its own
+    assert len(run_zoo(plan, progress=False, workers=2, threads=1)) == 2
     run_evaluations(plan, progress=False)
     assert unit_state(plan, EvaluationUnit("binary_all", 0)) == "evaluated"
     with pytest.raises(ValueError, match="no paper-filter records yet"):
@@ -310,6 +381,23 @@ def test_reference_cli_output_folder_takes_records_summary_and_timings(tmp_path:
         tmp_path / "timed" / "zero_shot_attributions")
     assert main(["--stage", "evaluate", "--quiet"]) == 0
     assert seen[1].store == reference.REFERENCE_STORE  # the committed store stays the default
+
+
+def test_reference_cli_passes_zoo_workers_and_refuses_a_bad_count(tmp_path: Path, monkeypatch, capsys) -> None:
+    from gecobench import reference
+    from gecobench.cli.reference import main
+
+    calls = []
+    monkeypatch.setattr(reference, "run_zoo", lambda plan, shard, threads, progress, workers: calls.append(
+        (threads, workers)) or [])
+    monkeypatch.setattr(reference, "write_zoo_summary", lambda plan: [])
+    assert main(["--stage", "zoo", "--zoo-workers", "2", "--threads", "1", "--output", str(tmp_path), "--quiet"]) == 0
+    assert main(["--stage", "zoo", "--threads", "2", "--output", str(tmp_path), "--quiet"]) == 0
+    assert calls == [(1, 2), (2, 1)]
+    for bad in ("0", "two"):
+        with pytest.raises(SystemExit):
+            main(["--stage", "zoo", "--zoo-workers", bad])
+        assert f"expected a whole number >= 1, got '{bad}'" in capsys.readouterr().err
 
 
 def test_the_cli_never_promotes_part_of_a_seed(tmp_path: Path, monkeypatch, capsys) -> None:

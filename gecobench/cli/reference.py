@@ -8,6 +8,7 @@ columns: no weights), promote (a complete seed becomes part of the store, in pla
   gecobench reference --plan                      # what is done, staged, missing, and what to commit
   gecobench reference                             # every stage that can run here (make reference)
   gecobench reference --stage zoo --seeds 1       # train seed 1's zoo, write its prediction files
+  gecobench reference --stage zoo --seeds 1 --zoo-workers 2 --threads 1      # two checkpoints at a time
   gecobench reference --stage evaluate --seeds 1 --configs binary_all    # one unit (needs its weights here)
   gecobench reference --stage filters             # the shared subsets (needs every seed's prediction files)
   gecobench reference --stage derive              # paper-filter records of every evaluated unit
@@ -55,7 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run only shard K of N: whole (config, seed) evaluations, each with its own zoo checkpoints, "
                              "so shards need no shared disk")
     parser.add_argument("--threads", type=int, default=max(1, (os.cpu_count() or 1)),
-                        help="torch threads for training (default: every core)")
+                        help="torch threads for training (default: every core), per worker with --zoo-workers")
+    parser.add_argument("--zoo-workers", type=_positive, default=1, metavar="N",
+                        help="train N checkpoints at once, each in a process of its own (e.g. --zoo-workers 2 "
+                             "--threads 1 on two cores: the small OLA and each checkpoint's loading and saving leave "
+                             "a second thread idle)")
     parser.add_argument("--output", type=Path, default=None, metavar="DIR",
                         help="write the records (DIR/store), zoo summary and timings here instead of reference/ "
                              "(e.g. to time a run without touching the committed results)")
@@ -71,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
                              "new protocol's records only")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     return parser
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return int(text)
 
 
 def _shard(text: str) -> tuple[int, int]:
@@ -132,7 +143,7 @@ def _run(plan: ReferencePlan, args: argparse.Namespace) -> int:
     )
 
     if args.stage in ("zoo", "all"):
-        run_zoo(plan, args.shard, threads=args.threads, progress=not args.quiet)
+        run_zoo(plan, args.shard, threads=args.threads, progress=not args.quiet, workers=args.zoo_workers)
         rows = write_zoo_summary(plan)
         below = [f"{r['regime']}/{r['config']} {r['test_accuracy']:.3f}" for r in rows
                  if r["regime"] != "ZS" and not r["meets_80_percent"]]

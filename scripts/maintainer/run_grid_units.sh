@@ -65,7 +65,9 @@ for unit in "$@"; do
         exit 3
     fi
     echo "== $(stamp) unit $config/seed$seed: zoo, filters"
-    "$python" -m gecobench reference --stage zoo --seeds "$seed" --configs "$config" --threads 2 --quiet
+    # two checkpoints at a time, one thread each (BENCHMARKS.md, "Model zoo training")
+    "$python" -m gecobench reference --stage zoo --seeds "$seed" --configs "$config" --threads 1 --zoo-workers 2 \
+        --quiet
     "$python" -m gecobench reference --stage filters --quiet
     commit_stage zoo reference/staging/predictions reference/filters reference/zoo_summary.json reference/timings.json
     echo "== $(stamp) unit $config/seed$seed: evaluate"
