@@ -418,10 +418,11 @@ def run_zoo(plan: ReferencePlan, shard: tuple[int, int] | None = None, threads: 
 
     ``workers`` > 1 trains that many checkpoints at once, each in a process of its own with ``threads`` torch
     threads (``train``, if given, must then be picklable). On two cores two one-thread workers use the cores better
-    than one two-thread process: OLA's small matrices and each checkpoint's loading, saving and predictions leave a
-    second thread idle, which the other worker's training fills (BENCHMARKS.md, "Model zoo training"). They start longest first, by
-    the time the same (config, regime) took for other seeds (:func:`expected_zoo_seconds`). A worker's failure
-    stops the checkpoints not yet started; those already running finish (they are kept), then the error is raised."""
+    than one two-thread process: OLA's small matrices and each checkpoint's loading, saving and predictions leave
+    a second thread idle, which the other worker's training fills (BENCHMARKS.md, "Model zoo training"). They
+    start longest first, by the time the same (config, regime) took for other seeds (:func:`expected_zoo_seconds`).
+    A worker's failure stops the checkpoints not yet started; those already running finish (they are kept), then
+    the error is raised."""
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     units = zoo_units_of_shard(plan, shard)
