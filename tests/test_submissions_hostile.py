@@ -20,6 +20,7 @@ import secrets
 import socket
 import tempfile
 import threading
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -217,8 +218,10 @@ def sandbox_processes() -> list[str]:
     return found
 
 
-def children_of(pid: int) -> list[str]:
-    """Processes (zombies included) whose parent is ``pid``: a run's bwrap must be reaped when the run ends."""
+def children_of(pid: int, besides: Iterable[str] = ()) -> list[str]:
+    """Processes (zombies included) whose parent is ``pid``, other than ``besides`` (what an earlier call returned:
+    the children the test found when it started, e.g. the resource tracker another test's process pool left in
+    this pytest process): a run's bwrap must be reaped when the run ends."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -229,7 +232,7 @@ def children_of(pid: int) -> list[str]:
             state, parent = stat.rsplit(")", 1)[1].split()[:2]
             if int(parent) == pid:
                 found.append(f"{entry.name} {state} {stat.split(' (', 1)[1].rsplit(')', 1)[0]}")
-    return found
+    return [child for child in found if child not in set(besides)]
 
 
 def answer_key_text(geco_dir: Path) -> str:
@@ -243,6 +246,7 @@ def answer_key_text(geco_dir: Path) -> str:
 def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Path, shared_data: Path,
                       control_dir: Path | None = None, max_groups: int = 1) -> dict:
     """Submit ``names`` and the benign example, run the queue (two workers), and check containment."""
+    children_before = children_of(os.getpid())
     requests = RequestStore(tmp_path / "requests")
     results = tmp_path / "results"
     outside = tmp_path / "outside"
@@ -339,7 +343,7 @@ def run_hostile_queue(names, tmp_path: Path, model_set: list[str], geco_dir: Pat
     assert sandbox_processes() == []
     # Nothing of any run is left: no child (zombie or not: bwrap reaped its init and was reaped), no cgroup of
     # this worker process (so no process of a run, the namespace's init included), no control or staging folder.
-    assert children_of(os.getpid()) == []
+    assert children_of(os.getpid(), besides=children_before) == []
     assert leftover_run_cgroups() == []
     assert sorted(p.name for p in staging.iterdir()) == []
     by_name = {name: views[rid] for name, rid in submitted.items()}
