@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run (config, seed) units of the 1.0 reference grid one after another, committing each as it finishes
 # (reference/README.md, "Running the 1.0 grid"). Runs in a git worktree of its own so that the session's other
-# work on main never mixes with the grid's commits: merge the branch into main when a unit lands.
+# work on main never mixes with the grid's commits: bring a unit onto main with `git rebase grid` when it lands.
 #
 #   scripts/maintainer/run_grid_units.sh 4:binary_subject 4:nonbinary_all     # seed:config, in this order
 #
@@ -14,7 +14,8 @@
 # GRID_BUDGET_BASE (the last commit that landed): before each unit, stop unless the commits since it on main and
 # on the grid branch leave room for one more unit (≈ 21 MiB by scripts/maintainer/submission_size.py's count) under
 # GRID_BUDGET_MIB (default 200 of the 256 MiB a submission may carry). Bring finished units onto main with
-# `git cherry-pick` (a merge commit may count each unit twice): each unit is three commits, one per stage
+# `git rebase grid` on main, so the commits the records name are in main's history (a cherry-pick copies them under
+# other names; a merge commit may count each unit twice): each unit is three commits, one per stage
 # (`reference: zoo/CONFIG/seedK` with the filters, `…: evaluate/…`, `…: derive/…`), so that each stage runs on a
 # clean tree and its records name their commit.
 set -euo pipefail
