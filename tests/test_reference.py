@@ -96,21 +96,27 @@ def test_shards_partition_the_units_and_train_what_they_evaluate() -> None:
     assert zoo_units_of_shard(plan, None) == plan.zoo_units()
 
 
+def _write_fake_checkpoint(regime: str, config: str, seed: int, folder, schedule: str, overrides: dict,
+                           **facts) -> Path:
+    """The info file a real checkpoint has, with the schedule it was given (and ``facts`` for the test to read)."""
+    from gecobench.models.training import INFO_FILE, make_schedule
+
+    Path(folder).mkdir(parents=True)
+    info = {"regime": regime, "geco_config": config, "seed": seed, "test_accuracy": 0.9, "base_model": "tiny",
+            "schedule": dataclasses.asdict(make_schedule(schedule, **overrides)), "training_time_s": 1.0, **facts}
+    (Path(folder) / INFO_FILE).write_text(json.dumps(info))
+    return Path(folder)
+
+
 def _fake_train(calls: list):
     """Stands in for train_regime: writes the info file a real checkpoint has, with the schedule it was given."""
-    from gecobench.models.training import INFO_FILE, make_schedule
 
     def train(regime, config, seed, folder, schedule, show_progress=True, max_restarts=0, restart_below=None,
               **overrides):
         calls.append((regime, config))
         assert max_restarts == ZOO_MAX_RESTARTS, "the reference zoo restarts a run that stays at chance"
         assert restart_below == (None if (regime, config) in BELOW_ACCURACY_TARGET else 0.70), (regime, config)
-        Path(folder).mkdir(parents=True)
-        info = {"regime": regime, "geco_config": config, "seed": seed, "test_accuracy": 0.9,
-                "base_model": "tiny", "schedule": dataclasses.asdict(make_schedule(schedule, **overrides)),
-                "training_time_s": 1.0}
-        (Path(folder) / INFO_FILE).write_text(json.dumps(info))
-        return Path(folder)
+        return _write_fake_checkpoint(regime, config, seed, folder, schedule, overrides)
     return train
 
 
@@ -141,8 +147,6 @@ def _train_beside_another(regime, config, seed, folder, schedule, show_progress=
                           restart_below=None, **overrides):
     """A picklable stand-in for train_regime in a zoo worker: notes which checkpoints had started when it started,
     waits (up to a minute) until a second one has started, then writes the info file; CE fails on request."""
-    from gecobench.models.training import INFO_FILE, make_schedule
-
     started = Path(folder).parents[4] / "started"  # the test's tmp_path (folder: runs/zoo/CONFIG/REGIME/seedK)
     started.mkdir(exist_ok=True)
     seen_before = sorted(p.name for p in started.iterdir())
@@ -152,12 +156,8 @@ def _train_beside_another(regime, config, seed, folder, schedule, show_progress=
         time.sleep(0.05)
     if regime == "CE" and (started.parent / "fail-CE").exists():
         raise RuntimeError("CE: training diverged")
-    Path(folder).mkdir(parents=True)
-    info = {"regime": regime, "geco_config": config, "seed": seed, "test_accuracy": 0.9, "base_model": "tiny",
-            "schedule": dataclasses.asdict(make_schedule(schedule, **overrides)), "training_time_s": 1.0,
-            "started_after": seen_before, "saw_another": len(list(started.iterdir())) >= 2}
-    (Path(folder) / INFO_FILE).write_text(json.dumps(info))
-    return Path(folder)
+    return _write_fake_checkpoint(regime, config, seed, folder, schedule, overrides, started_after=seen_before,
+                                  saw_another=len(list(started.iterdir())) >= 2)
 
 
 def _zoo_plan(tmp_path: Path) -> ReferencePlan:

@@ -219,9 +219,11 @@ def sandbox_processes() -> list[str]:
 
 
 def children_of(pid: int, besides: Iterable[str] = ()) -> list[str]:
-    """Processes (zombies included) whose parent is ``pid``, other than ``besides`` (what an earlier call returned:
-    the children the test found when it started, e.g. the resource tracker another test's process pool left in
-    this pytest process): a run's bwrap must be reaped when the run ends."""
+    """Processes (zombies included) whose parent is ``pid`` (``"PID STATE NAME"``), other than the processes of
+    ``besides`` (what an earlier call returned: the children the test found when it started, e.g. the resource
+    tracker another test's process pool left in this pytest process; matched by pid, as their state changes): a
+    run's bwrap must be reaped when the run ends."""
+    known = {child.split()[0] for child in besides}
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -230,9 +232,9 @@ def children_of(pid: int, besides: Iterable[str] = ()) -> list[str]:
             except OSError:
                 continue
             state, parent = stat.rsplit(")", 1)[1].split()[:2]
-            if int(parent) == pid:
+            if int(parent) == pid and entry.name not in known:
                 found.append(f"{entry.name} {state} {stat.split(' (', 1)[1].rsplit(')', 1)[0]}")
-    return [child for child in found if child not in set(besides)]
+    return found
 
 
 def answer_key_text(geco_dir: Path) -> str:
