@@ -597,7 +597,7 @@ def test_committed_zero_shot_attributions_are_what_this_code_computes(tmp_path: 
 
     plan = ReferencePlan(seeds=(0,), configs=("binary_all",), regimes=("ZS",), checkpoint_root=tmp_path / "runs",
                          store=tmp_path / "store", zoo_summary=tmp_path / "zoo.json", timings=tmp_path / "t.json")
-    run_zoo(plan, progress=False)
+    run_zoo(plan, progress=False, predictions=False)  # the weights only: its test predictions are not checked here
     zero_shot = load_model(plan.checkpoint(ZooUnit("binary_all", "ZS", 0)))
     settings = plan.evaluation_settings(0)
     split = load_split("binary_all", "test")
@@ -609,9 +609,14 @@ def test_committed_zero_shot_attributions_are_what_this_code_computes(tmp_path: 
     for text in ("saliency", "integrated_gradients", "lime", "partition_shap"):
         key, params, _ = _bundle_entry(bundle, text)
         explainer = get_explainer(ExplainerSpec.parse(text).name, **params)
+        # LIME's accuracy target draws up to 1,024 samples per sentence (four fifths of this test's time on all 32
+        # rows): its first 4 rows stand for the chunk. A sentence's samples come from its own stream and a row's
+        # scores do not depend on the other rows of its batch (the engine's batched-equals-alone guarantee).
+        checked = rows[:4] if text == "lime" else rows
         # the spec's params seed the random streams: the published entry's were drawn under the plain spec's
-        computed = reference_chunk_attributions(explainer, ExplainerSpec.parse(text), zero_shot, split, rows, 3, settings)
-        published = bundle.chunk_scores(key, 3, rows, words)
+        computed = reference_chunk_attributions(explainer, ExplainerSpec.parse(text), zero_shot, split, checked, 3,
+                                                settings)
+        published = bundle.chunk_scores(key, 3, rows, words)[:len(checked)]
         error = max_error_relative_to_largest(computed, [np.asarray(p) for p in published])
         assert error <= relative_ulp_tolerance(np.float32), (text, error)
 
