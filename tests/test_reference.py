@@ -576,11 +576,11 @@ def test_committed_zero_shot_attributions_cover_the_committed_grid() -> None:
 
 
 def test_committed_zero_shot_attributions_are_what_this_code_computes(tmp_path: Path) -> None:
-    """Build the binary_all seed-0 zero-shot model from the base as the reference run does, then recompute a chunk
-    of four explainers (LIME's first rows only) with this checkout's code: equal to the published bundle within float tolerance, on whatever
-    CPU runs this. An entry of an older explainer version is recomputed with the parameters that give that version's
-    definition (``PREVIOUS_DEFAULTS``), so each committed entry is checked against the definition it records (the
-    bundles were made on an AMD EPYC, Partition SHAP's part on an Intel Xeon; the label
+    """Build the binary_all seed-0 zero-shot model from the base as the reference run does, then recompute a chunk of
+    four explainers (LIME's first rows only) with this checkout's code: equal to the published bundle within float
+    tolerance, on whatever CPU runs this. An entry of an older explainer version is recomputed with the parameters
+    that give that version's definition (``PREVIOUS_DEFAULTS``), so each committed entry is checked against the
+    definition it records (the bundles were made on an AMD EPYC, Partition SHAP's part on an Intel Xeon; the label
     embeddings a CPU builds differ in their last bits, which the function fingerprint leaves out)."""
     import numpy as np
     from tolerances import max_error_relative_to_largest, relative_ulp_tolerance
