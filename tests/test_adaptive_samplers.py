@@ -4,6 +4,7 @@ tolerance; explicit budgets honoured exactly."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -14,7 +15,7 @@ from test_partition_shap import SENTENCE, two_feature_model
 from gecobench.explainers import get_explainer
 from gecobench.explainers.engine import attribute_detailed
 from gecobench.explainers.partition import OwenExpansion, owen_design
-from gecobench.explainers.stability import sample_schedule, split_half_error
+from gecobench.explainers.stability import next_sample_count, split_half_error
 
 SAMPLERS = ["lime", "kernel_shap"]
 #: an all-zero-feature sentence: the two-feature model's output does not depend on its words
@@ -30,29 +31,42 @@ def test_split_half_error_is_the_relative_l2_gap_of_the_halves():
         split_half_error(first, second[:2])
 
 
-def test_sample_schedule_doubles_up_to_the_cap():
-    assert sample_schedule(32, 1024) == [32, 64, 128, 256, 512, 1024]
-    assert sample_schedule(32, 100) == [32, 64, 100]
-    assert sample_schedule(8, 8) == [8]
-    with pytest.raises(ValueError, match="min_samples <= max_samples"):
-        sample_schedule(16, 8)
+def test_the_next_sample_count_doubles_or_goes_to_the_projected_need():
+    # doubling, up to the cap (Kernel SHAP's default and LIME 4.0.0's)
+    assert [next_sample_count(n, 0.5, 0.15, 1024) for n in (32, 512, 600)] == [64, 1024, 1024]
+    # projected: an error falling as 1/sqrt(n) meets the tolerance at n (error / tolerance)^2, with a 10 % margin
+    assert next_sample_count(400, 0.18, 0.15, 1024, "projected") == math.ceil(400 * (0.18 / 0.15) ** 2 * 1.1)
+    # at least a quarter more (an error just above the tolerance), at most double (a noisy error on few samples)
+    assert next_sample_count(400, 0.151, 0.15, 1024, "projected") == 500
+    assert next_sample_count(32, 0.9, 0.15, 1024, "projected") == 64
+    # an error that could not be measured doubles; the cap binds
+    assert next_sample_count(32, float("nan"), 0.15, 1024, "projected") == 64
+    assert next_sample_count(900, 0.3, 0.15, 1024, "projected") == 1024
+    with pytest.raises(ValueError, match="growth must be one of"):
+        next_sample_count(32, 0.5, 0.15, 1024, "tripling")
 
 
-@pytest.mark.parametrize("name", SAMPLERS)
-def test_the_adaptive_estimate_meets_its_tolerance_and_equals_the_budget_it_stopped_at(name, model64, tokenizer):
+@pytest.mark.parametrize(("name", "growth"), [("lime", "projected"), ("lime", "doubling"), ("kernel_shap", "doubling"),
+                                             ("kernel_shap", "projected")])
+def test_the_adaptive_estimate_meets_its_tolerance_and_equals_the_budget_it_stopped_at(name, growth, model64, tokenizer):
     tolerance, most = 0.25, 2048
-    adaptive = get_explainer(name, n_samples="adaptive", tolerance=tolerance, min_samples=16, max_samples=most)
+    adaptive = get_explainer(name, n_samples="adaptive", tolerance=tolerance, min_samples=16, max_samples=most,
+                             growth=growth)
     result = attribute_detailed(adaptive, model64, tokenizer, WORDS, TARGETS, seed=1)
     used, error = result.diagnostics["n_samples"], result.diagnostics["split_half_error"]
     several = np.array([len(w) > 1 for w in WORDS])
     # every sentence of several words is within the tolerance, or spent the cap
     assert ((error[several] <= tolerance) | (used[several] == most)).all(), (error, used)
     assert (error[several] <= tolerance).sum() >= several.sum() - 1  # the cap is the exception, not the rule
-    assert set(used.astype(int)) <= set(sample_schedule(16, most))
+    assert ((used >= 16) & (used <= most)).all()
+    if growth == "doubling":
+        assert set(used.astype(int)) <= {16 * 2**k for k in range(8)}
     # a sentence's samples only grow: it has exactly the scores (and error) of the fixed budget it stopped at
+    # (LIME: drawn the same way, paired by default in the accuracy-target mode)
+    same_draw = {"sampling": adaptive.params()["sampling"]} if name == "lime" else {}
     for i, n in enumerate(used.astype(int)):
-        fixed = attribute_detailed(get_explainer(name, n_samples=int(n)), model64, tokenizer, [WORDS[i]], [TARGETS[i]],
-                                   seed=1)
+        fixed = attribute_detailed(get_explainer(name, n_samples=int(n), **same_draw), model64, tokenizer, [WORDS[i]],
+                                   [TARGETS[i]], seed=1)
         scale = max(1e-12, float(np.abs(fixed.scores[0]).max()))
         np.testing.assert_allclose(result.scores[i], fixed.scores[0], rtol=0, atol=1e-5 * scale)
         np.testing.assert_allclose(error[i], fixed.diagnostics["split_half_error"][0], rtol=1e-4, atol=1e-8)
@@ -156,12 +170,13 @@ OLD_DEFAULT_SCORES = {
 
 @pytest.mark.parametrize("name", ["lime"])
 def test_the_default_is_an_accuracy_target_and_a_fixed_budget_refuses_one(name):
-    # issue 36: LIME's budget follows the sentence by default (4.0.0); the old fixed budget is a parameter away
+    # issue 36: LIME's budget follows the sentence by default (4.0.0), its samples paired and grown to the projected
+    # need (5.0.0); the old fixed budget is a parameter away
     explainer = get_explainer(name)
-    assert explainer.version == "4.0.0" and explainer.adaptive
+    assert explainer.version == "5.0.0" and explainer.adaptive
     params = explainer.params()
-    assert params["n_samples"] is None
-    assert {k: params[k] for k in ("tolerance", "min_samples", "max_samples")} == type(explainer).adaptive_defaults
+    assert params["n_samples"] is None and params["sampling"] == "paired"
+    assert {k: params[k] for k in ("tolerance", "min_samples", "max_samples", "growth")} == type(explainer).adaptive_defaults
     assert get_explainer(name, n_samples="adaptive").params() == params
     assert get_explainer(name, tolerance=0.1).params()["tolerance"] == 0.1
     assert get_explainer(name, n_samples=OLD_DEFAULT_SCORES[name][0]).params()["n_samples"] == OLD_DEFAULT_SCORES[name][0]
@@ -169,6 +184,58 @@ def test_the_default_is_an_accuracy_target_and_a_fixed_budget_refuses_one(name):
         get_explainer(name, n_samples=50, max_samples=64)
     with pytest.raises(ValueError, match="n_samples=adaptive"):
         get_explainer(name, n_samples=100, tolerance=0.1)
+    with pytest.raises(ValueError, match="n_samples=adaptive"):
+        get_explainer(name, n_samples=100, growth="projected")
+    with pytest.raises(ValueError, match="growth must be one of"):
+        get_explainer(name, growth="tripling")
+    with pytest.raises(ValueError, match="sampling must be one of"):
+        get_explainer(name, sampling="stratified")
+
+
+def test_a_release_that_leaves_a_setting_alone_keeps_its_version():
+    """LIME 5.0.0 changed the accuracy target's draw and growth, not a fixed budget's: ``lime:n_samples=50`` (the
+    reference grid's) keeps 4.0.0's version, parameters and checkpoint key, so its records stay the plan's; a fixed
+    budget drawn in pairs is a 5.0.0 definition and says so."""
+    from gecobench.evaluation.checkpoints import spec_checkpoint_key
+    from gecobench.explainers.base import get_explainer_class
+    from gecobench.reference import REFERENCE_DIR
+
+    grid = get_explainer("lime", n_samples=50)
+    assert grid.version == "4.0.0" and get_explainer_class("lime").version == "5.0.0"
+    assert grid.params() == {"n_samples": 50, "output": "probability", "kernel_width": 25.0}
+    assert grid.protocol()["version"] == "4.0.0"
+    # the key the committed grid units name for it (reference/staging/seed-*/units/*.json)
+    marker = json.loads((REFERENCE_DIR / "staging" / "seed-3" / "units" / "binary_all.json").read_text(encoding="utf-8"))
+    assert spec_checkpoint_key("lime:n_samples=50").endswith("-v4.0.0")
+    assert spec_checkpoint_key("lime:n_samples=50") in json.dumps(marker)
+    # the explicit spelling of LimeTextExplainer's draw is the same definition, recorded the same way
+    assert get_explainer("lime", n_samples=50, sampling="independent").params() == grid.params()
+    paired = get_explainer("lime", n_samples=50, sampling="paired")
+    assert paired.version == "5.0.0" and paired.params()["sampling"] == "paired"
+    assert get_explainer("lime", growth="doubling", sampling="independent").version == "5.0.0"
+    # Kernel SHAP did not change
+    assert get_explainer("kernel_shap").version == "3.0.0" == get_explainer("kernel_shap", n_samples="adaptive").version
+
+
+def test_paired_lime_draws_complements_and_continues_a_draw_across_rounds():
+    rng_seed, n_words = 7, 9
+    explainer = get_explainer("lime", sampling="paired")
+    whole = explainer.sample_masks(n_words, np.random.default_rng(rng_seed), 41)
+    assert (whole[0] == 1).all()
+    for row in range(2, 41, 2):  # every even row removes exactly the words the row before kept
+        np.testing.assert_array_equal(whole[row], 1 - whole[row - 1])
+    removed = n_words - whole[1:].sum(axis=1)
+    assert ((removed >= 1) & (removed <= n_words - 1)).all()
+    # drawn in rounds that split a pair (20 rows, then 21 more), the same 41 rows
+    rng = np.random.default_rng(rng_seed)
+    first = explainer.sample_masks(n_words, rng, 20)
+    rest = explainer.sample_masks(n_words, rng, 41, start=20, previous=first[-1])
+    np.testing.assert_array_equal(np.vstack([first, rest]), whole)
+    with pytest.raises(ValueError, match="pass it as previous"):
+        explainer.sample_masks(n_words, np.random.default_rng(rng_seed), 41, start=20)
+    # LimeTextExplainer's draw: no row is the complement of the one before
+    independent = get_explainer("lime", n_samples=41).sample_masks(n_words, np.random.default_rng(rng_seed))
+    assert not all((independent[r] == 1 - independent[r - 1]).all() for r in range(2, 41, 2))
 
 
 @pytest.mark.parametrize("name", SAMPLERS)
@@ -218,3 +285,27 @@ def test_partition_shap_defaults_to_its_budget_and_refuses_a_tolerance_without_a
     assert get_explainer("partition_shap", coalitions_per_word="adaptive").params()["tolerance"] == 0.05
     with pytest.raises(ValueError, match="coalitions_per_word=adaptive"):
         get_explainer("partition_shap", tolerance=0.1)
+
+
+@pytest.mark.parametrize(("n_samples", "n_words"), [(5, 3), (64, 9), (700, 31)])
+def test_lime_fit_is_the_lime_packages_ridge(n_samples, n_words):
+    """The closed-form fit gives LimeBase's coefficients (scikit-learn's weighted Ridge) to float64 rounding."""
+    from lime.lime_base import LimeBase
+
+    from gecobench.explainers.builtin import weighted_ridge_coefficients
+
+    rng = np.random.default_rng(n_samples)
+    masks = (rng.random((n_samples, n_words)) < 0.6).astype(np.int64)
+    masks[0] = 1
+    labels = rng.random((n_samples, 2))
+    distances = rng.random(n_samples) * 60
+    kernel = lambda d: np.sqrt(np.exp(-(d**2) / 25.0**2))
+    _, fitted, _, _ = LimeBase(kernel, random_state=0).explain_instance_with_data(
+        masks, labels, distances, 1, n_words, feature_selection="none")
+    expected = np.zeros(n_words)
+    for feature, weight in fitted:
+        expected[feature] = weight
+    got = weighted_ridge_coefficients(masks, labels[:, 1], kernel(distances))
+    # both solve the same (n_words x n_words) normal equations, by Cholesky and by LU: rounding of their scale
+    scale = float(np.abs(expected).max())
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e3 * np.finfo(np.float64).eps * scale)

@@ -48,7 +48,7 @@ class PrecomputedExplainer(Explainer):
         if "main" not in scores:
             raise ValueError("precomputed attributions need the 'main' kind (the model's own scores)")
         self.name = name  # type: ignore[misc]  # per instance: one registry entry per submission
-        self.version = version  # type: ignore[misc]
+        self.version = version
         self.source = source
         self.submission_id = submission_id
         self.model_independent = model_independent  # type: ignore[misc]

@@ -46,16 +46,29 @@ class Explainer(abc.ABC):
     model at all (e.g. a dataset statistic), ``model_independent = True`` so the leaderboard can label it.
     Constructor keyword arguments are the explainer's protocol parameters; :meth:`params` reports them
     and every result record stores them.
+
+    **Versions.** The class's ``version`` is its latest definition. An instance's ``version`` is the version of
+    the definition its parameters select (:meth:`version_for`): when a release changes the scores of some
+    settings only, the settings it leaves alone keep their earlier version, so records, checkpoints and published
+    attributions made with them keep their identity.
     """
 
     name: ClassVar[str]
-    version: ClassVar[str] = "1.0.0"
+    #: the latest definition's version on the class; on an instance, the version of its parameters' definition
+    version: str = "1.0.0"
     model_independent: ClassVar[bool] = False
     is_baseline: ClassVar[bool] = False
     description: ClassVar[str] = ""
 
     def __init__(self, **params: Any) -> None:
         self._params = dict(params)
+        self.version = type(self).version_for(self._params)
+
+    @classmethod
+    def version_for(cls, params: dict[str, Any]) -> str:
+        """The version of the definition that the protocol parameters ``params`` select: ``cls.version`` unless the
+        latest release left the scores of these settings unchanged (a subclass then names their earlier version)."""
+        return cls.version
 
     def params(self) -> dict[str, Any]:
         """The protocol parameters this instance was built with (JSON-serialisable)."""

@@ -10,6 +10,8 @@ the full estimate (Spearman–Brown: a full-sample reliability ``2r / (1 + r)``)
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -54,12 +56,27 @@ def split_half_error(first_half: np.ndarray, second_half: np.ndarray) -> float:
     return difference / total if total > 0 else float("inf")
 
 
-def sample_schedule(min_samples: int, max_samples: int) -> list[int]:
-    """Sample counts of an adaptive sampler's rounds: ``min_samples`` doubled until ``max_samples`` (the last one)."""
-    if int(min_samples) < 1 or int(max_samples) < int(min_samples):
-        raise ValueError(f"need 1 <= min_samples <= max_samples, got {min_samples} and {max_samples}")
-    counts, n = [], int(min_samples)
-    while n < int(max_samples):
-        counts.append(n)
-        n *= 2
-    return counts + [int(max_samples)]
+#: How a sentence's samples grow between the rounds of an adaptive sampler (``growth`` parameter of LIME and
+#: Kernel SHAP): ``doubling`` (LIME 4.0.0, Kernel SHAP's) or ``projected`` (:func:`next_sample_count`).
+GROWTH_RULES = ("doubling", "projected")
+#: the projected count's margin over what a 1/sqrt(n) error needs: one more round costs a fit, not model calls, but a
+#: count just short of the tolerance costs a round of its own
+PROJECTION_MARGIN = 1.1
+
+
+def next_sample_count(n: int, error: float, tolerance: float, max_samples: int, growth: str = "doubling") -> int:
+    """A sentence's sample count in the next round of an adaptive sampler, after a round of ``n`` samples whose
+    split-half error is ``error`` (above ``tolerance``; NaN when it could not be measured).
+
+    ``doubling``: ``2n``. ``projected``: the count at which the error would meet the tolerance if it falls as
+    ``1/sqrt(n)`` (an average's sampling error does), ``n (error / tolerance)^2`` with a 10 % margin, kept between
+    ``n + n/4`` (a smaller step seldom changes the verdict on a noisy error) and ``2n`` (an error measured on few
+    samples is noisy: never more than the doubling's step); unmeasured errors double. Doubling stops a sentence up
+    to twice past the count it needed; the projection stops it near that count. Never more than ``max_samples``.
+    """
+    if growth not in GROWTH_RULES:
+        raise ValueError(f"growth must be one of {', '.join(GROWTH_RULES)}, got {growth!r}")
+    if growth == "doubling" or not math.isfinite(error) or tolerance <= 0:
+        return min(int(max_samples), 2 * int(n))
+    wanted = math.ceil(n * (error / tolerance) ** 2 * PROJECTION_MARGIN)
+    return min(int(max_samples), max(n + math.ceil(n / 4), min(2 * n, wanted)))
