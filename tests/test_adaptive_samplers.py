@@ -309,3 +309,20 @@ def test_lime_fit_is_the_lime_packages_ridge(n_samples, n_words):
     # both solve the same (n_words x n_words) normal equations, by Cholesky and by LU: rounding of their scale
     scale = float(np.abs(expected).max())
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e3 * np.finfo(np.float64).eps * scale)
+
+
+def test_a_plugin_version_property_is_left_alone():
+    """The per-setting version is opt-in (``version_for``): an explainer whose ``version`` is a property keeps it."""
+    from gecobench.explainers.base import Explainer
+
+    class Computed(Explainer):
+        name = "computed_version"
+
+        @property
+        def version(self) -> str:  # type: ignore[override]
+            return f"2.{len(self.params())}.0"
+
+        def explain(self, model, tokenizer, words, targets):
+            return [np.ones(len(w)) for w in words]
+
+    assert Computed(a=1, b=2).version == "2.2.0" and Computed(a=1, b=2).protocol()["version"] == "2.2.0"

@@ -62,7 +62,10 @@ class Explainer(abc.ABC):
 
     def __init__(self, **params: Any) -> None:
         self._params = dict(params)
-        self.version = type(self).version_for(self._params)
+        if type(self).version_for.__func__ is not Explainer.version_for.__func__:  # type: ignore[attr-defined]
+            # only a class that names versions per setting gets an instance attribute: a plug-in's `version` (a
+            # class attribute, or a property) is left as it wrote it
+            self.version = type(self).version_for(self._params)
 
     @classmethod
     def version_for(cls, params: dict[str, Any]) -> str:
