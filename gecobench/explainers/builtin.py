@@ -961,7 +961,7 @@ class PerturbationExplainer(BuiltinExplainer):
 
     @property
     def rows_per_sentence(self) -> int:
-        return self._params["n_samples"] or self._params["min_samples"]
+        return self.first_count()
 
 
 def word_first_tokens(word_ids: Sequence[int | None], n_words: int) -> np.ndarray:

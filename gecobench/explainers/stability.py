@@ -72,7 +72,8 @@ def next_sample_count(n: int, error: float, tolerance: float, max_samples: int, 
     ``1/sqrt(n)`` (an average's sampling error does), ``n (error / tolerance)^2`` with a 10 % margin, kept between
     ``n + n/4`` (a smaller step seldom changes the verdict on a noisy error) and ``2n`` (an error measured on few
     samples is noisy: never more than the doubling's step); unmeasured errors double. Doubling stops a sentence up
-    to twice past the count it needed; the projection stops it near that count. Never more than ``max_samples``.
+    to twice past the count it needed; the projection stops it near that count when the error falls as assumed
+    (LIME's fell slower on MiniLM models: BENCHMARKS.md, "LIME 5.0.0"). Never more than ``max_samples``.
     """
     if growth not in GROWTH_RULES:
         raise ValueError(f"growth must be one of {', '.join(GROWTH_RULES)}, got {growth!r}")
