@@ -89,7 +89,7 @@ def test_a_published_reference_is_read_instead_of_computed_and_gives_the_same_re
         zoo, geco_dir, published, tmp_path) -> None:
     bundle = read_bundle(published["bundle"])
     assert bundle.explainer_keys() == sorted(
-        checkpoint_key(ExplainerSpec.parse(e), get_explainer(ExplainerSpec.parse(e).name)) for e in EXPLAINERS)
+        checkpoint_key(spec, get_explainer(spec.name, **spec.params)) for spec in map(ExplainerSpec.parse, EXPLAINERS))
     alone = _run_model_alone(zoo, geco_dir, tmp_path, published["bundle"].parent)
     # nothing of the zero-shot model was computed or checkpointed: the reference came from the bundle
     assert CheckpointStore(tmp_path / "ck").reference_units() == []
