@@ -45,7 +45,7 @@ from gecobench.explainers.quadrature import (
     clenshaw_curtis_weights,
 )
 from gecobench.explainers.stability import (
-    GROWTH_RULES,
+    check_growth,
     next_sample_count,
     split_half_agreement,
     split_half_error,
@@ -895,10 +895,8 @@ class PerturbationExplainer(BuiltinExplainer):
                 raise ValueError(f"min_samples must be >= 4 (two halves of at least two samples), got {min_samples}")
             if int(max_samples) < int(min_samples):
                 raise ValueError(f"max_samples ({max_samples}) must be >= min_samples ({min_samples})")
-            if growth not in GROWTH_RULES:
-                raise ValueError(f"growth must be one of {', '.join(GROWTH_RULES)}, got {growth!r}")
             super().__init__(n_samples=None, output=output, tolerance=float(tolerance), min_samples=int(min_samples),
-                             max_samples=int(max_samples), growth=growth, **kwargs)
+                             max_samples=int(max_samples), growth=check_growth(growth), **kwargs)
         # Speed knobs only (results do not change): None = as many perturbed inputs per forward pass as the
         # token budget allows; deduplicate = evaluate a perturbation drawn several times once.
         self.perturbations_per_eval = None if perturbations_per_eval is None else int(perturbations_per_eval)

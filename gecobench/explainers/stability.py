@@ -64,6 +64,13 @@ GROWTH_RULES = ("doubling", "projected")
 PROJECTION_MARGIN = 1.1
 
 
+def check_growth(growth: str) -> str:
+    """``growth`` if it names one of :data:`GROWTH_RULES`; otherwise a ``ValueError`` that lists them."""
+    if growth not in GROWTH_RULES:
+        raise ValueError(f"growth must be one of {', '.join(GROWTH_RULES)}, got {growth!r}")
+    return growth
+
+
 def next_sample_count(n: int, error: float, tolerance: float, max_samples: int, growth: str = "doubling") -> int:
     """A sentence's sample count in the next round of an adaptive sampler, after a round of ``n`` samples whose
     split-half error is ``error`` (above ``tolerance``; NaN when it could not be measured).
@@ -75,9 +82,7 @@ def next_sample_count(n: int, error: float, tolerance: float, max_samples: int, 
     to twice past the count it needed; the projection stops it near that count when the error falls as assumed
     (LIME's fell slower on MiniLM models: BENCHMARKS.md, "LIME 5.0.0"). Never more than ``max_samples``.
     """
-    if growth not in GROWTH_RULES:
-        raise ValueError(f"growth must be one of {', '.join(GROWTH_RULES)}, got {growth!r}")
-    if growth == "doubling" or not math.isfinite(error) or tolerance <= 0:
+    if check_growth(growth) == "doubling" or not math.isfinite(error) or tolerance <= 0:
         return min(int(max_samples), 2 * int(n))
     wanted = math.ceil(n * (error / tolerance) ** 2 * PROJECTION_MARGIN)
     return min(int(max_samples), max(n + math.ceil(n / 4), min(2 * n, wanted)))
