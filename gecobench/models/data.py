@@ -102,19 +102,48 @@ def subsample_sentences(rows: Sequence[GecoRow], max_sentences: int | None, seed
     return [r for r in rows if r.sentence_id in keep]
 
 
+#: the encoding fields a training batch carries
+BATCH_FIELDS = ("input_ids", "attention_mask", "token_type_ids")
+
+
 class WordsCollator:
-    """Turn a list of :class:`GecoRow` into a padded tensor batch with ``labels`` (words tokenized as released)."""
+    """Turn a list of :class:`GecoRow` into a padded tensor batch with ``labels`` (words tokenized as released).
+
+    Each sentence is tokenized once and its tokens kept: a schedule of many epochs (OLA's 200) otherwise spent about
+    half its time re-tokenizing the same rows (2026-12-06, a 6-epoch profile). Sentences not seen yet are tokenized
+    by the same call as always (padded to the longest, truncated at ``max_length``), so a fast tokenizer's saved
+    padding and truncation settings, which end up in the checkpoint's ``tokenizer.json``, do not change; a batch is
+    then padded on the right exactly as that call pads (tests compare the two). A tokenizer that pads on the left
+    is called for every batch, as before."""
 
     def __init__(self, tokenizer: Any, max_length: int) -> None:
         self.tokenizer = tokenizer
         self.max_length = max_length
+        self._tokens: dict[tuple[str, ...], dict[str, list[int]]] = {}
 
     def __call__(self, rows: Sequence[GecoRow]) -> dict[str, Any]:
         import torch
 
         from gecobench.words import tokenize_words
 
-        encoding, _ = tokenize_words(self.tokenizer, [r.words for r in rows], max_length=self.max_length)
-        batch = {k: v for k, v in encoding.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+        if getattr(self.tokenizer, "padding_side", "right") != "right" or self.tokenizer.pad_token_id is None:
+            encoding, _ = tokenize_words(self.tokenizer, [r.words for r in rows], max_length=self.max_length)
+            batch = {k: v for k, v in encoding.items() if k in BATCH_FIELDS}
+        else:
+            keys = [tuple(r.words) for r in rows]
+            new = list(dict.fromkeys(k for k in keys if k not in self._tokens))
+            if new:
+                encoding, _ = tokenize_words(self.tokenizer, [list(k) for k in new], max_length=self.max_length,
+                                             return_tensors=None)
+                for i, key in enumerate(new):
+                    length = sum(encoding["attention_mask"][i])
+                    self._tokens[key] = {name: list(encoding[name][i][:length]) for name in BATCH_FIELDS
+                                         if name in encoding}
+            longest = max(len(self._tokens[k]["input_ids"]) for k in keys)
+            fill = {"input_ids": self.tokenizer.pad_token_id, "attention_mask": 0,
+                    "token_type_ids": getattr(self.tokenizer, "pad_token_type_id", 0)}
+            batch = {name: torch.tensor([self._tokens[k][name] + [fill[name]] * (longest - len(self._tokens[k][name]))
+                                         for k in keys], dtype=torch.long)
+                     for name in BATCH_FIELDS if name in self._tokens[keys[0]]}
         batch["labels"] = torch.tensor([r.label for r in rows], dtype=torch.long)
         return batch
