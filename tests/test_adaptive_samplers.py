@@ -398,4 +398,5 @@ def test_lime_masking_needs_a_tokenizer_with_a_mask_token(model64, tokenizer):
 
     explainer = get_explainer("lime", n_samples=8, removal="mask_tokens")
     with pytest.raises(ValueError, match="mask_tokens needs a tokenizer with a mask token"):
-        explainer.outputs_without_words(model64, NoMask(), None, [])
+        explainer.removal_options(NoMask())
+    assert get_explainer("lime", n_samples=8).removal_options(NoMask()) == {}  # deletion needs no mask

@@ -966,8 +966,13 @@ class PerturbationExplainer(BuiltinExplainer):
         return outputs_without_words(
             EmbeddingForward(model, self._params["output"]), model, batch, keep_words, tokenizer.pad_token_id,
             rows_per_forward=self.perturbations_per_eval, tokens_per_forward=self.tokens_per_forward,
-            deduplicate=self.deduplicate,
+            deduplicate=self.deduplicate, **self.removal_options(tokenizer),
         )
+
+    def removal_options(self, tokenizer: Any) -> dict[str, Any]:
+        """How a removed word leaves the text, as :func:`~gecobench.explainers.inputs.outputs_without_words`'s
+        ``mask_id``/``collapse_masks``: nothing here (its tokens are dropped)."""
+        return {}
 
     def cached_outputs(
         self, model: Any, tokenizer: Any, batch: EncodedBatch, rows: dict[int, np.ndarray],
@@ -1077,19 +1082,13 @@ class LimeExplainer(PerturbationExplainer):
             out["perturbation"] = MASKED_TOKENS_PERTURBATION
         return out
 
-    def outputs_without_words(
-        self, model: Any, tokenizer: Any, batch: EncodedBatch, keep_words: Sequence[tuple[int, np.ndarray]]
-    ) -> list[np.ndarray]:
+    def removal_options(self, tokenizer: Any) -> dict[str, Any]:
         if self.removal == "delete":
-            return super().outputs_without_words(model, tokenizer, batch, keep_words)
+            return {}
         mask_id = getattr(tokenizer, "mask_token_id", None)
         if mask_id is None:
             raise ValueError("lime:removal=mask_tokens needs a tokenizer with a mask token; this one has none")
-        return outputs_without_words(
-            EmbeddingForward(model, self._params["output"]), model, batch, keep_words, tokenizer.pad_token_id,
-            rows_per_forward=self.perturbations_per_eval, tokens_per_forward=self.tokens_per_forward,
-            deduplicate=self.deduplicate, mask_id=int(mask_id), collapse_masks=False,
-        )
+        return {"mask_id": int(mask_id), "collapse_masks": False}
 
     @property
     def rows_per_sentence(self) -> int:
