@@ -856,8 +856,8 @@ class PerturbationExplainer(BuiltinExplainer):
 
     **Sample budget.** ``n_samples=N`` draws N samples for every sentence (a fixed budget, as before the adaptive
     versions; Kernel SHAP's default). ``n_samples=adaptive`` or ``None`` (LIME's default since its 4.0.0) sets an
-    accuracy target instead, as adaptive Integrated Gradients does for its steps: each sentence starts from ``min_samples`` and
-    its samples grow, round by round, until its **split-half error** is at most ``tolerance`` or
+    accuracy target instead, as adaptive Integrated Gradients does for its steps: each sentence starts from ``min_samples``
+    (or ``min_samples_per_word`` times its words, where that is more: LIME's default, 18) and its samples grow, round by round, until its **split-half error** is at most ``tolerance`` or
     ``max_samples`` is reached: ``growth=doubling`` doubles them, ``growth=projected`` goes to the count at which the
     error, falling as ``1/sqrt(n)``, would meet the tolerance (at least ``n + n/4``, at most ``2n``;
     :func:`~gecobench.explainers.stability.next_sample_count`). The split-half error
