@@ -1140,10 +1140,7 @@ class LimeExplainer(PerturbationExplainer):
             for i in pending:
                 sentence_masks = masks[i]
                 labels = outputs[i][:, int(targets[i])][:, None]
-                norms = np.linalg.norm(sentence_masks, axis=1) * np.sqrt(sentence_masks.shape[1])
-                cosine = np.divide(sentence_masks.sum(axis=1), norms, out=np.zeros(len(sentence_masks)), where=norms > 0)
-                distances = (1.0 - cosine) * 100
-                kernel_weights = np.sqrt(np.exp(-(distances**2) / width**2))  # LimeTextExplainer's kernel
+                kernel_weights = lime_kernel_weights(sentence_masks, width)
                 fit = functools.partial(self._fit, sentence_masks, labels[:, 0], kernel_weights)
                 scores[i], used[i] = fit(np.arange(len(sentence_masks))), len(sentence_masks)
                 # stability: a fit on each half of the perturbed samples, both with the unperturbed row 0 as LIME has
@@ -1167,6 +1164,16 @@ class LimeExplainer(PerturbationExplainer):
     def _fit(masks: np.ndarray, labels: np.ndarray, kernel_weights: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """|ridge coefficient| per word, fitted on the samples ``rows`` (row 0: the unperturbed sentence)."""
         return np.abs(weighted_ridge_coefficients(masks[rows], labels[rows], kernel_weights[rows]))
+
+
+def lime_kernel_weights(masks: np.ndarray, kernel_width: float = 25.0) -> np.ndarray:
+    """LimeTextExplainer's sample weights for ``(n_samples, n_words)`` 0/1 keep-rows: the cosine distance of each row
+    to the whole sentence (all ones), in percent, through the exponential kernel ``sqrt(exp(-d² / width²))``."""
+    masks = np.asarray(masks)
+    norms = np.linalg.norm(masks, axis=1) * np.sqrt(masks.shape[1])
+    cosine = np.divide(masks.sum(axis=1), norms, out=np.zeros(len(masks)), where=norms > 0)
+    distances = (1.0 - cosine) * 100
+    return np.sqrt(np.exp(-(distances**2) / kernel_width**2))
 
 
 def weighted_ridge_coefficients(features: np.ndarray, targets: np.ndarray, sample_weights: np.ndarray,
