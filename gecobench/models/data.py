@@ -7,13 +7,13 @@ as ``words``, ``label``, ``sentence_id``.
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from geco_common.paths import REPO_ROOT, shared_data_dir
 from gecobench.domain import GECO_FOLDERS, GECO_SPLITS, LABEL_NAMES, num_labels  # noqa: F401  (LABEL_NAMES re-exported)
 
 #: GECO configuration name -> (release folder, number of classes). Labels: female=0, male=1, non-binary=2.
@@ -43,14 +43,11 @@ def num_labels_of(config: str) -> int:
 
 
 def default_geco_dir() -> Path:
-    """``GECOBENCH_GECO_DIR`` if set, else ``../shared/data/geco`` relative to the repository root."""
-    env = os.environ.get("GECOBENCH_GECO_DIR")
-    if env:
-        return Path(env)
-    shared = os.environ.get("GECOBENCH_SHARED_DATA")
-    if shared:
-        return Path(shared) / "geco"
-    return Path(__file__).resolve().parents[2].parent / "shared" / "data" / "geco"
+    """The local GECO folder the dataset builder reads by default (``geco_common.paths.shared_data_dir``:
+    ``GECOBENCH_GECO_DIR``, ``GECOBENCH_SHARED_DATA/geco``, the checkout's ``../shared/data/geco``); where there is
+    none, the checkout's path, which does not exist (callers test ``is_dir()``; the builder then downloads)."""
+    found = shared_data_dir("GECOBENCH_GECO_DIR", "geco")
+    return Path(found) if found else REPO_ROOT.parent / "shared" / "data" / "geco"
 
 
 def load_rows(config: str, split: str, data_dir: str | Path | None = None) -> list[GecoRow]:
