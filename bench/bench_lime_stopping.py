@@ -48,9 +48,7 @@ def main() -> int:
     from _common import load_bench_inputs
 
     from gecobench.explainers import get_explainer
-    from gecobench.explainers.builtin import lime_kernel_weights, weighted_ridge_coefficients
     from gecobench.explainers.inputs import encode_batch, model_device, sentence_seed
-    from gecobench.explainers.stability import next_sample_count, split_half_error
     from gecobench.metrics.mass_accuracy import mass_accuracy_per_sentence
 
     inputs = load_bench_inputs(args.model, args.config, args.n_sentences, args.data_dir, args.threads)
@@ -68,31 +66,23 @@ def main() -> int:
     memo: dict[tuple[int, int], tuple[float, float]] = {}
 
     def at(i: int, n: int) -> tuple[float, float]:
-        """(MA, split-half error) of sentence i fitted on its first n samples, as LimeExplainer.explain fits."""
+        """(MA, split-half error) of sentence i fitted on its first n samples, by the explainer's own round."""
         if (i, n) not in memo:
-            masks, labels = rows[i][:n], outputs[i][:n, int(targets[i])]
-            weights = lime_kernel_weights(masks, lime.params()["kernel_width"])
-            fit = lambda picked: np.abs(weighted_ridge_coefficients(masks[picked], labels[picked], weights[picked]))
-            scores = fit(np.arange(n))
-            half = (n - 1) // 2
-            half -= half % 2  # whole pairs in each half
-            first, second = fit(np.r_[0, 1:1 + half]), fit(np.r_[0, 1 + half:1 + 2 * half])
-            error = 0.0 if np.ptp(labels) == 0 else split_half_error(first, second)
-            ma = float(mass_accuracy_per_sentence([scores], [truth[i]])[0])
-            memo[(i, n)] = (ma, error)
+            scores, _, error = lime.fit_sentence(rows[i][:n], outputs[i][:n, int(targets[i])])
+            memo[(i, n)] = (float(mass_accuracy_per_sentence([scores], [truth[i]])[0]), error)
         return memo[(i, n)]
 
     def replay(per_word: int, tolerance: float) -> tuple[float, float]:
-        used, mas = [], []
-        for i in range(len(words)):
-            n_words = batch.n_words[i]
-            n = min(args.max_samples, max(32, per_word * n_words))
-            while True:
-                ma, error = at(i, n)
-                if n_words <= 1 or error <= tolerance or n >= args.max_samples:
-                    break
-                n = next_sample_count(n, error, tolerance, args.max_samples, "projected")
-            used.append(n)
+        """Mean samples and MA of the rounds LimeExplainer.explain runs with this floor and tolerance."""
+        rule = get_explainer("lime", removal=args.removal, min_samples_per_word=per_word, tolerance=tolerance,
+                             max_samples=args.max_samples)
+        used, mas, errors = [], [], np.full(len(words), np.nan)
+        for i, n in enumerate(rule.first_counts(batch.n_words)):
+            counts, pending = {i: n}, [i]
+            while pending:
+                ma, errors[i] = at(i, counts[i])
+                pending = rule.next_round(pending, counts, errors, batch.n_words)
+            used.append(counts[i])
             mas.append(ma)
         return float(np.mean(used)), float(np.nanmean(mas))
 

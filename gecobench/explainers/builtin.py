@@ -1121,7 +1121,6 @@ class LimeExplainer(PerturbationExplainer):
 
     def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
         batch = encode_batch(tokenizer, words, model_device(model))
-        width = self._params["kernel_width"]
         n_sentences = len(words)
         rngs = [np.random.default_rng(sentence_seed(self.seed, words[i], targets[i])) for i in range(n_sentences)]
         masks = [np.zeros((0, batch.n_words[i]), dtype=np.int64) for i in range(n_sentences)]
@@ -1138,27 +1137,33 @@ class LimeExplainer(PerturbationExplainer):
                                                                   previous)])
             outputs = self.cached_outputs(model, tokenizer, batch, {i: masks[i] for i in pending}, cache)
             for i in pending:
-                sentence_masks = masks[i]
-                labels = outputs[i][:, int(targets[i])][:, None]
-                kernel_weights = lime_kernel_weights(sentence_masks, width)
-                fit = functools.partial(self._fit, sentence_masks, labels[:, 0], kernel_weights)
-                scores[i], used[i] = fit(np.arange(len(sentence_masks))), len(sentence_masks)
-                # stability: a fit on each half of the perturbed samples, both with the unperturbed row 0 as LIME has
-                # (paired: whole pairs in each half, so each half is a paired draw too)
-                half = (len(sentence_masks) - 1) // 2
-                if self.sampling == "paired":
-                    half -= half % 2
-                if half >= 1:
-                    first, second = np.arange(1, 1 + half), np.arange(1 + half, 1 + 2 * half)
-                    first_scores, second_scores = fit(np.r_[0, first]), fit(np.r_[0, second])
-                    agreement[i] = split_half_agreement(first_scores, second_scores)
-                    # outputs that no perturbation moves leave nothing to estimate: the fits' coefficients are then
-                    # float64 rounding of the weighted mean, and the ratio of two such roundings means nothing
-                    error[i] = 0.0 if np.ptp(labels) == 0 else split_half_error(first_scores, second_scores)
+                scores[i], agreement[i], error[i] = self.fit_sentence(masks[i], outputs[i][:, int(targets[i])])
+                used[i] = len(masks[i])
             pending = self.next_round(pending, counts, error, batch.n_words)
         self.last_diagnostics = {"split_half_agreement": agreement, "split_half_error": error,
                                  "n_samples": used.astype(np.float64)}
         return scores
+
+    def fit_sentence(self, masks: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, float, float]:
+        """One sentence's word scores from its ``(n, n_words)`` samples (row 0 the whole sentence) and the model's
+        outputs for the target on them, with the split-half agreement and error of the fits on each half (NaN
+        where a half would be empty): what a round of :meth:`explain` computes for the sentence."""
+        kernel_weights = lime_kernel_weights(masks, self._params["kernel_width"])
+        fit = functools.partial(self._fit, masks, labels, kernel_weights)
+        scores = fit(np.arange(len(masks)))
+        # stability: a fit on each half of the perturbed samples, both with the unperturbed row 0 as LIME has
+        # (paired: whole pairs in each half, so each half is a paired draw too)
+        half = (len(masks) - 1) // 2
+        if self.sampling == "paired":
+            half -= half % 2
+        if half < 1:
+            return scores, float("nan"), float("nan")
+        first, second = np.arange(1, 1 + half), np.arange(1 + half, 1 + 2 * half)
+        first_scores, second_scores = fit(np.r_[0, first]), fit(np.r_[0, second])
+        # outputs that no perturbation moves leave nothing to estimate: the fits' coefficients are then float64
+        # rounding of the weighted mean, and the ratio of two such roundings means nothing
+        error = 0.0 if np.ptp(labels) == 0 else split_half_error(first_scores, second_scores)
+        return scores, split_half_agreement(first_scores, second_scores), error
 
     @staticmethod
     def _fit(masks: np.ndarray, labels: np.ndarray, kernel_weights: np.ndarray, rows: np.ndarray) -> np.ndarray:
