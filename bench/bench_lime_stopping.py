@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from _common import use_this_checkout
+from _common import add_model_arguments, use_this_checkout
 
 use_this_checkout()
 
@@ -30,11 +30,7 @@ import numpy as np
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="checkpoint folder (model zoo layout)")
-    parser.add_argument("--config", default="binary_all")
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--n-sentences", type=int, default=32)
-    parser.add_argument("--threads", type=int, default=1)
+    add_model_arguments(parser, n_sentences=32, threads=1)
     parser.add_argument("--max-samples", type=int, default=1024, help="samples drawn per sentence (the cap)")
     parser.add_argument("--removal", default="delete", choices=["delete", "mask_tokens"])
     parser.add_argument("--per-word", type=int, nargs="+", default=[0, 14, 16, 18, 20],
