@@ -1,5 +1,6 @@
 """scripts/maintainer/submission_size.py counts a push the way submissions are limited: binary files in full, a
-rename as a removal and an addition, a cherry-picked change once, a merge's diff against its first parent."""
+rename as a removal and an addition, a cherry-picked change once, a merge's diff against its first parent (main
+merged into the grid's tip: the unit once)."""
 
 from __future__ import annotations
 
@@ -76,3 +77,20 @@ def test_a_merge_counts_what_it_brings_to_its_first_parent(repo: Path) -> None:
     _git(repo, "merge", "-q", "--no-edit", "grid")
     sizes = submission_size.commit_sizes(str(repo), base, ["main"])
     assert len(sizes) == 3 and sum(s.bytes for s in sizes) > 2 * 100_000
+
+
+def test_main_merged_into_the_grid_tip_counts_the_unit_once_and_keeps_both_histories(repo: Path) -> None:
+    # the way units come onto main once main's own commits have landed (reference/README.md)
+    base = _git(repo, "rev-parse", "HEAD")
+    _git(repo, "checkout", "-q", "-b", "grid")
+    (repo / "unit.bin").write_bytes(os.urandom(100_000))
+    unit = _commit(repo, "unit")
+    _git(repo, "checkout", "-q", "main")
+    (repo / "code.py").write_text("print(1)\n")
+    landed = _commit(repo, "code")
+    _git(repo, "checkout", "-q", "-B", "merged", "grid")
+    _git(repo, "merge", "-q", "--no-edit", "main")
+    sizes = submission_size.commit_sizes(str(repo), base, ["merged"])
+    assert len(sizes) == 3 and 100_000 < sum(s.bytes for s in sizes) < 2 * 100_000
+    for commit in (unit, landed):  # neither the unit's commit nor main's landed one is rewritten
+        _git(repo, "merge-base", "--is-ancestor", commit, "merged")
