@@ -21,10 +21,10 @@ With ``--properties-groups K`` the properties and faithfulness run on the first 
 filters are scored, as in the reference run (``make reference``: the first 32 of 322 groups, about 10 %); the
 figures per scored sentence are then those of that protocol.
 
-With ``--count-flops`` the in-process run is repeated (untimed, fresh checkpoints) under
-``torch.utils.flop_counter.FlopCounterMode``, which counts the matrix-product FLOPs of every model call the
-evaluation makes (forward and backward, Captum's hooks included), and a large float32 matmul is timed on the same
-threads (``--matmul-size``): the *matmul floor* is those FLOPs at that rate, the least CPU time any engine needs
+With ``--count-flops`` the in-process run is repeated (untimed, fresh checkpoints) while the matrix-product FLOPs
+of every model call the evaluation makes (forward and backward, Captum's hooks included) are counted at torch's
+dispatcher with ``torch.utils.flop_counter``'s formulas, and a large float32 matmul is timed on the same threads
+(``--matmul-size``, ``bench_floor.matmul_peak_gflops``): the *matmul floor* is those FLOPs at that rate, the least CPU time any engine needs
 for this protocol on this machine without fewer FLOPs (a smaller budget, another precision). The timed run's CPU
 seconds over the floor say how much of the evaluation is anything but matrix products at the machine's rate.
 
@@ -210,10 +210,11 @@ def run_cli(processes: int, args: argparse.Namespace, specs: list[str], workdir:
 
 
 def matmul_floor(run: Callable[[], object], matmul_size: int, cpu_seconds: float) -> dict[str, float]:
-    """Run ``run()`` under ``FlopCounterMode``, time a ``matmul_size``² float32 matmul on the current threads, and
-    return the FLOPs counted, the peak, and the floor: those FLOPs at the peak, in CPU seconds (wall seconds times
-    threads), also as a share of ``cpu_seconds`` (the timed run's)."""
+    """Run ``run()`` counting its matrix products' FLOPs, time a ``matmul_size``² float32 matmul on the current
+    threads, and return the FLOPs counted, that peak, and the floor: those FLOPs at the peak, in CPU seconds (wall
+    seconds times threads), also as a share of ``cpu_seconds`` (the timed run's)."""
     import torch
+    from bench_floor import matmul_peak_gflops
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils.flop_counter import FlopCounterMode
 
@@ -240,16 +241,9 @@ def matmul_floor(run: Callable[[], object], matmul_size: int, cpu_seconds: float
     with MatrixProductFlops() as counter:
         run()
     flops = float(counter.flops)
-    a, b = torch.randn(matmul_size, matmul_size), torch.randn(matmul_size, matmul_size)
-    torch.mm(a, b)  # warm-up
-    best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        torch.mm(a, b)
-        best = min(best, time.perf_counter() - start)
-    peak = 2 * matmul_size**3 / best
-    floor_cpu = flops / peak * torch.get_num_threads()
-    return {"gflop": flops / 1e9, "peak_gflops": peak / 1e9, "floor_cpu_seconds": floor_cpu,
+    peak_gflops = matmul_peak_gflops(matmul_size)
+    floor_cpu = flops / (peak_gflops * 1e9) * torch.get_num_threads()
+    return {"gflop": flops / 1e9, "peak_gflops": peak_gflops, "floor_cpu_seconds": floor_cpu,
             "floor_share": floor_cpu / cpu_seconds}
 
 
