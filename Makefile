@@ -56,9 +56,13 @@ REFERENCE_ARGS ?=
 reference: $(STAMP)
 	$(PY) -m gecobench reference $(REFERENCE_ARGS)
 
-# Every benchmark under bench/ (figures go to BENCHMARKS.md by hand, with machine and date).
+# Every benchmark under bench/ that runs on its defaults (figures go to BENCHMARKS.md by hand, with machine and date);
+# those that need a checkpoint (a required --model) say so and are skipped: their commands, with the models they
+# were run on, are in BENCHMARKS.md.
 bench: $(STAMP)
-	for script in bench/bench_*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+	for script in bench/bench_*.py; do \
+		if grep -q "required=True" $$script; then echo "== $$script: needs a model (see --help), skipped"; continue; fi; \
+		echo "== $$script"; $(PY) $$script || exit 1; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache site

@@ -69,6 +69,18 @@ class BenchInputs:
     truth: list[list[int]]
 
 
+def add_model_arguments(parser: Any, *, n_sentences: int, threads: int, model_required: bool = True) -> None:
+    """The arguments every bench on one checkpoint and the first test sentences of a config shares: ``--model``,
+    ``--config``, ``--data-dir``, ``--n-sentences`` and ``--threads`` (what :func:`load_bench_inputs` takes)."""
+    parser.add_argument("--model", required=model_required, default=None,
+                        help="checkpoint folder (model zoo layout)" if model_required
+                        else "checkpoint folder (model zoo layout; default: the offline MiniLM with a fresh head)")
+    parser.add_argument("--config", default="binary_all", help="GECO config whose test split is used")
+    parser.add_argument("--data-dir", default=None, help="GECO release folder (default: the dataset builders' rule)")
+    parser.add_argument("--n-sentences", type=int, default=n_sentences, help=f"first N test sentences ({n_sentences})")
+    parser.add_argument("--threads", type=int, default=threads, help=f"torch CPU threads ({threads})")
+
+
 def load_bench_inputs(model_path: str, config: str, n_sentences: int, data_dir: str | None, threads: int) -> BenchInputs:
     """The checkpoint (eval mode, ``threads`` torch threads) and :func:`first_test_sentences` of ``config``."""
     import torch

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from _common import use_this_checkout
+from _common import add_model_arguments, use_this_checkout
 
 use_this_checkout()
 
@@ -31,11 +31,7 @@ DEFAULT_SPECS = [
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="checkpoint folder (model zoo layout)")
-    parser.add_argument("--config", default="binary_all")
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--n-sentences", type=int, default=24)
-    parser.add_argument("--threads", type=int, default=2)
+    add_model_arguments(parser, n_sentences=24, threads=2)
     parser.add_argument("--specs", nargs="*", default=DEFAULT_SPECS)
     args = parser.parse_args()
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from _common import first_test_sentences, load_model, use_this_checkout
+from _common import add_model_arguments, first_test_sentences, load_model, use_this_checkout
 
 use_this_checkout()
 
@@ -102,11 +102,7 @@ def best_seconds(function, repeats: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default=None, help="zoo checkpoint folder (default: offline MiniLM, fresh head)")
-    parser.add_argument("--config", default="binary_all")
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--n-sentences", type=int, default=64)
-    parser.add_argument("--threads", type=int, default=2)
+    add_model_arguments(parser, n_sentences=64, threads=2, model_required=False)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--tokens", type=int, default=None,
                         help="token positions per floor batch (default: the engine's default budget)")

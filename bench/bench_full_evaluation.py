@@ -21,6 +21,13 @@ With ``--properties-groups K`` the properties and faithfulness run on the first 
 filters are scored, as in the reference run (``make reference``: the first 32 of 322 groups, about 10 %); the
 figures per scored sentence are then those of that protocol.
 
+With ``--count-flops`` the in-process run is repeated (untimed, fresh checkpoints) while the matrix-product FLOPs
+of every model call the evaluation makes (forward and backward, Captum's hooks included) are counted at torch's
+dispatcher with ``torch.utils.flop_counter``'s formulas, and a large float32 matmul is timed on the same threads
+(``--matmul-size``, ``bench_floor.matmul_peak_gflops``): the *matmul floor* is those FLOPs at that rate, the least CPU time any engine needs
+for this protocol on this machine without fewer FLOPs (a smaller budget, another precision). The timed run's CPU
+seconds over the floor say how much of the evaluation is anything but matrix products at the machine's rate.
+
 With ``--reference-cached`` the zero-shot model is evaluated first, untimed, with the same explainers and protocol,
 as in the reference grid where it is one of the six models: its attributions land in the checkpoint store and are
 the RMA reference the timed model then reads instead of computing (what every model after the first of a base
@@ -58,6 +65,7 @@ import tempfile
 import time
 import warnings
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -201,6 +209,44 @@ def run_cli(processes: int, args: argparse.Namespace, specs: list[str], workdir:
     return {"wall": wall, **cli_phases(checkpoints, launched, launched + wall), **extra}
 
 
+def matmul_floor(run: Callable[[], object], matmul_size: int, cpu_seconds: float) -> dict[str, float]:
+    """Run ``run()`` counting its matrix products' FLOPs, time a ``matmul_size``² float32 matmul on the current
+    threads, and return the FLOPs counted, that peak, and the floor: those FLOPs at the peak, in CPU seconds (wall
+    seconds times threads), also as a share of ``cpu_seconds`` (the timed run's)."""
+    import torch
+    from bench_floor import matmul_peak_gflops
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils.flop_counter import FlopCounterMode
+
+    formulas = FlopCounterMode(display=False).flop_registry  # torch's FLOP formula of each matrix-product op
+
+    class MatrixProductFlops(TorchDispatchMode):
+        # FlopCounterMode itself also tracks modules with backward hooks, which break the gradient explainers'
+        # autograd.grad calls: count with its formulas at the dispatcher only.
+        flops = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
+            kwargs = kwargs or {}
+            formula = formulas.get(func._overloadpacket)
+            if formula is None:  # a composite op (linear through a fused kernel, …): count its pieces
+                with self:
+                    decomposed = func.decompose(*args, **kwargs)
+                if decomposed is not NotImplemented:
+                    return decomposed
+            out = func(*args, **kwargs)
+            if formula is not None:
+                self.flops += formula(*args, **kwargs, out_val=out)
+            return out
+
+    with MatrixProductFlops() as counter:
+        run()
+    flops = float(counter.flops)
+    peak_gflops = matmul_peak_gflops(matmul_size)
+    floor_cpu = flops / (peak_gflops * 1e9) * torch.get_num_threads()
+    return {"gflop": flops / 1e9, "peak_gflops": peak_gflops, "floor_cpu_seconds": floor_cpu,
+            "floor_share": floor_cpu / cpu_seconds}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="fine-tuned checkpoint folder (model zoo layout)")
@@ -225,6 +271,9 @@ def main() -> int:
     parser.add_argument("--processes", type=int, nargs="*", default=[], help="also time the CLI with these counts")
     parser.add_argument("--cli-only", action="store_true",
                         help="time the command-line runs only (no in-process run, so no stage breakdown)")
+    parser.add_argument("--count-flops", action="store_true",
+                        help="repeat the in-process run counting its matrix-product FLOPs; print the matmul floor")
+    parser.add_argument("--matmul-size", type=int, default=2048, help="square float32 matmul timed for the peak")
     parser.add_argument("--output", default=None, help="also write the figures as JSON here")
     args = parser.parse_args()
     if (args.reference_cached or args.reference_attributions) and not args.zero_shot:
@@ -234,6 +283,8 @@ def main() -> int:
         parser.error("--cli-only needs --processes (the command-line runs to time)")
     if args.reference_cached and args.reference_attributions:
         parser.error("--reference-cached and --reference-attributions are two cases; choose one")
+    if args.count_flops and args.cli_only:
+        parser.error("--count-flops counts the in-process run; --cli-only skips it")
 
     import torch
     from bench_vs_ferret import builtin_specs
@@ -316,6 +367,18 @@ def main() -> int:
             for name, per in sorted(stages.items(), key=lambda kv: -sum(kv[1].values())):
                 print(f"{name:<24} {per['explain'] / n_scored:>8.3f} {per['properties + RMA reference'] / n_scored:>10.3f} "
                       f"{per['faithfulness'] / n_scored:>9.3f}")
+            if args.count_flops:
+                if args.reference_cached:
+                    copy_reference_units(workdir / "ck-zs", workdir / "ck-flops")
+                floor = matmul_floor(lambda: run_evaluation(
+                    specs, [args.model], [args.config], settings, store_location=str(workdir / "results-flops"),
+                    checkpoint_dir=workdir / "ck-flops", progress=False, filters=filters,
+                    reference_attributions=args.reference_attributions), args.matmul_size, cpu)
+                out["matmul_floor"] = floor
+                print(f"\nmatrix products: {floor['gflop'] / n_scored:.2f} GFLOP per scored sentence; matmul peak "
+                      f"{floor['peak_gflops']:.1f} GFLOP/s ({args.matmul_size}² float32, {args.threads} thread(s)); "
+                      f"floor {floor['floor_cpu_seconds'] / n_scored:.3f} CPU-s per scored sentence = "
+                      f"{floor['floor_share']:.0%} of the run's CPU time")
         if args.processes:
             out["scaling"] = {}
             cached = None

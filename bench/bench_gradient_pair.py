@@ -4,7 +4,8 @@ timing from outside (``/usr/bin/time -v``, or two checkouts against each other t
 
     PYTHONPATH=. python bench/bench_gradient_pair.py 32 saliency input_x_gradient
 
-The model is the offline MiniLM with a fresh two-class head (seed 0), two torch threads.
+The model is the offline MiniLM with a fresh two-class head (seed 0), two torch threads. Without arguments it runs
+that example (``make bench`` calls every bench without arguments).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ def main(argv: list[str]) -> int:
     from gecobench.explainers import get_explainer
     from gecobench.explainers.engine import attribute
 
+    argv = argv or ["32", "saliency", "input_x_gradient"]
     if len(argv) < 2:
         raise SystemExit("usage: bench_gradient_pair.py N_SENTENCES EXPLAINER [EXPLAINER ...]")
     torch.set_num_threads(2)

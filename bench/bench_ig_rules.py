@@ -94,17 +94,13 @@ def simpson(contributions: np.ndarray, difference: float, tolerance: float, fine
 
 
 def main() -> int:
+    from _common import add_model_arguments, load_bench_inputs
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="fine-tuned checkpoint folder (model zoo layout)")
-    parser.add_argument("--config", default="binary_all")
-    parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--n-sentences", type=int, default=64)
+    add_model_arguments(parser, n_sentences=64, threads=1)
     parser.add_argument("--finest", type=int, default=256, help="intervals of the grid every rule is replayed on")
     parser.add_argument("--tolerances", type=float, nargs="+", default=[0.01, 0.02, 0.05])
-    parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
-
-    from _common import load_bench_inputs
 
     from gecobench.explainers.quadrature import clenshaw_curtis_weights
     from gecobench.metrics.mass_accuracy import mass_accuracy_per_sentence

@@ -2,7 +2,7 @@
 """Speed of the Spanish pipeline on this machine: importing the published predictions, fill-mask with a tiny
 in-test-style masked LM on the 192 template sentences, and the two taggers.
 
-    python bench/bench_spanish.py [--data-dir ../shared/data/spanish]
+    python bench/bench_spanish.py [--data-dir ../shared/data/spanish]   # default: the dataset builders' rule
 
 Prints a Markdown table for BENCHMARKS.md (section "Spanish masked-LM pipeline").
 """
@@ -22,7 +22,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Time the Spanish masked-LM pipeline stages.")
-    parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data" / "spanish"))
+    parser.add_argument("--data-dir", default=None,
+                        help="Spanish data folder (default: the dataset builders' rule, $GECOBENCH_SPANISH_DIR or "
+                             "../shared/data/spanish)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     args = parser.parse_args(argv)
 
@@ -31,13 +33,17 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     from spanish_helpers import make_tiny_bert_mlm
 
+    from geco_dataset.spanish import default_spanish_dir
     from gecobench.spanish import import_recorded_predictions
     from gecobench.spanish.fillmask import load_masked_lm, top_k_whole_words
     from gecobench.spanish.pipeline import fill, load_templates, render
     from gecobench.spanish.tagging import LexiconTagger, SpacyTagger, spacy_available
     from gecobench.store import LocalStore
 
-    data_dir = Path(args.data_dir)
+    found = args.data_dir or default_spanish_dir()
+    if found is None:
+        parser.error("no Spanish data folder: give --data-dir, or set GECOBENCH_SPANISH_DIR or GECOBENCH_SHARED_DATA")
+    data_dir = Path(found)
     rows_out: list[tuple[str, str]] = []
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()

@@ -11,7 +11,7 @@ for a rerun); its token scores are folded to words with the hub's rule (``|score
 summed per word) so both sides get the same Mass Accuracy. The hub side runs every built-in explainer of the
 registry (whatever it holds when the bench runs) at its defaults plus the ``--extra`` settings matched to
 ferret's (:data:`DEFAULT_EXTRA`: the gradient methods at ferret's attribution point and output, Integrated
-Gradients at ferret's 50 steps, Kernel SHAP at 500 samples, Partition SHAP with ferret's masking rule); "equal MA"
+Gradients at ferret's 50 steps, Kernel SHAP at 500 samples, Partition SHAP and LIME with ferret's masking rule); "equal MA"
 is read on those rows. The faithfulness rows time
 ferret's ``aopc_compr``/``aopc_suff``/``taucorr_loo`` and the hub's
 :class:`~gecobench.evaluation.faithfulness.FaithfulnessProbe` (all three together) on the same explanations.
@@ -66,10 +66,12 @@ PAIRS = {
 #: word-embedding lookup (``model.get_input_embeddings()``) and on the logits, where the hub's 2.0.0 gradient
 #: methods explain at the embedding block's output (the paper's point; on a BERT-family model the two differ in
 #: MA by design, on OLA they coincide); Integrated Gradients at ferret's 50 steps; Kernel SHAP at 500 samples;
-#: Partition SHAP with the masking rule of shap's text masker (one [MASK] per word piece) and the accuracy target.
+#: Partition SHAP with the masking rule of shap's text masker (one [MASK] per word piece) and the accuracy target;
+#: LIME with ferret's masking rule (the same, where the hub's default deletes the word).
 DEFAULT_EXTRA = ["saliency:attribution_point=word_embeddings", "input_x_gradient:attribution_point=word_embeddings",
                  "integrated_gradients:n_steps=50,attribution_point=word_embeddings,output=logit",
-                 "kernel_shap:n_samples=500", "partition_shap:removal=mask_tokens,coalitions_per_word=adaptive"]
+                 "kernel_shap:n_samples=500", "partition_shap:removal=mask_tokens,coalitions_per_word=adaptive",
+                 "lime:removal=mask_tokens"]
 
 
 def ferret_pair(spec: str) -> str | None:

@@ -4,7 +4,9 @@
 * :mod:`geco_common.domain` — the shared vocabulary: GECO's configurations, folders, splits and class labels,
   and the Spanish templates' mask placeholder;
 * :mod:`geco_common.provenance` — the provenance and hashing primitives every written artefact carries
-  (package version, git commit, library versions, UTC time, a file's SHA-256).
+  (package version, git commit, library versions, UTC time, a file's SHA-256);
+* :mod:`geco_common.paths` — where a local copy of the released data is looked for (one rule for the dataset
+  builders and for training).
 
 This package imports nothing of the project (nor any third-party library): it is the bottom of the layer order
 ``geco_common`` → ``geco_dataset`` → ``gecobench`` → ``submissions`` → ``leaderboard_space``

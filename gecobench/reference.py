@@ -1144,7 +1144,7 @@ def _finish_unit(plan: ReferencePlan, unit: EvaluationUnit, models: list[str], s
         if summary.resumed_cpu_seconds is None:
             facts["cpu_seconds_cover"] = "this run only (resumed chunks without CPU seconds)"
         else:
-            cpu_seconds += summary.resumed_cpu_seconds
+            cpu_seconds = unit_cpu_seconds(cpu_seconds, summary.resumed_cpu_seconds, n_processes)
         timings.record(unit.key, seconds, records=len(summary.written), cpu_seconds=round(cpu_seconds, 1),
                        **facts)
     _write_json(plan.unit_marker(unit), {
@@ -1163,6 +1163,16 @@ def unit_wall_seconds(this_run: float, resumed_chunk_seconds: float, n_processes
     if n_processes < 1:
         raise ValueError(f"n_processes must be at least 1, got {n_processes}")
     return this_run + resumed_chunk_seconds / n_processes
+
+
+def unit_cpu_seconds(this_process: float, resumed_chunk_cpu_seconds: float, n_processes: int) -> float:
+    """A unit's CPU seconds per process, the figure ``timings.json`` keeps: this (main) process's, plus the CPU
+    seconds of the chunks it resumed from (each chunk's own, summed over every process that computed them) shared
+    out over ``n_processes``. Adding the sum itself (as units resumed before 2026-12-06 19:40 UTC did) counts a
+    two-process run's resumed chunks once per process on top of the one whose figure this is."""
+    if n_processes < 1:
+        raise ValueError(f"n_processes must be at least 1, got {n_processes}")
+    return this_process + resumed_chunk_cpu_seconds / n_processes
 
 
 def _spec_key(text: str) -> str:

@@ -50,8 +50,11 @@ def test_the_next_sample_count_doubles_or_goes_to_the_projected_need():
                                              ("kernel_shap", "projected")])
 def test_the_adaptive_estimate_meets_its_tolerance_and_equals_the_budget_it_stopped_at(name, growth, model64, tokenizer):
     tolerance, most = 0.25, 2048
+    # LIME's floor per word (6.0.0) stays on where its rounds grow by projection, off where they double (so every
+    # count is 16 * 2^k)
+    floor = {"min_samples_per_word": 0} if name == "lime" and growth == "doubling" else {}
     adaptive = get_explainer(name, n_samples="adaptive", tolerance=tolerance, min_samples=16, max_samples=most,
-                             growth=growth)
+                             growth=growth, **floor)
     result = attribute_detailed(adaptive, model64, tokenizer, WORDS, TARGETS, seed=1)
     used, error = result.diagnostics["n_samples"], result.diagnostics["split_half_error"]
     several = np.array([len(w) > 1 for w in WORDS])
@@ -94,7 +97,8 @@ def test_an_explicit_budget_is_honoured_exactly(name, model64, tokenizer):
 def test_a_sentence_that_needs_more_samples_gets_more(name, tokenizer):
     # the same batch: one sentence whose words do not move the model, one with three-word interactions
     model = two_feature_model(tokenizer, strength=1.0)
-    explainer = get_explainer(name, n_samples="adaptive", output="logit", tolerance=0.05, min_samples=16, max_samples=512)
+    explainer = get_explainer(name, n_samples="adaptive", output="logit", tolerance=0.05, min_samples=16, max_samples=512,
+                              **({"min_samples_per_word": 0} if name == "lime" else {}))
     result = attribute_detailed(explainer, model, tokenizer, [INERT, SENTENCE], [1, 1], seed=0)
     used = result.diagnostics["n_samples"]
     assert used[0] == 16 and used[1] > 16, used
@@ -171,12 +175,13 @@ OLD_DEFAULT_SCORES = {
 @pytest.mark.parametrize("name", ["lime"])
 def test_the_default_is_an_accuracy_target_and_a_fixed_budget_refuses_one(name):
     # issue 36: LIME's budget follows the sentence by default (4.0.0), its samples paired and grown to the projected
-    # need (5.0.0); the old fixed budget is a parameter away
+    # need (5.0.0) from a first round of 18 per word (6.0.0); the old fixed budget is a parameter away
     explainer = get_explainer(name)
-    assert explainer.version == "5.0.0" and explainer.adaptive
+    assert explainer.version == "6.0.0" and explainer.adaptive
     params = explainer.params()
     assert params["n_samples"] is None and params["sampling"] == "paired"
-    assert {k: params[k] for k in ("tolerance", "min_samples", "max_samples", "growth")} == type(explainer).adaptive_defaults
+    defaults = type(explainer).adaptive_defaults
+    assert {k: params[k] for k in defaults} == defaults and "min_samples_per_word" in defaults
     assert get_explainer(name, n_samples="adaptive").params() == params
     assert get_explainer(name, tolerance=0.1).params()["tolerance"] == 0.1
     assert get_explainer(name, n_samples=OLD_DEFAULT_SCORES[name][0]).params()["n_samples"] == OLD_DEFAULT_SCORES[name][0]
@@ -186,6 +191,11 @@ def test_the_default_is_an_accuracy_target_and_a_fixed_budget_refuses_one(name):
         get_explainer(name, n_samples=100, tolerance=0.1)
     with pytest.raises(ValueError, match="n_samples=adaptive"):
         get_explainer(name, n_samples=100, growth="projected")
+    with pytest.raises(ValueError, match="n_samples=adaptive"):
+        get_explainer(name, n_samples=100, min_samples_per_word=8)
+    for bad in (-1, 2.5):
+        with pytest.raises(ValueError, match="min_samples_per_word must be a whole number"):
+            get_explainer(name, min_samples_per_word=bad)
     with pytest.raises(ValueError, match="growth must be one of"):
         get_explainer(name, growth="tripling")
     with pytest.raises(ValueError, match="sampling must be one of"):
@@ -193,15 +203,15 @@ def test_the_default_is_an_accuracy_target_and_a_fixed_budget_refuses_one(name):
 
 
 def test_a_release_that_leaves_a_setting_alone_keeps_its_version():
-    """LIME 5.0.0 changed the accuracy target's draw and growth, not a fixed budget's: ``lime:n_samples=50`` (the
-    reference grid's) keeps 4.0.0's version, parameters and checkpoint key, so its records stay the plan's; a fixed
-    budget drawn in pairs is a 5.0.0 definition and says so."""
+    """LIME 5.0.0 and 6.0.0 changed the accuracy target's draw, growth and first round, not a fixed budget's:
+    ``lime:n_samples=50`` (the reference grid's) keeps 4.0.0's version, parameters and checkpoint key, so its records
+    stay the plan's; a fixed budget drawn in pairs is a newer definition and says so."""
     from gecobench.evaluation.checkpoints import spec_checkpoint_key
     from gecobench.explainers.base import get_explainer_class
     from gecobench.reference import REFERENCE_DIR
 
     grid = get_explainer("lime", n_samples=50)
-    assert grid.version == "4.0.0" and get_explainer_class("lime").version == "5.0.0"
+    assert grid.version == "4.0.0" and get_explainer_class("lime").version == "6.0.0"
     assert grid.params() == {"n_samples": 50, "output": "probability", "kernel_width": 25.0}
     assert grid.protocol()["version"] == "4.0.0"
     # the key the committed grid units name for it (reference/staging/seed-*/units/*.json)
@@ -211,8 +221,8 @@ def test_a_release_that_leaves_a_setting_alone_keeps_its_version():
     # the explicit spelling of LimeTextExplainer's draw is the same definition, recorded the same way
     assert get_explainer("lime", n_samples=50, sampling="independent").params() == grid.params()
     paired = get_explainer("lime", n_samples=50, sampling="paired")
-    assert paired.version == "5.0.0" and paired.params()["sampling"] == "paired"
-    assert get_explainer("lime", growth="doubling", sampling="independent").version == "5.0.0"
+    assert paired.version == "6.0.0" and paired.params()["sampling"] == "paired"
+    assert get_explainer("lime", growth="doubling", sampling="independent").version == "6.0.0"
     # Kernel SHAP did not change
     assert get_explainer("kernel_shap").version == "3.0.0" == get_explainer("kernel_shap", n_samples="adaptive").version
 
@@ -274,10 +284,30 @@ def test_the_default_stops_earlier_on_an_easy_sentence_than_on_a_hard_one(name, 
     explainer = get_explainer(name)
     result = attribute_detailed(explainer, model, tokenizer, [INERT, SENTENCE], [1, 1], seed=0)
     used, error = result.diagnostics["n_samples"], result.diagnostics["split_half_error"]
-    first = type(explainer).adaptive_defaults["min_samples"]
+    first = explainer.first_counts([len(INERT)])[0]
     assert used[0] == first and error[0] == 0.0, (used, error)
     assert used[1] > first, (used, error)
     assert error[1] <= type(explainer).adaptive_defaults["tolerance"] or used[1] == explainer.params()["max_samples"]
+
+
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_the_first_round_has_its_floor_per_word(name, tokenizer):
+    """LIME's first round is 18 samples per word (at least ``min_samples``, at most ``max_samples``): a split-half
+    error from halves smaller than the sentence compares two ridge fits the penalty pulls together. Kernel SHAP
+    takes the same floor when asked. An inert sentence stops at its first round, so its count is the floor."""
+    model = two_feature_model(tokenizer, strength=1.0)
+    options = {} if name == "lime" else {"n_samples": "adaptive", "min_samples_per_word": 18}
+    explainer = get_explainer(name, **options)
+    assert explainer.params()["min_samples_per_word"] == 18
+    assert explainer.first_counts([1, 2, 10, 200]) == [32, 36, 180, 1024]
+    result = attribute_detailed(explainer, model, tokenizer, [INERT], [1], seed=0)
+    assert result.diagnostics["n_samples"][0] == max(32, 18 * len(INERT))
+    # without the floor the first round is min_samples whatever the length
+    bare = get_explainer(name, **{**options, "min_samples_per_word": 0})
+    assert bare.first_counts([1, 2, 10, 200]) == [32] * 4
+    assert attribute_detailed(bare, model, tokenizer, [INERT], [1], seed=0).diagnostics["n_samples"][0] == 32
+    # a fixed budget has one count for every sentence
+    assert get_explainer(name, n_samples=40).first_counts([1, 10]) == [40, 40]
 
 
 def test_partition_shap_defaults_to_its_budget_and_refuses_a_tolerance_without_adaptive():
@@ -326,3 +356,47 @@ def test_a_plugin_version_property_is_left_alone():
             return [np.ones(len(w)) for w in words]
 
     assert Computed(a=1, b=2).version == "2.2.0" and Computed(a=1, b=2).protocol()["version"] == "2.2.0"
+
+
+def test_lime_can_mask_every_token_of_a_removed_word_as_ferret_does(model64, tokenizer):
+    """``removal=mask_tokens`` (ferret's LIME, shap's text masker): each token of a removed word becomes the mask
+    token, positions kept. The scores are the ridge fit of the model's outputs on exactly those texts, computed here
+    from the explainer's own samples; the default deletion is another game, and stays unrecorded."""
+    from test_partition_shap import model_on_words
+
+    from gecobench.explainers.builtin import MASKED_TOKENS_PERTURBATION, weighted_ridge_coefficients
+    from gecobench.explainers.inputs import sentence_seed
+
+    words, target, seed = [*WORDS[0][:-1], "unbelievably", WORDS[0][-1]], TARGETS[0], 3
+    assert len(tokenizer.tokenize("unbelievably")) > 1  # one mask per piece is not one per word
+    explainer = get_explainer("lime", n_samples=40, removal="mask_tokens")
+    assert explainer.params()["removal"] == "mask_tokens" and explainer.version == "6.0.0"
+    assert explainer.protocol()["perturbation"] == MASKED_TOKENS_PERTURBATION
+    assert "removal" not in get_explainer("lime", n_samples=40).params()
+    (scores,) = attribute_detailed(explainer, model64, tokenizer, [words], [target], seed=seed).scores
+
+    masks = explainer.sample_masks(len(words), np.random.default_rng(sentence_seed(seed, words, target)), 40)
+    outputs = {}
+    for removal in ("mask_tokens", "delete"):
+        value = model_on_words(model64, tokenizer, words, target, removal, "probability")
+        outputs[removal] = np.array([value(frozenset(np.flatnonzero(row).tolist())) for row in masks])
+    norms = np.linalg.norm(masks, axis=1) * np.sqrt(masks.shape[1])
+    distances = (1.0 - masks.sum(axis=1) / norms) * 100
+    weights = np.sqrt(np.exp(-(distances**2) / 25.0**2))
+    expected = {k: np.abs(weighted_ridge_coefficients(masks, y, weights)) for k, y in outputs.items()}
+    scale = float(np.abs(expected["mask_tokens"]).max())
+    # float32 model outputs, refitted: a few float32 ulps of the outputs, amplified by the fit's conditioning
+    np.testing.assert_allclose(scores, expected["mask_tokens"], rtol=0, atol=1e-4 * scale)
+    assert np.abs(scores - expected["delete"]).max() > 1e-2 * scale
+    with pytest.raises(ValueError, match="removal must be one of delete, mask_tokens"):
+        get_explainer("lime", removal="mask")
+
+
+def test_lime_masking_needs_a_tokenizer_with_a_mask_token(model64, tokenizer):
+    class NoMask:
+        mask_token_id = None
+
+    explainer = get_explainer("lime", n_samples=8, removal="mask_tokens")
+    with pytest.raises(ValueError, match="mask_tokens needs a tokenizer with a mask token"):
+        explainer.removal_options(NoMask())
+    assert get_explainer("lime", n_samples=8).removal_options(NoMask()) == {}  # deletion needs no mask

@@ -12,6 +12,7 @@ from pathlib import Path
 import datasets
 import pytest
 
+import geco_common.paths
 import geco_dataset._paths
 from geco_dataset import geco, spanish
 from geco_dataset.spanish_sources import (
@@ -87,7 +88,8 @@ def raw_host(shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     # no local copy anywhere: neither the env folders nor <repo>/../shared/data
     monkeypatch.delenv(geco.GECO_DIR_ENV, raising=False)
     monkeypatch.delenv(spanish.SPANISH_DIR_ENV, raising=False)
-    monkeypatch.setattr(geco_dataset._paths, "REPO_ROOT", tmp_path / "clone" / "repo")
+    monkeypatch.delenv(geco_common.paths.SHARED_DATA_ENV, raising=False)
+    monkeypatch.setattr(geco_common.paths, "REPO_ROOT", tmp_path / "clone" / "repo")
     monkeypatch.setenv(spanish.SPANISH_CACHE_ENV, str(tmp_path / "gecobench-cache"))
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-datasets"))
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)  # conftest sets the suite offline

@@ -107,11 +107,12 @@ def test_protocol_defaults_match_the_paper_and_are_recorded():
     assert ig["hidden_reduction"].startswith("signed sum")
     # the authors' definitions (xai/methods.py) by default, the textbook ones as parameters
     # LIME (4.0.0): samples chosen per sentence by split-half error by default (issue 36), its tolerance and sample
-    # range recorded (5.0.0: paired, grown to the projected need); the old fixed budget is n_samples=100. Kernel
-    # SHAP: the authors' fixed 25 by default
+    # range recorded (5.0.0: paired, grown to the projected need; 6.0.0: a first round of 18 samples per word); the
+    # old fixed budget is n_samples=100. Kernel SHAP: the authors' fixed 25 by default
     lime = get_explainer("lime").params()
     assert lime["n_samples"] is None and lime["output"] == "probability"
-    assert lime["tolerance"] == 0.175 and lime["min_samples"] == 32 and lime["max_samples"] == 1024
+    assert lime["tolerance"] == 0.25 and lime["min_samples"] == 32 and lime["max_samples"] == 1024
+    assert lime["min_samples_per_word"] == 18
     assert lime["sampling"] == "paired" and lime["growth"] == "projected"
     assert get_explainer("lime", n_samples=100).params()["n_samples"] == 100
     assert "tolerance" not in get_explainer("lime", n_samples=100).params()
@@ -119,7 +120,7 @@ def test_protocol_defaults_match_the_paper_and_are_recorded():
     assert "tolerance" not in get_explainer("kernel_shap").params()
     params = get_explainer("kernel_shap", n_samples="adaptive").params()
     assert params["n_samples"] is None and params["tolerance"] == 0.2 and params["output"] == "probability"
-    assert params["min_samples"] == 32 and params["max_samples"] == 1024
+    assert params["min_samples"] == 32 and params["max_samples"] == 1024 and "min_samples_per_word" not in params
     assert get_explainer("kernel_shap").params()["output"] == "probability"
     assert get_explainer("partition_shap").params()["output"] == "probability"
     assert get_explainer("deeplift").params()["multiply_by_inputs"] is False

@@ -320,3 +320,23 @@ def test_download_path_uses_pinned_urls_and_checks_checksums(monkeypatch, geco_d
     assert [g.name for g in generators] == ["train", "test"]
     with pytest.raises(GecoChecksumError, match="does not match the released binary_gender_all/train.jsonl"):
         builder._split_generators(_FakeDownloadManager(geco_dir, corrupt=True, tmp=tmp_path))
+
+
+def test_one_rule_finds_the_local_data_for_the_builders_and_for_training(tmp_path, monkeypatch):
+    """``GECOBENCH_GECO_DIR`` first, then ``GECOBENCH_SHARED_DATA/geco``, then the checkout's sibling: the dataset
+    builder (evaluation) and training read the same folder (training alone used to honour the second)."""
+    from geco_dataset.geco import default_geco_dir as builders
+    from gecobench.models.data import default_geco_dir as training
+
+    shared = tmp_path / "shared"
+    (shared / "geco").mkdir(parents=True)
+    monkeypatch.delenv("GECOBENCH_GECO_DIR", raising=False)
+    monkeypatch.setenv("GECOBENCH_SHARED_DATA", str(shared))
+    assert builders() == str(shared / "geco") and training() == shared / "geco"
+    monkeypatch.setenv("GECOBENCH_GECO_DIR", str(tmp_path / "explicit"))
+    assert builders() == str(tmp_path / "explicit") and training() == tmp_path / "explicit"
+    # a shared folder without a geco copy is passed over for the next place, not returned
+    monkeypatch.delenv("GECOBENCH_GECO_DIR")
+    monkeypatch.setenv("GECOBENCH_SHARED_DATA", str(tmp_path / "empty"))
+    assert builders() != str(tmp_path / "empty" / "geco")
+    assert training() != tmp_path / "empty" / "geco"

@@ -93,6 +93,37 @@ def test_collator_tokenizes_words_and_keeps_labels(bert_tokenizer):
     assert batch["attention_mask"][0].sum() < batch["attention_mask"][1].sum()
 
 
+def test_collator_tokenizes_each_sentence_once_and_batches_as_the_tokenizer_does(bert_tokenizer, geco_dir):
+    """The collator keeps each sentence's tokens (OLA's 200 epochs re-tokenized the same rows); every batch equals
+    the tokenizer's own padded batch, truncation included, and the tokenizer's saved settings stay those of that
+    call (they end up in a checkpoint's tokenizer.json)."""
+    from gecobench.words import tokenize_words
+
+    rows = load_rows("nonbinary_subject", "test", geco_dir)[:40]
+    rows.append(GecoRow(["word"] * 40, 1, 999))  # longer than max_length: truncated
+    collate = WordsCollator(bert_tokenizer, max_length=24)
+    calls = []
+    original = type(bert_tokenizer).__call__
+    batches = [rows[:8], rows[4:12], rows[30:], rows[:8], rows[2:3], rows[::5]]
+    try:
+        type(bert_tokenizer).__call__ = lambda self, *a, **k: calls.append(len(a[0])) or original(self, *a, **k)
+        got = [collate(batch) for batch in batches]
+    finally:
+        type(bert_tokenizer).__call__ = original
+    assert sum(calls) == len({tuple(r.words) for b in batches for r in b})  # each sentence tokenized once
+    backend = bert_tokenizer.backend_tokenizer
+    settings = (backend.truncation, backend.padding)
+    for batch, out in zip(batches, got):
+        expected, _ = tokenize_words(bert_tokenizer, [r.words for r in batch], max_length=24)
+        assert set(out) == {"input_ids", "attention_mask", "token_type_ids", "labels"}
+        for name in ("input_ids", "attention_mask", "token_type_ids"):
+            assert out[name].dtype == expected[name].dtype and out[name].tolist() == expected[name].tolist(), name
+        assert out["labels"].tolist() == [r.label for r in batch]
+    assert got[2]["input_ids"].shape[1] == 24  # the long row was truncated as the tokenizer truncates
+    # the tokenizer's own settings after the collator are those an uncached collation (the loop's) leaves
+    assert settings == (backend.truncation, backend.padding) and settings[0]["max_length"] == 24
+
+
 def test_subsample_keeps_whole_sentences(geco_dir):
     rows = load_rows("binary_all", "test", geco_dir)
     sub = subsample_sentences(rows, 5, seed=0)

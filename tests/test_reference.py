@@ -38,6 +38,7 @@ from gecobench.reference import (
     run_evaluations,
     run_zoo,
     select_shard,
+    unit_cpu_seconds,
     unit_state,
     unit_wall_seconds,
     write_zoo_summary,
@@ -865,6 +866,14 @@ def test_a_resumed_units_wall_time_shares_its_chunk_seconds_over_the_processes()
     assert unit_wall_seconds(30.0, 0.0, 4) == 30.0
     with pytest.raises(ValueError, match="n_processes"):
         unit_wall_seconds(30.0, 100.0, 0)
+
+
+def test_a_resumed_units_cpu_seconds_stay_per_process():
+    # the main process used 30 CPU-s in this run; the resumed chunks 100 CPU-s over both processes: 50 are its share
+    assert unit_cpu_seconds(30.0, 100.0, 2) == 80.0
+    assert unit_cpu_seconds(30.0, 100.0, 1) == 130.0
+    with pytest.raises(ValueError, match="n_processes"):
+        unit_cpu_seconds(30.0, 100.0, 0)
 
 
 def test_the_zoo_stage_refuses_to_write_predictions_of_a_model_at_chance(tmp_path: Path, tiny_base: Path) -> None:

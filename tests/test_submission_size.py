@@ -1,5 +1,6 @@
 """scripts/maintainer/submission_size.py counts a push the way submissions are limited: binary files in full, a
-rename as a removal and an addition, a cherry-picked change once, a merge's diff against its first parent."""
+rename as a removal and an addition, a cherry-picked change once, a merge's diff against its first parent (main
+merged into the grid's tip: the unit once)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,18 @@ def _commit(repo: Path, message: str) -> str:
     return _git(repo, "rev-parse", "HEAD")
 
 
+def _unit_beside_code(repo: Path, unit_bytes: int, subject: str = "unit") -> tuple[str, str, str]:
+    """A grid branch with one unit of ``unit_bytes`` random bytes, and one code commit on main beside it: (the
+    commit both start from, the unit's commit, the code commit); main is checked out."""
+    base = _git(repo, "rev-parse", "HEAD")
+    _git(repo, "checkout", "-q", "-b", "grid")
+    (repo / "unit.bin").write_bytes(os.urandom(unit_bytes))
+    unit = _commit(repo, subject)
+    _git(repo, "checkout", "-q", "main")
+    (repo / "code.py").write_text("print(1)\n")
+    return base, unit, _commit(repo, "code")
+
+
 def test_binary_files_count_in_full_and_a_move_counts_twice(repo: Path) -> None:
     base = _git(repo, "rev-parse", "HEAD")
     (repo / "staging").mkdir()
@@ -50,13 +63,7 @@ def test_binary_files_count_in_full_and_a_move_counts_twice(repo: Path) -> None:
 
 
 def test_a_cherry_picked_unit_counts_once_and_the_budget_sets_the_exit_status(repo: Path, capsys) -> None:
-    base = _git(repo, "rev-parse", "HEAD")
-    _git(repo, "checkout", "-q", "-b", "grid")
-    (repo / "unit.bin").write_bytes(os.urandom(200_000))
-    unit = _commit(repo, "reference: evaluate/binary_all/seed4")
-    _git(repo, "checkout", "-q", "main")
-    (repo / "code.py").write_text("print(1)\n")
-    _commit(repo, "code")
+    base, unit, _ = _unit_beside_code(repo, 200_000, "reference: evaluate/binary_all/seed4")
     _git(repo, "cherry-pick", unit)
     sizes = submission_size.commit_sizes(str(repo), base, ["main", "grid"])
     assert sorted(s.subject for s in sizes) == ["code", "reference: evaluate/binary_all/seed4"]
@@ -66,13 +73,18 @@ def test_a_cherry_picked_unit_counts_once_and_the_budget_sets_the_exit_status(re
 
 
 def test_a_merge_counts_what_it_brings_to_its_first_parent(repo: Path) -> None:
-    base = _git(repo, "rev-parse", "HEAD")
-    _git(repo, "checkout", "-q", "-b", "grid")
-    (repo / "unit.bin").write_bytes(os.urandom(100_000))
-    _commit(repo, "unit")
-    _git(repo, "checkout", "-q", "main")
-    (repo / "code.py").write_text("print(1)\n")
-    _commit(repo, "code")
+    base, _, _ = _unit_beside_code(repo, 100_000)
     _git(repo, "merge", "-q", "--no-edit", "grid")
     sizes = submission_size.commit_sizes(str(repo), base, ["main"])
     assert len(sizes) == 3 and sum(s.bytes for s in sizes) > 2 * 100_000
+
+
+def test_main_merged_into_the_grid_tip_counts_the_unit_once_and_keeps_both_histories(repo: Path) -> None:
+    # the way units come onto main once main's own commits have landed (reference/README.md)
+    base, unit, landed = _unit_beside_code(repo, 100_000)
+    _git(repo, "checkout", "-q", "-B", "merged", "grid")
+    _git(repo, "merge", "-q", "--no-edit", "main")
+    sizes = submission_size.commit_sizes(str(repo), base, ["merged"])
+    assert len(sizes) == 3 and 100_000 < sum(s.bytes for s in sizes) < 2 * 100_000
+    for commit in (unit, landed):  # neither the unit's commit nor main's landed one is rewritten
+        _git(repo, "merge-base", "--is-ancestor", commit, "merged")

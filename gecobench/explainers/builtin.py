@@ -60,11 +60,15 @@ ADAPTIVE_DEFAULTS: dict[str, Any] = {"tolerance": 0.2, "min_samples": 32, "max_s
 #: LIME's sample designs: ``independent`` (LimeTextExplainer's: every row drawn on its own) and ``paired`` (every
 #: second row the complement of the one before: the same distribution per row, less variance in the fit)
 LIME_SAMPLING = ("independent", "paired")
-#: LIME's accuracy target (its default since 4.0.0; 5.0.0: paired samples grown to the projected need, tolerance
-#: 0.175), chosen against ferret's LIME on a fresh OLA, a fresh CEfAf and a reference MiniLM (BENCHMARKS.md,
-#: "LIME 5.0.0"): at 0.2 its MA fell below ferret's on OLA; 0.15 spent a fifth more samples than 0.175 on MiniLMs
-LIME_ADAPTIVE_DEFAULTS: dict[str, Any] = {"tolerance": 0.175, "min_samples": 32, "max_samples": 1024,
-                                         "growth": "projected"}
+#: LIME's accuracy target (its default since 4.0.0; 5.0.0: paired samples grown to the projected need; 6.0.0: the
+#: first round at least 18 samples per word, tolerance 0.25). Why the floor: a split-half error measured on halves
+#: with fewer samples than the sentence has words (32 samples, 20 words) compares two ridge fits that the penalty
+#: pulls towards the same small coefficients, so it reads low and stops sentences whose scores are still mostly
+#: noise; on OLA 5.0.0 then allocated its samples worse than an even spread. With halves of 9 samples per word the
+#: error means what it says. Chosen against ferret's LIME on a fresh OLA, a fresh CEfAf and a reference MiniLM and
+#: checked on a fourth model it was not chosen on (BENCHMARKS.md, "LIME 6.0.0").
+LIME_ADAPTIVE_DEFAULTS: dict[str, Any] = {"tolerance": 0.25, "min_samples": 32, "max_samples": 1024,
+                                         "growth": "projected", "min_samples_per_word": 18}
 
 #: How many token positions one forward (or forward + backward) pass should hold: large enough to amortise
 #: per-call overhead, small enough for the activations to stay in cache (tuned with bench/bench_explainers.py).
@@ -87,6 +91,13 @@ PROTOCOL: dict[str, Any] = {
     "target": "the class passed by the caller (evaluation default: the true label; option: the predicted label)",
     "max_length": DEFAULT_MAX_LENGTH,
 }
+#: The ``perturbation`` entry of ``removal="mask_tokens"`` (LIME's and Partition SHAP's option; ferret's LIME and
+#: ``shap``'s text masker remove tokens this way)
+MASKED_TOKENS_PERTURBATION = ("whole words removed, every token of a removed word replaced by the tokenizer's mask "
+                              "token, the other tokens in their positions (special tokens kept)")
+#: LIME's ways of removing a word: ``delete`` (LimeTextExplainer's: the text closes up; the default) and
+#: ``mask_tokens`` (each of its tokens becomes the mask token, positions kept: ferret's rule)
+LIME_REMOVALS = ("delete", "mask_tokens")
 
 
 def _flag(value: Any, name: str) -> bool:
@@ -845,8 +856,8 @@ class PerturbationExplainer(BuiltinExplainer):
 
     **Sample budget.** ``n_samples=N`` draws N samples for every sentence (a fixed budget, as before the adaptive
     versions; Kernel SHAP's default). ``n_samples=adaptive`` or ``None`` (LIME's default since its 4.0.0) sets an
-    accuracy target instead, as adaptive Integrated Gradients does for its steps: each sentence starts from ``min_samples`` and
-    its samples grow, round by round, until its **split-half error** is at most ``tolerance`` or
+    accuracy target instead, as adaptive Integrated Gradients does for its steps: each sentence starts from ``min_samples``
+    (or ``min_samples_per_word`` times its words, where that is more: LIME's default, 18) and its samples grow, round by round, until its **split-half error** is at most ``tolerance`` or
     ``max_samples`` is reached: ``growth=doubling`` doubles them, ``growth=projected`` goes to the count at which the
     error, falling as ``1/sqrt(n)``, would meet the tolerance (at least ``n + n/4``, at most ``2n``;
     :func:`~gecobench.explainers.stability.next_sample_count`). The split-half error
@@ -867,7 +878,8 @@ class PerturbationExplainer(BuiltinExplainer):
     def __init__(
         self, n_samples: int | None, output: str = "probability", perturbations_per_eval: int | None = None,
         deduplicate: bool = True, tolerance: float | None = None, min_samples: int | None = None,
-        max_samples: int | None = None, growth: str | None = None, **kwargs: Any,
+        max_samples: int | None = None, growth: str | None = None, min_samples_per_word: int | None = None,
+        **kwargs: Any,
     ) -> None:
         if output not in ("logit", "probability"):
             raise ValueError(f"output must be 'logit' or 'probability', got {output!r}")
@@ -877,7 +889,8 @@ class PerturbationExplainer(BuiltinExplainer):
             n_samples = None
         if n_samples is not None:
             target = {k: v for k, v in (("tolerance", tolerance), ("min_samples", min_samples),
-                                        ("max_samples", max_samples), ("growth", growth)) if v is not None}
+                                        ("max_samples", max_samples), ("growth", growth),
+                                        ("min_samples_per_word", min_samples_per_word)) if v is not None}
             if target:  # a fixed budget has no accuracy target: refuse rather than silently ignore it
                 raise ValueError(f"{', '.join(target)} set the accuracy target of n_samples=adaptive; with the fixed "
                                  f"budget n_samples={n_samples} they do nothing (give n_samples=adaptive)")
@@ -895,8 +908,17 @@ class PerturbationExplainer(BuiltinExplainer):
                 raise ValueError(f"min_samples must be >= 4 (two halves of at least two samples), got {min_samples}")
             if int(max_samples) < int(min_samples):
                 raise ValueError(f"max_samples ({max_samples}) must be >= min_samples ({min_samples})")
+            # recorded where the class's target has a floor per word (LIME) or one is asked for, so Kernel SHAP's
+            # adaptive records keep their parameters
+            if min_samples_per_word is None:
+                min_samples_per_word = self.adaptive_defaults.get("min_samples_per_word")
+            per_word = {}
+            if min_samples_per_word is not None:
+                if int(min_samples_per_word) != float(min_samples_per_word) or int(min_samples_per_word) < 0:
+                    raise ValueError(f"min_samples_per_word must be a whole number >= 0, got {min_samples_per_word}")
+                per_word = {"min_samples_per_word": int(min_samples_per_word)}
             super().__init__(n_samples=None, output=output, tolerance=float(tolerance), min_samples=int(min_samples),
-                             max_samples=int(max_samples), growth=check_growth(growth), **kwargs)
+                             max_samples=int(max_samples), growth=check_growth(growth), **per_word, **kwargs)
         # Speed knobs only (results do not change): None = as many perturbed inputs per forward pass as the
         # token budget allows; deduplicate = evaluate a perturbation drawn several times once.
         self.perturbations_per_eval = None if perturbations_per_eval is None else int(perturbations_per_eval)
@@ -908,8 +930,17 @@ class PerturbationExplainer(BuiltinExplainer):
         return self._params["n_samples"] is None
 
     def first_count(self) -> int:
-        """Every sentence's sample count in the first round: the fixed budget, or ``min_samples``."""
+        """The smallest first-round sample count: the fixed budget, or ``min_samples``."""
         return self._params["n_samples"] or self._params["min_samples"]
+
+    def first_counts(self, n_words: Sequence[int]) -> list[int]:
+        """Each sentence's sample count in the first round: the fixed budget; adaptive, ``min_samples`` or
+        ``min_samples_per_word`` times its words, whichever is more, at most ``max_samples``."""
+        if not self.adaptive:
+            return [self.first_count()] * len(n_words)
+        per_word = self._params.get("min_samples_per_word", 0)
+        return [min(self._params["max_samples"], max(self._params["min_samples"], per_word * int(n)))
+                for n in n_words]
 
     def next_round(self, pending: Sequence[int], counts: dict[int, int], error: np.ndarray,
                    n_words: Sequence[int]) -> list[int]:
@@ -935,8 +966,13 @@ class PerturbationExplainer(BuiltinExplainer):
         return outputs_without_words(
             EmbeddingForward(model, self._params["output"]), model, batch, keep_words, tokenizer.pad_token_id,
             rows_per_forward=self.perturbations_per_eval, tokens_per_forward=self.tokens_per_forward,
-            deduplicate=self.deduplicate,
+            deduplicate=self.deduplicate, **self.removal_options(tokenizer),
         )
+
+    def removal_options(self, tokenizer: Any) -> dict[str, Any]:
+        """How a removed word leaves the text, as :func:`~gecobench.explainers.inputs.outputs_without_words`'s
+        ``mask_id``/``collapse_masks``: nothing here (its tokens are dropped)."""
+        return {}
 
     def cached_outputs(
         self, model: Any, tokenizer: Any, batch: EncodedBatch, rows: dict[int, np.ndarray],
@@ -979,23 +1015,27 @@ class LimeExplainer(PerturbationExplainer):
     batch are evaluated together, sorted by length and packed to the token budget. Word score = ``|ridge
     coefficient|``.
 
-    **The budget follows the sentence** (the default since 4.0.0, ``n_samples=adaptive``; ``None`` is the same): from
-    32 samples until the split-half error of the word scores is at most ``tolerance`` (0.175), at most 1024 (see
-    :class:`PerturbationExplainer`), so a sentence whose ranking settles early stops early and one that needs more
-    samples gets them. Since 5.0.0 the samples come in complementary pairs (``sampling="paired"``: every second
-    sample removes exactly the words the one before kept, which LimeTextExplainer's distribution gives the same
-    probability; less variance in the fit) and a sentence grows to the count its error projects
-    (``growth="projected"``) rather than doubling. ``growth=doubling,sampling=independent,tolerance=0.15`` is the
-    4.0.0 default. A fixed budget (``n_samples=N``) draws independently, as LimeTextExplainer does, unless
-    ``sampling=paired`` is given: ``n_samples=100`` gives the 3.0.0 default's scores, and a fixed budget drawn
-    independently keeps version 4.0.0 (:meth:`version_for`). The authors' LIME (``xai/methods.py``,
-    ``get_lime_attributions``: Captum's ``LimeBase``) draws a fixed number per sentence (Captum's default, 50),
-    ferret's ``min(tokens², 5000)``; the accuracy target is a documented departure (docs/reproducing.md). Against
-    ferret's LIME (BENCHMARKS.md, "LIME 5.0.0"): 7.3× its speed at +0.002 MA on a fresh OLA, 2.8× at +0.030 on a
-    fresh CEfAf, 2.5× at +0.033 on a reference MiniLM (4.0.0: 1.7–2.0×).
+    **The budget follows the sentence** (the default since 4.0.0, ``n_samples=adaptive``; ``None`` is the same): a
+    first round of 18 samples per word (``min_samples_per_word``; at least 32, at most 1024), then more until the
+    split-half error of the word scores is at most ``tolerance`` (0.25), at most 1024 (see
+    :class:`PerturbationExplainer`), so a sentence whose scores settle stops and one that needs more samples gets
+    them. The samples come in complementary pairs (``sampling="paired"``, since 5.0.0: every second sample removes
+    exactly the words the one before kept, which LimeTextExplainer's distribution gives the same probability; less
+    variance in the fit) and a sentence grows to the count its error projects (``growth="projected"``) rather than
+    doubling. The floor per word (6.0.0) is what makes the error trustworthy: with halves smaller than the sentence
+    has words, two ridge fits agree because the penalty shrinks both, and 5.0.0 stopped such sentences at 32
+    samples. ``min_samples_per_word=0,tolerance=0.175`` is the 5.0.0 default,
+    ``growth=doubling,sampling=independent,tolerance=0.15,min_samples_per_word=0`` the 4.0.0 one. A fixed budget
+    (``n_samples=N``) draws independently, as LimeTextExplainer does, unless ``sampling=paired`` is given:
+    ``n_samples=100`` gives the 3.0.0 default's scores, and a fixed budget drawn independently keeps version 4.0.0
+    (:meth:`version_for`). The authors' LIME (``xai/methods.py``, ``get_lime_attributions``: Captum's ``LimeBase``)
+    draws a fixed number per sentence (Captum's default, 50), ferret's ``min(tokens², 5000)``; the accuracy target
+    is a documented departure (docs/reproducing.md). Against ferret's LIME: BENCHMARKS.md, "LIME 6.0.0".
     """
 
     name = "lime"
+    # 6.0.0: the first round at least 18 samples per word (min_samples_per_word), tolerance 0.25: 5.0.0's split-half
+    # error, measured on halves smaller than the sentence, stopped sentences early and missed 3x ferret on MiniLMs.
     # 5.0.0: the accuracy target draws paired samples (sampling=paired) and grows them to the projected need
     # (growth=projected; 4.x doubled them), tolerance 0.175: 4.0.0 missed 3x ferret's speed on MiniLM models
     # (issue 36). A fixed budget drawn independently did not change: it keeps 4.0.0 (version_for).
@@ -1003,31 +1043,52 @@ class LimeExplainer(PerturbationExplainer):
     # 100 samples, now n_samples=100), because a budget fixed on one model missed ferret's MA on another (issue 36);
     # 3.0.0: explains the target class's probability (2.x: its logit); 2.0.0: removed words are dropped from the
     # text (1.x: [PAD] in place).
-    version = "5.0.0"
+    version = "6.0.0"
     description = ("LIME (lime package's ridge, whole words removed) on the target probability, paired samples per "
-                   "sentence grown from 32 until the split-half error <= 0.175 (at most 1024; n_samples=N: a fixed "
-                   "budget); |coefficient| per word.")
+                   "sentence, from 18 per word until the split-half error <= 0.25 (at most 1024; n_samples=N: a "
+                   "fixed budget); |coefficient| per word.")
     adaptive_defaults = LIME_ADAPTIVE_DEFAULTS
 
     @classmethod
     def version_for(cls, params: dict[str, Any]) -> str:
-        # 5.0.0 changed how the accuracy target draws and grows its samples; a fixed budget drawn independently
+        # 5.0.0 and 6.0.0 changed how the accuracy target draws and grows its samples; a fixed budget drawn independently
         # draws and fits as in 4.0.0, so its records (the reference grid's lime:n_samples=50) keep their identity
-        return "4.0.0" if params.get("n_samples") is not None and "sampling" not in params else cls.version
+        four = params.get("n_samples") is not None and "sampling" not in params and "removal" not in params
+        return "4.0.0" if four else cls.version
 
     def __init__(self, n_samples: int | str | None = ADAPTIVE_SAMPLES, kernel_width: float = 25.0, output: str = "probability",
-                 sampling: str | None = None, **kwargs: Any) -> None:
+                 sampling: str | None = None, removal: str = "delete", **kwargs: Any) -> None:
         if float(kernel_width) <= 0:
             raise ValueError(f"kernel_width must be > 0, got {kernel_width}")
         if sampling is not None and sampling not in LIME_SAMPLING:
             raise ValueError(f"sampling must be one of {', '.join(LIME_SAMPLING)}, got {sampling!r}")
+        if removal not in LIME_REMOVALS:
+            raise ValueError(f"removal must be one of {', '.join(LIME_REMOVALS)}, got {removal!r}")
         fixed = n_samples not in (None, ADAPTIVE_SAMPLES)
         # A fixed budget draws as LimeTextExplainer does unless told otherwise, and records `sampling` only then, so
         # `lime:n_samples=N` keeps 4.0.0's parameters and scores; the accuracy target pairs by default and says so.
+        # `removal` likewise is recorded only when it is not LimeTextExplainer's deletion.
         sampling = sampling or ("independent" if fixed else "paired")
         extra = {} if fixed and sampling == "independent" else {"sampling": sampling}
+        if removal != "delete":
+            extra["removal"] = removal
         super().__init__(n_samples=n_samples, output=output, kernel_width=float(kernel_width), **extra, **kwargs)
         self.sampling = sampling
+        self.removal = removal
+
+    def protocol(self) -> dict[str, Any]:
+        out = super().protocol()
+        if self.removal == "mask_tokens":
+            out["perturbation"] = MASKED_TOKENS_PERTURBATION
+        return out
+
+    def removal_options(self, tokenizer: Any) -> dict[str, Any]:
+        if self.removal == "delete":
+            return {}
+        mask_id = getattr(tokenizer, "mask_token_id", None)
+        if mask_id is None:
+            raise ValueError("lime:removal=mask_tokens needs a tokenizer with a mask token; this one has none")
+        return {"mask_id": int(mask_id), "collapse_masks": False}
 
     @property
     def rows_per_sentence(self) -> int:
@@ -1060,7 +1121,6 @@ class LimeExplainer(PerturbationExplainer):
 
     def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
         batch = encode_batch(tokenizer, words, model_device(model))
-        width = self._params["kernel_width"]
         n_sentences = len(words)
         rngs = [np.random.default_rng(sentence_seed(self.seed, words[i], targets[i])) for i in range(n_sentences)]
         masks = [np.zeros((0, batch.n_words[i]), dtype=np.int64) for i in range(n_sentences)]
@@ -1069,7 +1129,7 @@ class LimeExplainer(PerturbationExplainer):
         agreement, error = np.full(n_sentences, np.nan), np.full(n_sentences, np.nan)
         used = np.zeros(n_sentences, dtype=np.int64)
         pending = list(range(n_sentences))
-        counts = dict.fromkeys(pending, self.first_count())
+        counts = dict(zip(pending, self.first_counts(batch.n_words)))
         while pending:
             for i in pending:
                 previous = masks[i][-1] if len(masks[i]) else None
@@ -1077,33 +1137,48 @@ class LimeExplainer(PerturbationExplainer):
                                                                   previous)])
             outputs = self.cached_outputs(model, tokenizer, batch, {i: masks[i] for i in pending}, cache)
             for i in pending:
-                sentence_masks = masks[i]
-                labels = outputs[i][:, int(targets[i])][:, None]
-                norms = np.linalg.norm(sentence_masks, axis=1) * np.sqrt(sentence_masks.shape[1])
-                cosine = np.divide(sentence_masks.sum(axis=1), norms, out=np.zeros(len(sentence_masks)), where=norms > 0)
-                distances = (1.0 - cosine) * 100
-                kernel_weights = np.sqrt(np.exp(-(distances**2) / width**2))  # LimeTextExplainer's kernel
-                fit = functools.partial(self._fit, sentence_masks, labels[:, 0], kernel_weights)
-                scores[i], used[i] = fit(np.arange(len(sentence_masks))), len(sentence_masks)
-                # stability: a fit on each half of the perturbed samples, both with the unperturbed row 0 as LIME has
-                # (paired: whole pairs in each half, so each half is a paired draw too)
-                half = (len(sentence_masks) - 1) // 2
-                if self.sampling == "paired":
-                    half -= half % 2
-                if half >= 1:
-                    first, second = np.arange(1, 1 + half), np.arange(1 + half, 1 + 2 * half)
-                    first_scores, second_scores = fit(np.r_[0, first]), fit(np.r_[0, second])
-                    agreement[i] = split_half_agreement(first_scores, second_scores)
-                    error[i] = split_half_error(first_scores, second_scores)
+                scores[i], agreement[i], error[i] = self.fit_sentence(masks[i], outputs[i][:, int(targets[i])])
+                used[i] = len(masks[i])
             pending = self.next_round(pending, counts, error, batch.n_words)
         self.last_diagnostics = {"split_half_agreement": agreement, "split_half_error": error,
                                  "n_samples": used.astype(np.float64)}
         return scores
 
+    def fit_sentence(self, masks: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, float, float]:
+        """One sentence's word scores from its ``(n, n_words)`` samples (row 0 the whole sentence) and the model's
+        outputs for the target on them, with the split-half agreement and error of the fits on each half (NaN
+        where a half would be empty): what a round of :meth:`explain` computes for the sentence."""
+        kernel_weights = lime_kernel_weights(masks, self._params["kernel_width"])
+        fit = functools.partial(self._fit, masks, labels, kernel_weights)
+        scores = fit(np.arange(len(masks)))
+        # stability: a fit on each half of the perturbed samples, both with the unperturbed row 0 as LIME has
+        # (paired: whole pairs in each half, so each half is a paired draw too)
+        half = (len(masks) - 1) // 2
+        if self.sampling == "paired":
+            half -= half % 2
+        if half < 1:
+            return scores, float("nan"), float("nan")
+        first, second = np.arange(1, 1 + half), np.arange(1 + half, 1 + 2 * half)
+        first_scores, second_scores = fit(np.r_[0, first]), fit(np.r_[0, second])
+        # outputs that no perturbation moves leave nothing to estimate: the fits' coefficients are then float64
+        # rounding of the weighted mean, and the ratio of two such roundings means nothing
+        error = 0.0 if np.ptp(labels) == 0 else split_half_error(first_scores, second_scores)
+        return scores, split_half_agreement(first_scores, second_scores), error
+
     @staticmethod
     def _fit(masks: np.ndarray, labels: np.ndarray, kernel_weights: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """|ridge coefficient| per word, fitted on the samples ``rows`` (row 0: the unperturbed sentence)."""
         return np.abs(weighted_ridge_coefficients(masks[rows], labels[rows], kernel_weights[rows]))
+
+
+def lime_kernel_weights(masks: np.ndarray, kernel_width: float = 25.0) -> np.ndarray:
+    """LimeTextExplainer's sample weights for ``(n_samples, n_words)`` 0/1 keep-rows: the cosine distance of each row
+    to the whole sentence (all ones), in percent, through the exponential kernel ``sqrt(exp(-d² / width²))``."""
+    masks = np.asarray(masks)
+    norms = np.linalg.norm(masks, axis=1) * np.sqrt(masks.shape[1])
+    cosine = np.divide(masks.sum(axis=1), norms, out=np.zeros(len(masks)), where=norms > 0)
+    distances = (1.0 - cosine) * 100
+    return np.sqrt(np.exp(-(distances**2) / kernel_width**2))
 
 
 def weighted_ridge_coefficients(features: np.ndarray, targets: np.ndarray, sample_weights: np.ndarray,
@@ -1240,7 +1315,7 @@ class KernelShapExplainer(PerturbationExplainer):
 
         cache: dict[int, dict[bytes, np.ndarray]] = {}
         pending = [i for i in range(len(words)) if n_players[i] > 0]
-        counts = dict.fromkeys(pending, self.first_count())
+        counts = dict(zip(pending, self.first_counts([n_players[i] for i in pending])))
         while pending:
             # 1. the coalitions each sentence's run asks for (a one-player sentence: just "with" and "without" it)
             coalitions: dict[int, torch.Tensor] = {}

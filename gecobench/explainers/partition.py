@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 
 from gecobench.explainers.base import register_explainer
-from gecobench.explainers.builtin import BuiltinExplainer, word_first_tokens
+from gecobench.explainers.builtin import MASKED_TOKENS_PERTURBATION, BuiltinExplainer, word_first_tokens
 from gecobench.explainers.inputs import (
     EmbeddingForward,
     encode_batch,
@@ -73,9 +73,6 @@ from gecobench.explainers.inputs import (
 #: Kernel SHAP).
 MASKED_PERTURBATION = ("whole words removed, each run of consecutive removed words replaced by one mask token of "
                        "the tokenizer (special tokens kept)")
-#: ... and for ``removal="mask_tokens"``
-MASKED_TOKENS_PERTURBATION = ("whole words removed, every token of a removed word replaced by the tokenizer's mask "
-                              "token, the other tokens in their positions (special tokens kept)")
 
 #: ``coalitions_per_word`` of the accuracy-target mode: expand each sentence until its remaining share <= tolerance
 ADAPTIVE = "adaptive"

@@ -7,13 +7,13 @@ as ``words``, ``label``, ``sentence_id``.
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from geco_common.paths import REPO_ROOT, shared_data_dir
 from gecobench.domain import GECO_FOLDERS, GECO_SPLITS, LABEL_NAMES, num_labels  # noqa: F401  (LABEL_NAMES re-exported)
 
 #: GECO configuration name -> (release folder, number of classes). Labels: female=0, male=1, non-binary=2.
@@ -43,14 +43,11 @@ def num_labels_of(config: str) -> int:
 
 
 def default_geco_dir() -> Path:
-    """``GECOBENCH_GECO_DIR`` if set, else ``../shared/data/geco`` relative to the repository root."""
-    env = os.environ.get("GECOBENCH_GECO_DIR")
-    if env:
-        return Path(env)
-    shared = os.environ.get("GECOBENCH_SHARED_DATA")
-    if shared:
-        return Path(shared) / "geco"
-    return Path(__file__).resolve().parents[2].parent / "shared" / "data" / "geco"
+    """The local GECO folder the dataset builder reads by default (``geco_common.paths.shared_data_dir``:
+    ``GECOBENCH_GECO_DIR``, ``GECOBENCH_SHARED_DATA/geco``, the checkout's ``../shared/data/geco``); where there is
+    none, the checkout's path, which does not exist (callers test ``is_dir()``; the builder then downloads)."""
+    found = shared_data_dir("GECOBENCH_GECO_DIR", "geco")
+    return Path(found) if found else REPO_ROOT.parent / "shared" / "data" / "geco"
 
 
 def load_rows(config: str, split: str, data_dir: str | Path | None = None) -> list[GecoRow]:
@@ -102,19 +99,48 @@ def subsample_sentences(rows: Sequence[GecoRow], max_sentences: int | None, seed
     return [r for r in rows if r.sentence_id in keep]
 
 
+#: the encoding fields a training batch carries
+BATCH_FIELDS = ("input_ids", "attention_mask", "token_type_ids")
+
+
 class WordsCollator:
-    """Turn a list of :class:`GecoRow` into a padded tensor batch with ``labels`` (words tokenized as released)."""
+    """Turn a list of :class:`GecoRow` into a padded tensor batch with ``labels`` (words tokenized as released).
+
+    Each sentence is tokenized once and its tokens kept: a schedule of many epochs (OLA's 200) otherwise spent about
+    half its time re-tokenizing the same rows (2026-12-06, a 6-epoch profile). Sentences not seen yet are tokenized
+    by the same call as always (padded to the longest, truncated at ``max_length``), so a fast tokenizer's saved
+    padding and truncation settings, which end up in the checkpoint's ``tokenizer.json``, do not change; a batch is
+    then padded on the right exactly as that call pads (tests compare the two). A tokenizer that pads on the left
+    is called for every batch, as before."""
 
     def __init__(self, tokenizer: Any, max_length: int) -> None:
         self.tokenizer = tokenizer
         self.max_length = max_length
+        self._tokens: dict[tuple[str, ...], dict[str, list[int]]] = {}
 
     def __call__(self, rows: Sequence[GecoRow]) -> dict[str, Any]:
         import torch
 
         from gecobench.words import tokenize_words
 
-        encoding, _ = tokenize_words(self.tokenizer, [r.words for r in rows], max_length=self.max_length)
-        batch = {k: v for k, v in encoding.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+        if getattr(self.tokenizer, "padding_side", "right") != "right" or self.tokenizer.pad_token_id is None:
+            encoding, _ = tokenize_words(self.tokenizer, [r.words for r in rows], max_length=self.max_length)
+            batch = {k: v for k, v in encoding.items() if k in BATCH_FIELDS}
+        else:
+            keys = [tuple(r.words) for r in rows]
+            new = list(dict.fromkeys(k for k in keys if k not in self._tokens))
+            if new:
+                encoding, _ = tokenize_words(self.tokenizer, [list(k) for k in new], max_length=self.max_length,
+                                             return_tensors=None)
+                for i, key in enumerate(new):
+                    length = sum(encoding["attention_mask"][i])
+                    self._tokens[key] = {name: list(encoding[name][i][:length]) for name in BATCH_FIELDS
+                                         if name in encoding}
+            longest = max(len(self._tokens[k]["input_ids"]) for k in keys)
+            fill = {"input_ids": self.tokenizer.pad_token_id, "attention_mask": 0,
+                    "token_type_ids": getattr(self.tokenizer, "pad_token_type_id", 0)}
+            batch = {name: torch.tensor([self._tokens[k][name] + [fill[name]] * (longest - len(self._tokens[k][name]))
+                                         for k in keys], dtype=torch.long)
+                     for name in BATCH_FIELDS if name in self._tokens[keys[0]]}
         batch["labels"] = torch.tensor([r.label for r in rows], dtype=torch.long)
         return batch

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run (config, seed) units of the 1.0 reference grid one after another, committing each as it finishes
 # (reference/README.md, "Running the 1.0 grid"). Runs in a git worktree of its own so that the session's other
-# work on main never mixes with the grid's commits: bring a unit onto main with `git rebase grid` when it lands.
+# work on main never mixes with the grid's commits: bring a unit onto main by merging main into the grid's tip.
 #
 #   scripts/maintainer/run_grid_units.sh 4:binary_subject 4:nonbinary_all     # seed:config, in this order
 #
@@ -13,9 +13,11 @@
 # .venv/bin/python of this checkout). Checkpoints live in this checkout's runs/ (the worktree links to it).
 # GRID_BUDGET_BASE (the last commit that landed): before each unit, stop unless the commits since it on main and
 # on the grid branch leave room for one more unit (≈ 21 MiB by scripts/maintainer/submission_size.py's count) under
-# GRID_BUDGET_MIB (default 200 of the 256 MiB a submission may carry). Bring finished units onto main with
-# `git rebase grid` on main, so the commits the records name are in main's history (a cherry-pick copies them under
-# other names; a merge commit may count each unit twice): each unit is three commits, one per stage
+# GRID_BUDGET_MIB (default 200 of the 256 MiB a submission may carry). Bring finished units onto main by merging
+# main into the grid's tip, the grid first (reference/README.md says how), so that the commits the records name are
+# in main's history, main's own commits keep their names (a rebase of main would rewrite landed ones) and a push
+# counts the unit once (a cherry-pick copies the commits under other names; merging the grid into main counts each
+# unit twice). Each unit is three commits, one per stage
 # (`reference: zoo/CONFIG/seedK` with the filters, `…: evaluate/…`, `…: derive/…`), so that each stage runs on a
 # clean tree and its records name their commit.
 set -euo pipefail

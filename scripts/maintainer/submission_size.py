@@ -13,8 +13,9 @@ driver (``run_grid_units.sh``) runs it before each unit when ``GRID_BUDGET_BASE`
 
 Commits reachable from several tips count once; a commit whose change equals an earlier one's (a cherry-pick of a
 grid unit onto main) counts once too. A merge counts its whole diff against its first parent (what it brings to the
-branch it lands on), even when that repeats a merged commit's: merging the grid branch may count each unit twice,
-so bring grid units onto main with ``git cherry-pick``. Exit status 1 when the total is over ``--budget-mib``.
+branch it lands on), even when that repeats a merged commit's: merging the grid branch into main counts each unit
+twice, so bring grid units onto main by merging main into the grid's tip, the grid first (its diff is then main's
+own change; reference/README.md, "Running the 1.0 grid"). Exit status 1 when the total is over ``--budget-mib``.
 """
 
 from __future__ import annotations
