@@ -1168,8 +1168,8 @@ def unit_wall_seconds(this_run: float, resumed_chunk_seconds: float, n_processes
 def unit_cpu_seconds(this_process: float, resumed_chunk_cpu_seconds: float, n_processes: int) -> float:
     """A unit's CPU seconds per process, the figure ``timings.json`` keeps: this (main) process's, plus the CPU
     seconds of the chunks it resumed from (each chunk's own, summed over every process that computed them) shared
-    out over ``n_processes``. Adding the sum itself (as units resumed before 2026-12-06 19:40 UTC did) counts a
-    two-process run's resumed chunks once per process on top of the one whose figure this is."""
+    out over ``n_processes``. Adding the sum itself (as the units resumed before 2026-12-06 19:40 UTC did) counts
+    the other processes' resumed CPU seconds as this one's."""
     if n_processes < 1:
         raise ValueError(f"n_processes must be at least 1, got {n_processes}")
     return this_process + resumed_chunk_cpu_seconds / n_processes
