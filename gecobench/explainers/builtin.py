@@ -100,6 +100,19 @@ MASKED_TOKENS_PERTURBATION = ("whole words removed, every token of a removed wor
 LIME_REMOVALS = ("delete", "mask_tokens")
 
 
+def mask_removal_options(tokenizer: Any, removal: str, explainer: str) -> dict[str, Any]:
+    """:func:`~gecobench.explainers.inputs.outputs_without_words`'s ``mask_id``/``collapse_masks`` for a removal
+    rule: ``delete`` none (the tokens are dropped), ``mask`` one mask token per run of removed words,
+    ``mask_tokens`` one per token of a removed word. A rule that masks needs the tokenizer's mask token."""
+    if removal == "delete":
+        return {}
+    mask_id = getattr(tokenizer, "mask_token_id", None)
+    if mask_id is None:
+        raise ValueError(f"{explainer}:removal={removal} needs a tokenizer with a mask token; "
+                         f"{type(tokenizer).__name__} has none: use removal='delete'")
+    return {"mask_id": int(mask_id), "collapse_masks": removal != "mask_tokens"}
+
+
 def _flag(value: Any, name: str) -> bool:
     """A boolean parameter, from a bool or its spelling on the command line; anything else is refused."""
     if isinstance(value, (bool, np.bool_)):
@@ -1083,12 +1096,7 @@ class LimeExplainer(PerturbationExplainer):
         return out
 
     def removal_options(self, tokenizer: Any) -> dict[str, Any]:
-        if self.removal == "delete":
-            return {}
-        mask_id = getattr(tokenizer, "mask_token_id", None)
-        if mask_id is None:
-            raise ValueError("lime:removal=mask_tokens needs a tokenizer with a mask token; this one has none")
-        return {"mask_id": int(mask_id), "collapse_masks": False}
+        return mask_removal_options(tokenizer, self.removal, self.name)
 
     @property
     def rows_per_sentence(self) -> int:

@@ -61,7 +61,12 @@ from typing import Any
 import numpy as np
 
 from gecobench.explainers.base import register_explainer
-from gecobench.explainers.builtin import MASKED_TOKENS_PERTURBATION, BuiltinExplainer, word_first_tokens
+from gecobench.explainers.builtin import (
+    MASKED_TOKENS_PERTURBATION,
+    BuiltinExplainer,
+    mask_removal_options,
+    word_first_tokens,
+)
 from gecobench.explainers.inputs import (
     EmbeddingForward,
     encode_batch,
@@ -610,14 +615,7 @@ class PartitionShapExplainer(BuiltinExplainer):
         return None if per_word is None else max(2, math.ceil(per_word * n_players))
 
     def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
-        mask_id = None
-        removal = self._params["removal"]
-        if removal in ("mask", "mask_tokens"):
-            mask_id = getattr(tokenizer, "mask_token_id", None)
-            if mask_id is None:
-                raise ValueError(f"partition_shap with removal={removal!r} needs a tokenizer with a mask token; "
-                                 f"{type(tokenizer).__name__} has none: use removal='delete'")
-        collapse = removal != "mask_tokens"
+        removal_options = mask_removal_options(tokenizer, self._params["removal"], self.name)
         batch = encode_batch(tokenizer, words, model_device(model))
         present = [word_first_tokens(batch.word_ids[i], batch.n_words[i]) >= 0 for i in range(len(words))]
         store = self._reused
@@ -653,11 +651,11 @@ class PartitionShapExplainer(BuiltinExplainer):
             if self.perturbations_per_eval is None:
                 computed = outputs_without_words(forward, model, batch, keep_matrices, tokenizer.pad_token_id,
                                                  tokens_per_forward=self.tokens_per_forward, deduplicate=False,
-                                                 mask_id=mask_id, collapse_masks=collapse)
+                                                 **removal_options)
             else:
                 computed = [outputs_without_words(forward, model, batch, [pair], tokenizer.pad_token_id,
                                                   rows_per_forward=self.perturbations_per_eval, deduplicate=False,
-                                                  mask_id=mask_id, collapse_masks=collapse)[0]
+                                                  **removal_options)[0]
                             for pair in keep_matrices]
             for (i, _), output in zip(requests, computed):
                 running[i].receive(output)
