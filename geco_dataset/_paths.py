@@ -1,10 +1,8 @@
-"""Where a local copy of the released data is looked for."""
+"""Where the released data files are downloaded from (the local copy's rule: ``geco_common.paths``)."""
 
 from __future__ import annotations
 
 import os
-
-from geco_common.paths import shared_data_dir  # noqa: F401 (re-exported: the builders import it from here)
 
 RAW_BASE_URL_ENV = "GECOBENCH_RAW_BASE_URL"
 RAW_BASE_URL = "https://raw.githubusercontent.com"

@@ -34,7 +34,8 @@ import datasets
 from datasets.exceptions import DatasetGenerationError
 
 from geco_common.domain import GECO_CONFIGS, GECO_FOLDERS, GECO_SPLITS, LABEL_NAMES
-from geco_dataset._paths import raw_file_url, shared_data_dir
+from geco_common.paths import shared_data_dir
+from geco_dataset._paths import raw_file_url
 
 logger = logging.getLogger(__name__)
 

@@ -28,7 +28,8 @@ import datasets
 from datasets.exceptions import DatasetGenerationError
 
 from geco_common.domain import MASK_PLACEHOLDER  # noqa: F401 (re-exported: the templates' placeholder)
-from geco_dataset._paths import raw_file_url, shared_data_dir
+from geco_common.paths import shared_data_dir
+from geco_dataset._paths import raw_file_url
 from geco_dataset.spanish_sources import (  # noqa: F401 (re-exported: the pins are part of the public API)
     SPANISH_HEAD_COMMIT,
     SPANISH_OLD_COMMIT,
