@@ -1134,7 +1134,7 @@ def _finish_unit(plan: ReferencePlan, unit: EvaluationUnit, models: list[str], s
         export_zero_shot_attributions(plan, unit, checkpoints)
     except ValueError as err:  # e.g. records made earlier and their checkpoints since removed: say so, go on
         log.warning("%s: zero-shot reference attributions not published: %s", unit.key, err)
-    seconds = unit_wall_seconds(time.perf_counter() - start, summary.resumed_seconds, n_processes)
+    seconds = per_process_seconds(time.perf_counter() - start, summary.resumed_seconds, n_processes)
     if summary.written:  # a unit that only found its records is not re-timed
         # A unit resumed from its chunk checkpoints also counts the chunks an earlier, interrupted run did.
         # Their CPU seconds are known for checkpoints written since they were kept; otherwise the unit's CPU
@@ -1144,7 +1144,7 @@ def _finish_unit(plan: ReferencePlan, unit: EvaluationUnit, models: list[str], s
         if summary.resumed_cpu_seconds is None:
             facts["cpu_seconds_cover"] = "this run only (resumed chunks without CPU seconds)"
         else:
-            cpu_seconds = unit_cpu_seconds(cpu_seconds, summary.resumed_cpu_seconds, n_processes)
+            cpu_seconds = per_process_seconds(cpu_seconds, summary.resumed_cpu_seconds, n_processes)
         timings.record(unit.key, seconds, records=len(summary.written), cpu_seconds=round(cpu_seconds, 1),
                        **facts)
     _write_json(plan.unit_marker(unit), {
@@ -1155,24 +1155,15 @@ def _finish_unit(plan: ReferencePlan, unit: EvaluationUnit, models: list[str], s
              "%s: commit it (git add %s)", unit.key, plan.seed_staging(unit.seed), plan.seed_staging(unit.seed))
 
 
-def unit_wall_seconds(this_run: float, resumed_chunk_seconds: float, n_processes: int) -> float:
-    """A unit's wall time: this run's, plus the wall time the chunks it resumed from took, estimated as their
-    seconds (each chunk's own, summed over every process that computed them) shared out over ``n_processes``
-    processes working side by side, as this run's did. Adding the sum itself would count a two-process run's
-    resumed chunks twice over."""
+def per_process_seconds(this_run: float, resumed_chunk_seconds: float, n_processes: int) -> float:
+    """A unit's seconds per process, wall or CPU (the figures ``timings.json`` keeps): this run's, plus the seconds
+    of the chunks it resumed from (each chunk's own, summed over every process that computed them) shared out over
+    ``n_processes`` processes working side by side, as this run's did. Adding the sum itself would count a
+    two-process run's resumed chunks twice over, as the CPU seconds of the units resumed before 2026-12-06 19:40
+    UTC did."""
     if n_processes < 1:
         raise ValueError(f"n_processes must be at least 1, got {n_processes}")
     return this_run + resumed_chunk_seconds / n_processes
-
-
-def unit_cpu_seconds(this_process: float, resumed_chunk_cpu_seconds: float, n_processes: int) -> float:
-    """A unit's CPU seconds per process, the figure ``timings.json`` keeps: this (main) process's, plus the CPU
-    seconds of the chunks it resumed from (each chunk's own, summed over every process that computed them) shared
-    out over ``n_processes``. Adding the sum itself (as the units resumed before 2026-12-06 19:40 UTC did) counts
-    the other processes' resumed CPU seconds as this one's."""
-    if n_processes < 1:
-        raise ValueError(f"n_processes must be at least 1, got {n_processes}")
-    return this_process + resumed_chunk_cpu_seconds / n_processes
 
 
 def _spec_key(text: str) -> str:

@@ -34,13 +34,12 @@ from gecobench.reference import (
     expected_zoo_seconds,
     extend_zero_shot_attributions,
     parse_shard,
+    per_process_seconds,
     promote_seed,
     run_evaluations,
     run_zoo,
     select_shard,
-    unit_cpu_seconds,
     unit_state,
-    unit_wall_seconds,
     write_zoo_summary,
     zoo_units_of_shard,
 )
@@ -859,21 +858,14 @@ def test_under_a_launch_only_the_main_process_writes_a_units_files(tmp_path: Pat
     assert unit_state(plan, unit) == "missing"
 
 
-def test_a_resumed_units_wall_time_shares_its_chunk_seconds_over_the_processes():
-    # two processes computed 100 s of chunks side by side: about 50 s of wall time, not 100
-    assert unit_wall_seconds(30.0, 100.0, 2) == 80.0
-    assert unit_wall_seconds(30.0, 100.0, 1) == 130.0
-    assert unit_wall_seconds(30.0, 0.0, 4) == 30.0
+def test_a_resumed_units_seconds_share_its_chunk_seconds_over_the_processes():
+    # wall: two processes computed 100 s of chunks side by side, about 50 s of wall time, not 100; CPU: the main
+    # process used 30 CPU-s in this run and the resumed chunks 100 over both processes, 50 of them its share
+    assert per_process_seconds(30.0, 100.0, 2) == 80.0
+    assert per_process_seconds(30.0, 100.0, 1) == 130.0
+    assert per_process_seconds(30.0, 0.0, 4) == 30.0
     with pytest.raises(ValueError, match="n_processes"):
-        unit_wall_seconds(30.0, 100.0, 0)
-
-
-def test_a_resumed_units_cpu_seconds_stay_per_process():
-    # the main process used 30 CPU-s in this run; the resumed chunks 100 CPU-s over both processes: 50 are its share
-    assert unit_cpu_seconds(30.0, 100.0, 2) == 80.0
-    assert unit_cpu_seconds(30.0, 100.0, 1) == 130.0
-    with pytest.raises(ValueError, match="n_processes"):
-        unit_cpu_seconds(30.0, 100.0, 0)
+        per_process_seconds(30.0, 100.0, 0)
 
 
 def test_the_zoo_stage_refuses_to_write_predictions_of_a_model_at_chance(tmp_path: Path, tiny_base: Path) -> None:
