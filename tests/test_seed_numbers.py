@@ -38,3 +38,17 @@ def test_a_seed_without_records_is_an_error_naming_it(tmp_path, capsys) -> None:
     with pytest.raises(SystemExit):
         seed_numbers.main(["--seeds", "5", "--store", str(tmp_path / "absent")])
     assert "no such store folder" in capsys.readouterr().err
+
+
+def test_the_report_names_rma_cells_negative_on_the_mean_and_those_negative_in_some_seed_only() -> None:
+    documents = []
+    for seed, (ce, cef) in enumerate([(-0.1, -0.01), (-0.2, 0.03)]):
+        for regime, rma in (("CE", ce), ("CEf", cef)):
+            record = _record(seed, "lime", 0.5, regime=regime)
+            record["metrics"]["relative_mass_accuracy"] = {"value": rma}
+            documents.append(record)
+    lines = seed_numbers.report(seed_numbers.SeedNumbers(seed_numbers.paper_metrics(documents, [0, 1]), [0, 1]))
+    assert "F4 RMA on D_A: 1 of 2 CE/CEf cells positive on the seed means" in lines
+    assert any(line.startswith("   RMA at or below 0: CE lime: -0.100 / -0.200") for line in lines)
+    assert any(line.startswith("   RMA at or below 0 in some seed: CEf lime: -0.010 / 0.030") for line in lines)
+    assert not any("in some seed: CE lime" in line for line in lines)

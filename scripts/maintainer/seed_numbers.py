@@ -96,6 +96,10 @@ def report(numbers: SeedNumbers) -> list[str]:
     lines.append(f"F4 RMA on D_A: {len(cells) - len(low)} of {len(cells)} CE/CEf cells positive on the seed means")
     for cell in low:
         line(f"   RMA at or below 0: {cell[0]} {cell[1]}", rma[cell], 3)
+    # cells positive on the mean but not in every seed: the narrative says which way the draw went
+    for cell, values in rma.items():
+        if cell not in low and any(value is not None and value <= 0 for value in values):
+            line(f"   RMA at or below 0 in some seed: {cell[0]} {cell[1]}", values, 3)
     line("F5 OLA Input×Gradient mean MA, D_S", n.per_seed(BINARY_SUBJECT, "OLA", "input_x_gradient"), 4)
     line("F5 Pattern Variant mean MA, D_S", n.per_seed(BINARY_SUBJECT, "OLA", "pattern_variant"), 4)
     for config in (NONBINARY_ALL, NONBINARY_SUBJECT):
