@@ -20,7 +20,7 @@ from gecobench.explainers.base import Explainer
 from gecobench.pooling import comparison_label as pooling_comparison_label
 
 __all__ = ["ATTRIBUTION_PROTOCOL_KEYS", "FAITHFULNESS_PROTOCOL", "EvaluationSettings", "ExplainerSpec",
-           "comparison_label", "parse_specs"]
+           "comparison_label", "parse_specs", "with_precision"]
 
 FAITHFULNESS_PROTOCOL = faithfulness_protocol()
 #: the protocol entries a chunk's attributions depend on (EvaluationSettings.attribution_protocol)
@@ -57,6 +57,20 @@ class ExplainerSpec:
 def parse_specs(explainers: list[ExplainerSpec | str]) -> list[ExplainerSpec]:
     """The specs of a run's explainers, given as specs or as command-line text."""
     return [ExplainerSpec.parse(e) if isinstance(e, str) else e for e in explainers]
+
+
+def with_precision(specs: list[ExplainerSpec], precision: str) -> list[ExplainerSpec]:
+    """``specs`` with ``precision`` as the parameter of every built-in that runs the model (``runs_model``; the
+    others, and specs that name a precision themselves, unchanged): ``gecobench evaluate --precision``. float32,
+    the built-ins' default, changes nothing (and is not written into any spec)."""
+    from gecobench.explainers.base import get_explainer_class
+    from gecobench.explainers.inputs import check_precision
+
+    if check_precision(precision) == "float32":
+        return list(specs)
+    return [ExplainerSpec(spec.name, {**spec.params, "precision": precision})
+            if "precision" not in spec.params and getattr(get_explainer_class(spec.name), "runs_model", False)
+            else spec for spec in specs]
 
 
 def comparison_label(spec: ExplainerSpec, explainer: Explainer) -> str:

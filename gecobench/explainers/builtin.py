@@ -29,6 +29,7 @@ from gecobench.explainers.inputs import (
     DEFAULT_MAX_LENGTH,
     EmbeddingForward,
     EncodedBatch,
+    check_precision,
     encode_batch,
     even_chunk,
     fold_batch,
@@ -147,8 +148,16 @@ class BuiltinExplainer(Explainer):
 
     #: keys of ``PROTOCOL`` that apply to this explainer
     protocol_keys: ClassVar[tuple[str, ...]] = ()
+    #: whether the explainer runs the model (then ``precision`` chooses the precision it runs it in)
+    runs_model: ClassVar[bool] = False
 
-    def __init__(self, tokens_per_forward: int | None = None, **params: Any) -> None:
+    def __init__(self, tokens_per_forward: int | None = None, precision: str = "float32", **params: Any) -> None:
+        if check_precision(precision) != "float32":
+            if not self.runs_model:
+                raise ValueError(f"{self.name} does not run the model: precision={precision!r} would change nothing")
+            # a parameter (so part of the record's identity) only when it is not float32: the records made before
+            # the parameter existed keep their identity
+            params["precision"] = precision
         super().__init__(**params)
         if tokens_per_forward is not None and int(tokens_per_forward) < 1:
             raise ValueError(f"tokens_per_forward must be >= 1, got {tokens_per_forward}")
@@ -171,6 +180,11 @@ class BuiltinExplainer(Explainer):
             yield
         finally:
             self.tokens_per_forward = outer
+
+    @property
+    def precision(self) -> str:
+        """The precision the model runs in (:func:`~gecobench.explainers.inputs.running_in`)."""
+        return self._params.get("precision", "float32")
 
     def set_seed(self, seed: int) -> None:
         """The run seed; random explainers derive one stream per sentence from it (see ``sentence_seed``)."""
@@ -207,7 +221,7 @@ class InputGradientMemo:
     depends on: the model (held weakly, so an entry dies with its model and a new model at a recycled address never
     matches), every parameter's storage address and in-place version counter (weights edited in place or
     replaced miss), its mode, the output and
-    attribution point, the batch's token ids, mask, token types and targets, and the input dtype. Entries are
+    attribution point and precision, the batch's token ids, mask, token types and targets, and the input dtype. Entries are
     evicted oldest first beyond ``max_bytes``. A hit returns the very tensor computed before (equal scores, no
     model call); the second method's recorded seconds then exclude the shared pass.
     """
@@ -224,7 +238,7 @@ class InputGradientMemo:
         return (id(model), bool(getattr(model, "training", False)),
                 tuple((p.data_ptr(), p._version) for p in model.parameters()) if isinstance(model, torch.nn.Module)
                 else (),
-                forward.output, forward.attribution_point, str(inputs.dtype), str(inputs.device),
+                forward.output, forward.attribution_point, forward.precision, str(inputs.dtype), str(inputs.device),
                 tuple(None if t is None else (tuple(t.shape), t.detach().cpu().numpy().tobytes()) for t in tensors))
 
     def get(self, key: tuple, model: Any) -> torch.Tensor | None:
@@ -265,6 +279,7 @@ class GradientExplainer(BuiltinExplainer):
     """
 
     protocol_keys = ("attribution_point", "reference_input", "hidden_reduction", "word_rule", "target", "max_length")
+    runs_model = True
     #: whether :meth:`attribute_embeddings` reads the reference input (else it is given ``None``)
     uses_reference: ClassVar[bool] = True
 
@@ -278,9 +293,15 @@ class GradientExplainer(BuiltinExplainer):
         out["attribution_point"] = ATTRIBUTION_POINT_TEXT[self._params["attribution_point"]]
         return out
 
+    def output_dtype(self, inputs: torch.Tensor) -> torch.dtype:
+        """The precision the model's outputs are computed in: bfloat16 under ``precision=bfloat16`` (their rounding
+        then sets how small a difference of outputs can be told from noise), else the inputs' dtype."""
+        return torch.bfloat16 if self.precision == "bfloat16" else inputs.dtype
+
     def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
         batch = encode_batch(tokenizer, words, model_device(model))
-        forward = EmbeddingForward(model, self._params.get("output", "logit"), self._params["attribution_point"])
+        forward = EmbeddingForward(model, self._params.get("output", "logit"), self._params["attribution_point"],
+                                   self.precision)
         # requires_grad up front: Captum warns when it has to switch it on itself
         inputs = forward.embed(batch.input_ids, batch.attention_mask, batch.token_type_ids).detach().requires_grad_(True)
         # the reference's embedding pass only for the methods that read it
@@ -614,7 +635,7 @@ class IntegratedGradientsExplainer(GradientExplainer):
             gap = delta.detach().to(torch.float64).cpu().numpy().reshape(-1)
             total = attribution.detach().to(torch.float64).sum(dim=(1, 2)).cpu().numpy()
             steps_used[pending], deltas[pending] = n_steps, gap
-            errors[pending] = completeness_error(gap, total - gap, inputs.dtype)
+            errors[pending] = completeness_error(gap, total - gap, self.output_dtype(inputs))
             pending = pending[errors[pending] > tolerance]
             if len(pending) == 0:
                 break
@@ -661,7 +682,8 @@ class IntegratedGradientsExplainer(GradientExplainer):
                 scores[i, :length, 0] = token_scores
                 deltas[i] = float(token_scores.sum()) - (ends[i, 1] - ends[i, 0])
             steps_used[pending] = level + 1
-            errors[pending] = completeness_error(deltas[pending], ends[pending, 1] - ends[pending, 0], inputs.dtype)
+            errors[pending] = completeness_error(deltas[pending], ends[pending, 1] - ends[pending, 0],
+                                                 self.output_dtype(inputs))
             pending = pending[errors[pending] > tolerance]
             if len(pending) == 0:
                 break
@@ -701,7 +723,7 @@ class IntegratedGradientsExplainer(GradientExplainer):
         while pending:
             for i in pending:
                 deltas[i] = float(rules[i].estimate().sum()) - difference[i]
-            errors[pending] = completeness_error(deltas[pending], difference[pending], inputs.dtype)
+            errors[pending] = completeness_error(deltas[pending], difference[pending], self.output_dtype(inputs))
             pending = [i for i in pending if errors[i] > tolerance]
             # a sentence whose panels are all one finest step wide stops here, above the tolerance (diagnostics)
             proposals = {i: rules[i].next_nodes() for i in pending}
@@ -784,9 +806,11 @@ class IntegratedGradientsExplainer(GradientExplainer):
 def completeness_error(gap: np.ndarray, output_difference: np.ndarray, dtype: torch.dtype) -> np.ndarray:
     """``|gap| / |f(x) - f(reference)|`` per sentence, the denominator floored for outputs that hardly move.
 
-    ``gap`` is IG's signed completeness gap ``sum(attributions) - (f(x) - f(reference))``. The floor,
-    ``sqrt(eps(dtype))`` (about 3e-4 in float32), is the size below which a difference of two logits of order one
-    is mostly rounding; a sentence whose output difference is that small is judged by the absolute gap.
+    ``gap`` is IG's signed completeness gap ``sum(attributions) - (f(x) - f(reference))``; ``dtype`` is the
+    precision the outputs were computed in. The floor, ``sqrt(eps(dtype))`` (about 3e-4 in float32, 0.09 in
+    bfloat16), is the size below which a difference of two outputs of order one is mostly rounding; a sentence
+    whose output difference is that small is judged by the absolute gap. (With float32's floor, bfloat16 outputs
+    that hardly move — a randomised model's — never met the tolerance: 255 steps instead of 7.)
     """
     floor = float(np.sqrt(torch.finfo(dtype).eps))
     difference = np.abs(np.asarray(output_difference, dtype=np.float64))
@@ -885,6 +909,7 @@ class PerturbationExplainer(BuiltinExplainer):
     """
 
     protocol_keys = ("perturbation", "target", "max_length")
+    runs_model = True
     #: the accuracy target of ``n_samples=adaptive`` when ``tolerance``/``min_samples``/``max_samples`` are not given
     adaptive_defaults: ClassVar[dict[str, Any]] = ADAPTIVE_DEFAULTS
 
@@ -977,7 +1002,7 @@ class PerturbationExplainer(BuiltinExplainer):
     ) -> list[np.ndarray]:
         """Model outputs of the perturbed sentences (see :func:`~gecobench.explainers.inputs.outputs_without_words`)."""
         return outputs_without_words(
-            EmbeddingForward(model, self._params["output"]), model, batch, keep_words, tokenizer.pad_token_id,
+            EmbeddingForward(model, self._params["output"], precision=self.precision), model, batch, keep_words, tokenizer.pad_token_id,
             rows_per_forward=self.perturbations_per_eval, tokens_per_forward=self.tokens_per_forward,
             deduplicate=self.deduplicate, **self.removal_options(tokenizer),
         )

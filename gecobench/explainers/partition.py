@@ -519,6 +519,7 @@ class PartitionShapExplainer(BuiltinExplainer):
                    "[MASK]), expanded by priority within 4 model outputs per word; |value| per word.")
     protocol_keys = ("perturbation", "target", "max_length")
     REMOVALS = ("mask", "mask_tokens", "delete")
+    runs_model = True
 
     def __init__(self, output: str = "probability", removal: str = "mask",
                  coalitions_per_word: float | str | None = 4.0, tolerance: float | None = None,
@@ -632,7 +633,7 @@ class PartitionShapExplainer(BuiltinExplainer):
                              if self._text_hierarchy else None)
                 expansions[i] = running[i] = OwenExpansion(n_players, self.max_outputs(n_players),
                                                            self._params.get("tolerance"), hierarchy)
-        forward = EmbeddingForward(model, self._params["output"])
+        forward = EmbeddingForward(model, self._params["output"], precision=self.precision)
         while running:
             requests = []
             for i, expansion in list(running.items()):
