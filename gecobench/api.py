@@ -214,9 +214,12 @@ def load_results(store_path: str | os.PathLike[str]) -> Results:
 # ----------------------------------------------------------------------------------------------- inputs
 
 
-def _spec_and_explainer(item: ExplainerLike) -> tuple[ExplainerSpec, Explainer]:
-    """One entry of ``explainers`` as the runner's spec and instance, or a clear error naming what is wrong."""
+def _spec_and_explainer(item: ExplainerLike, precision: str = "float32") -> tuple[ExplainerSpec, Explainer]:
+    """One entry of ``explainers`` as the runner's spec and instance, or a clear error naming what is wrong;
+    ``precision`` is set on a built-in named by text that runs the model (:func:`~gecobench.evaluation.settings.
+    with_precision`)."""
     from gecobench.evaluation.runner import ExplainerSpec
+    from gecobench.evaluation.settings import with_precision
     from gecobench.explainers.adapters import (
         CaptumExplainer,
         FunctionExplainer,
@@ -225,8 +228,8 @@ def _spec_and_explainer(item: ExplainerLike) -> tuple[ExplainerSpec, Explainer]:
     from gecobench.explainers.base import Explainer, get_explainer
 
     if isinstance(item, str):
-        spec = ExplainerSpec.parse(item)
         try:
+            (spec,) = with_precision([ExplainerSpec.parse(item)], precision)
             return spec, get_explainer(spec.name, **spec.params)
         except KeyError as err:  # an unknown name: the registry's message lists the known ones
             raise ValueError(err.args[0]) from None
@@ -350,6 +353,7 @@ def evaluate(
     checkpoint_dir: str | os.PathLike[str] | None = None,
     filter_subset: Any = None,
     reference_attributions: Any = None,
+    precision: str = "float32",
 ) -> Results:
     """Score explainers on one model over GECO, as ``gecobench evaluate`` does, and return the records.
 
@@ -396,6 +400,8 @@ def evaluate(
             ``--filter-subset``.
         reference_attributions: published zero-shot reference attributions, as the CLI's
             ``--reference-attributions``.
+        precision: ``bfloat16`` runs every built-in named by text that runs the model in mixed precision (its
+            ``precision`` parameter, recorded), as the CLI's ``--precision``; default ``float32``.
 
     Returns:
         :class:`Results`: ``records`` (one per explainer and config), ``to_pandas()``, ``show(i)``, ``save(path)``.
@@ -414,7 +420,7 @@ def evaluate(
         raise ValueError("config: give at least one GECO config")
     if isinstance(explainers, (str, bytes)) or callable(explainers):
         explainers = [explainers]
-    pairs = [_spec_and_explainer(e) for e in explainers]
+    pairs = [_spec_and_explainer(e, precision) for e in explainers]
     if not pairs:
         raise ValueError("explainers: give at least one")
     seen: dict[str, str] = {}

@@ -139,3 +139,13 @@ def test_adaptive_integrated_gradients_judges_a_bfloat16_gap_against_bfloat16s_r
         attribute(explainer, model32, tokenizer, WORDS, TARGETS)
         runs[precision] = explainer.last_diagnostics["n_steps"]
     assert runs["bfloat16"].max() < 128 and runs["bfloat16"].mean() <= 2 * runs["float32"].mean()
+
+
+def test_the_python_front_door_takes_the_precision_as_the_cli_does(tiny_models, geco_dir) -> None:
+    import gecobench
+
+    results = gecobench.evaluate(tiny_models["CE"], explainers=["saliency", "uniform_random"], data_dir=geco_dir,
+                                 max_sentences=2, properties=False, faithfulness=False, bootstrap=10, progress=False,
+                                 precision="bfloat16")
+    assert [(r["explainer"]["name"], r["explainer"]["params"].get("precision")) for r in results.records] == [
+        ("saliency", "bfloat16"), ("uniform_random", None)]
