@@ -49,6 +49,7 @@ from gecobench.evaluation.filters import (
     reference_subsets_for_models,
 )
 from gecobench.evaluation.settings import with_precision
+from gecobench.explainers.inputs import PRECISIONS
 from gecobench.store import open_results_store
 
 
@@ -72,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gecobench evaluate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--explainers", nargs="+", required=True,
                         help="registered explainer names, optionally with parameters: name:key=value,key=value")
-    parser.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
+    parser.add_argument("--precision", choices=PRECISIONS, default="float32",
                         help="the precision every built-in that runs the model runs it in (their precision "
                              "parameter; a spec's own precision=... wins): bfloat16 = mixed precision, faster on CPUs "
                              "with AVX-512 BF16/AMX and on GPUs, recorded as a parameter; default float32 (the "

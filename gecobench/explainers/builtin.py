@@ -220,8 +220,8 @@ class InputGradientMemo:
     sentences, in the same batches (both size batches alike). The gradient is kept under a key of everything it
     depends on: the model (held weakly, so an entry dies with its model and a new model at a recycled address never
     matches), every parameter's storage address and in-place version counter (weights edited in place or
-    replaced miss), its mode, the output and
-    attribution point and precision, the batch's token ids, mask, token types and targets, and the input dtype. Entries are
+    replaced miss), its mode, the output, attribution point and precision, the batch's token ids, mask, token
+    types and targets, and the input dtype. Entries are
     evicted oldest first beyond ``max_bytes``. A hit returns the very tensor computed before (equal scores, no
     model call); the second method's recorded seconds then exclude the shared pass.
     """
@@ -1002,7 +1002,8 @@ class PerturbationExplainer(BuiltinExplainer):
     ) -> list[np.ndarray]:
         """Model outputs of the perturbed sentences (see :func:`~gecobench.explainers.inputs.outputs_without_words`)."""
         return outputs_without_words(
-            EmbeddingForward(model, self._params["output"], precision=self.precision), model, batch, keep_words, tokenizer.pad_token_id,
+            EmbeddingForward(model, self._params["output"], precision=self.precision), model, batch, keep_words,
+            tokenizer.pad_token_id,
             rows_per_forward=self.perturbations_per_eval, tokens_per_forward=self.tokens_per_forward,
             deduplicate=self.deduplicate, **self.removal_options(tokenizer),
         )

@@ -15,8 +15,8 @@ of the model runs once, unchanged. ``attribution_point="word_embeddings"`` is th
 
 **Precision.** ``precision="bfloat16"`` runs the model's matrix products in bfloat16 under ``torch.autocast``
 (LayerNorm, softmax and the attribution point's output stay float32; the outputs are returned as float32):
-about twice the matrix-product rate on CPUs with AVX-512 BF16 or AMX and on GPUs, for attributions that agree
-with float32's to about bfloat16's 3 significant digits (``BENCHMARKS.md``, "Mixed precision"). On CPU the
+about twice the matrix-product rate on CPUs with AVX-512 BF16 or AMX and on GPUs, for attributions that give the
+same Mass Accuracy as float32's on the zoo's models (``BENCHMARKS.md``, "Mixed precision"). On CPU the
 model's scaled-dot-product attention is switched to the eager implementation while it runs: torch's CPU flash
 attention is slower in bfloat16 than in float32 when differentiated. ``float32`` (the default) runs the model
 as it is.
