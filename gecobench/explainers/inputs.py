@@ -14,7 +14,8 @@ with the block's output *substituted* by the tensor being explained (a forward h
 of the model runs once, unchanged. ``attribution_point="word_embeddings"`` is the pre-2026-12 point.
 
 **Precision.** ``precision="bfloat16"`` runs the model's matrix products in bfloat16 under ``torch.autocast``
-(LayerNorm, softmax and the attribution point's output stay float32; the outputs are returned as float32):
+(and what follows them inside a layer: GELU, the attention softmax; the residual stream and its LayerNorms, the
+attribution point's output and the model's outputs stay float32):
 about twice the matrix-product rate on CPUs with AVX-512 BF16 or AMX and on GPUs, for attributions that give the
 same Mass Accuracy as float32's on the zoo's models (``BENCHMARKS.md``, "Mixed precision"). On CPU the
 model's scaled-dot-product attention is switched to the eager implementation while it runs: torch's CPU flash
