@@ -26,6 +26,7 @@ import torch
 from gecobench.explainers.base import Explainer, register_explainer
 from gecobench.explainers.inputs import (
     ATTRIBUTION_POINTS,
+    AUTOCAST_DTYPES,
     DEFAULT_MAX_LENGTH,
     EmbeddingForward,
     EncodedBatch,
@@ -296,7 +297,7 @@ class GradientExplainer(BuiltinExplainer):
     def output_dtype(self, inputs: torch.Tensor) -> torch.dtype:
         """The precision the model's outputs are computed in: bfloat16 under ``precision=bfloat16`` (their rounding
         then sets how small a difference of outputs can be told from noise), else the inputs' dtype."""
-        return torch.bfloat16 if self.precision == "bfloat16" else inputs.dtype
+        return AUTOCAST_DTYPES.get(self.precision, inputs.dtype)
 
     def explain(self, model: Any, tokenizer: Any, words: Sequence[Sequence[str]], targets: Sequence[int]) -> list[np.ndarray]:
         batch = encode_batch(tokenizer, words, model_device(model))

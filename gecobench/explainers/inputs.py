@@ -145,6 +145,8 @@ def encode_batch(
 ATTRIBUTION_POINTS: tuple[str, ...] = ("embedding_block", "word_embeddings")
 #: the precisions a built-in can run its model in (``precision`` parameter; see the module docstring)
 PRECISIONS: tuple[str, ...] = ("float32", "bfloat16")
+#: the autocast dtype of each precision below float32 (float32 runs the model as it is, without autocast)
+AUTOCAST_DTYPES: dict[str, torch.dtype] = {"bfloat16": torch.bfloat16}
 
 
 def check_precision(precision: str) -> str:
@@ -159,7 +161,8 @@ def running_in(model: Any, precision: str) -> Iterator[None]:
     """Within the block, ``model``'s forward runs in ``precision`` (see the module docstring): nothing changes
     for ``float32``; for ``bfloat16``, ``torch.autocast`` on the model's device and, on CPU, eager attention in
     place of scaled-dot-product attention (restored after, error or not)."""
-    if check_precision(precision) == "float32":
+    dtype = AUTOCAST_DTYPES.get(check_precision(precision))
+    if dtype is None:
         yield
         return
     device = model_device(model)
@@ -168,7 +171,7 @@ def running_in(model: Any, precision: str) -> Iterator[None]:
     if switch:
         config._attn_implementation = "eager"
     try:
-        with torch.autocast(device.type, dtype=torch.bfloat16):
+        with torch.autocast(device.type, dtype=dtype):
             yield
     finally:
         if switch:
@@ -311,7 +314,7 @@ class EmbeddingForward(nn.Module):
         # only the logits are read, so a BERT classifier's last layer need only compute its [CLS] position
         with running_in(self.model, self.precision), final_layer_at_first_token(self.model):
             logits = self.model(**kwargs).logits
-        if self.precision == "bfloat16":
+        if self.precision in AUTOCAST_DTYPES:
             logits = logits.float()  # float32 out of a mixed-precision pass (a float64 model's stay float64)
         if self.output == "probability":
             return torch.softmax(logits, dim=-1)
