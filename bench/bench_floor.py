@@ -19,6 +19,11 @@ Three figures per gradient method, on the first N test sentences of a config (tr
   sentence (IG's steps, DeepLift's reference, Gradient SHAP's samples) are charged the forward+backward FLOPs of
   one input, so their % of peak says how far they are from a one-pass method, not how busy the cores were.
 
+``--layer-shapes`` also prints the GFLOP/s of one float32 ``linear`` (with bias) at the encoder's own shapes, ``hidden ->
+hidden``, ``hidden -> intermediate`` and ``intermediate -> hidden`` for ``--rows`` token rows each (the explainers'
+passes hold from a few dozen to a few thousand token positions): whether the matrix products of the evaluation run
+at the square matmul's rate, or lose it to their narrow shapes.
+
 ``--compile`` also times the floor under ``torch.compile`` (dynamic shapes; its compile time is reported
 separately and left out of the per-sentence figure).
 
@@ -26,6 +31,7 @@ Example (a couple of minutes on the offline MiniLM with a fresh two-class head, 
 
     python bench/bench_floor.py --n-sentences 64 --threads 2
     python bench/bench_floor.py --model runs/reference/zoo/binary_all/CE/seed0 --methods saliency input_x_gradient
+    python bench/bench_floor.py --threads 1 --methods --layer-shapes      # the layer shapes' rate only
 """
 
 from __future__ import annotations
@@ -53,6 +59,22 @@ def matmul_peak_gflops(size: int, repeats: int = 5) -> float:
         torch.mm(a, b)
         best = min(best, time.perf_counter() - start)
     return 2 * size**3 / best / 1e9
+
+
+def linear_gflops(rows: int, n_in: int, n_out: int, seconds: float = 0.5) -> float:
+    """Best GFLOP/s of ``linear`` on ``(rows, n_in)`` float32 inputs with an ``(n_out, n_in)`` weight and a bias,
+    timed over about ``seconds``, on the current torch threads."""
+    import torch
+
+    inputs, weight, bias = torch.randn(rows, n_in), torch.randn(n_out, n_in), torch.randn(n_out)
+    torch.nn.functional.linear(inputs, weight, bias)  # warm-up
+    repeats = max(3, int(seconds * 50e9 / (2 * rows * n_in * n_out)))
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        torch.nn.functional.linear(inputs, weight, bias)
+        best = min(best, time.perf_counter() - start)
+    return 2 * rows * n_in * n_out / best / 1e9
 
 
 def forward_flops(config, n_tokens: int) -> float:
@@ -109,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--matmul-size", type=int, default=2048)
     parser.add_argument("--methods", nargs="*", default=GRADIENT_METHODS)
     parser.add_argument("--compile", action="store_true", help="also time the floor under torch.compile")
+    parser.add_argument("--layer-shapes", action="store_true",
+                        help="also print linear's GFLOP/s at the encoder's layer shapes for each of --rows")
+    parser.add_argument("--rows", type=int, nargs="*", default=[32, 64, 128, 256, 512, 1024, 2048, 4096],
+                        help="token rows of the --layer-shapes products")
     args = parser.parse_args(argv)
 
     import numpy as np
@@ -167,6 +193,14 @@ def main(argv: list[str] | None = None) -> int:
     for name, seconds in rows_out:
         gflops = 2 * flops_forward / seconds / 1e9
         print(f"| {name} | {seconds * 1e3:.2f} | {seconds / floor:.2f} | {gflops:.1f} | {100 * gflops / peak:.0f} % |")
+    if args.layer_shapes:
+        h, i = model.config.hidden_size, model.config.intermediate_size
+        shapes = [(h, h), (h, i), (i, h)]
+        print("\n| token rows | " + " | ".join(f"{a} -> {b} GFLOP/s (% of peak)" for a, b in shapes) + " |")
+        print("|---|" + "---|" * len(shapes))
+        for rows in args.rows:
+            rates = [linear_gflops(rows, a, b) for a, b in shapes]
+            print(f"| {rows} | " + " | ".join(f"{r:.1f} ({100 * r / peak:.0f} %)" for r in rates) + " |")
     return 0
 
 
