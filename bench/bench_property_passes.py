@@ -12,6 +12,7 @@ per sentence *and target*, so an LD pass draws samples of its own).
 
     python bench/bench_property_passes.py --model runs/reference/zoo/nonbinary_all/CEfAf/seed4 --config nonbinary_all \\
         --n-sentences 24 --threads 1
+    python bench/bench_property_passes.py --n-sentences 8      # the offline MiniLM with a fresh two-class head
 """
 
 from __future__ import annotations
