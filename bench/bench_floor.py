@@ -52,13 +52,7 @@ def matmul_peak_gflops(size: int, repeats: int = 5) -> float:
     import torch
 
     a, b = torch.randn(size, size), torch.randn(size, size)
-    torch.mm(a, b)  # warm-up
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        torch.mm(a, b)
-        best = min(best, time.perf_counter() - start)
-    return 2 * size**3 / best / 1e9
+    return 2 * size**3 / best_seconds(lambda: torch.mm(a, b), repeats) / 1e9
 
 
 def linear_gflops(rows: int, n_in: int, n_out: int, seconds: float = 0.5) -> float:
@@ -67,14 +61,8 @@ def linear_gflops(rows: int, n_in: int, n_out: int, seconds: float = 0.5) -> flo
     import torch
 
     inputs, weight, bias = torch.randn(rows, n_in), torch.randn(n_out, n_in), torch.randn(n_out)
-    torch.nn.functional.linear(inputs, weight, bias)  # warm-up
     repeats = max(3, int(seconds * 50e9 / (2 * rows * n_in * n_out)))
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        torch.nn.functional.linear(inputs, weight, bias)
-        best = min(best, time.perf_counter() - start)
-    return 2 * rows * n_in * n_out / best / 1e9
+    return 2 * rows * n_in * n_out / best_seconds(lambda: torch.nn.functional.linear(inputs, weight, bias), repeats) / 1e9
 
 
 def forward_flops(config, n_tokens: int) -> float:
